@@ -1,0 +1,47 @@
+"""One GPU per pytest-xdist worker: the controller lists the GPUs, each worker pins one."""
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+
+ENV_LIST = "STACKCHECK_GPUS"
+
+
+def visible_gpus(environ=os.environ) -> list[str]:
+    """The GPU ids this process may use: CUDA_VISIBLE_DEVICES if set, else what nvidia-smi lists."""
+    if "CUDA_VISIBLE_DEVICES" in environ:
+        return [g.strip() for g in environ["CUDA_VISIBLE_DEVICES"].split(",") if g.strip() and g.strip() != "-1"]
+    exe = shutil.which("nvidia-smi")
+    if not exe:
+        return []
+    try:
+        out = subprocess.run([exe, "-L"], capture_output=True, text=True, timeout=20, check=True).stdout
+    except (subprocess.SubprocessError, OSError):
+        return []
+    return [str(i) for i, line in enumerate(out.splitlines()) if line.startswith("GPU ")]
+
+
+def gpu_for_worker(worker: str, gpus: list[str]) -> str | None:
+    """gw0 -> gpus[0], gw1 -> gpus[1], ...; workers share round-robin when there are more workers than GPUs."""
+    if not gpus or not worker.startswith("gw"):
+        return None
+    return gpus[int(worker[2:]) % len(gpus)]
+
+
+def pin(environ=os.environ) -> str | None:
+    """Called in pytest_configure, before any framework touches CUDA. Returns the pinned GPU id.
+
+    On the xdist controller (or without xdist) it records the visible GPUs for the workers;
+    in a worker it narrows CUDA_VISIBLE_DEVICES to that worker's GPU, so torch and JAX both
+    see exactly one device, and the CUDA tests run once each, on some GPU, not once per GPU.
+    """
+    worker = environ.get("PYTEST_XDIST_WORKER")
+    if worker is None:
+        environ.setdefault(ENV_LIST, ",".join(visible_gpus(environ)))
+        return None
+    gpus = [g for g in environ.get(ENV_LIST, "").split(",") if g]
+    chosen = gpu_for_worker(worker, gpus)
+    if chosen is not None:
+        environ["CUDA_VISIBLE_DEVICES"] = chosen
+    return chosen

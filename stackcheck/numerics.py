@@ -1,0 +1,136 @@
+"""The numerics policy, as data in one place (course §2, §5.5, misconception MC13).
+
+Every stack's result is compared with a float64 NumPy reference computed from the very
+same (already rounded) inputs. Allowed error per element:
+
+    |actual - reference| <= atol(dtype) * sqrt(K) + rtol(dtype) * |reference|
+
+``atol`` grows with sqrt(K) because rounding errors of a K-term dot product add up like a
+random walk; the table assumes inputs drawn from [-1, 1] (``make_inputs`` does that).
+"""
+from __future__ import annotations
+
+import math
+import os
+from dataclasses import dataclass
+
+import numpy as np
+
+DTYPES = ("float32", "bfloat16", "float16")
+
+
+@dataclass(frozen=True)
+class Tolerance:
+    rtol: float
+    atol: float  # for K = 1; scaled by sqrt(K)
+
+    def scaled(self, k: int) -> "Tolerance":
+        return Tolerance(self.rtol, self.atol * math.sqrt(max(k, 1)))
+
+
+# Unit roundoff u: float32 2**-24, float16 2**-11, bfloat16 2**-8. Low-precision results are
+# rounded at least twice (A, then Z), so their bounds are a few u; float32 leaves room for
+# different summation orders (blocked GEMMs, split-K).
+TOLERANCES = {
+    "float64": Tolerance(rtol=1e-12, atol=1e-12),
+    "float32": Tolerance(rtol=1e-6, atol=1e-6),
+    "float16": Tolerance(rtol=1e-3, atol=4e-3),
+    "bfloat16": Tolerance(rtol=8e-3, atol=3.2e-2),
+}
+
+
+def tolerance(dtype: str, k: int) -> Tolerance:
+    return TOLERANCES[dtype].scaled(k)
+
+
+def round_to(array, dtype: str) -> np.ndarray:
+    """float32 array holding values exactly representable in ``dtype`` (round to nearest even)."""
+    a = np.ascontiguousarray(array, dtype=np.float32)
+    if dtype == "float32":
+        return a
+    if dtype == "float16":
+        return a.astype(np.float16).astype(np.float32)
+    if dtype == "bfloat16":
+        bits = a.view(np.uint32).astype(np.uint64)
+        bits = (bits + 0x7FFF + ((bits >> 16) & 1)) & 0xFFFF0000
+        return bits.astype(np.uint32).view(np.float32)
+    raise ValueError(f"unknown dtype {dtype!r}; expected one of {DTYPES}")
+
+
+def make_inputs(n: int, k: int, m: int, dtype: str = "float32", seed: int = 0):
+    """X[N,K], W[K,M], b[M] drawn from [-1, 1] and rounded to ``dtype`` (returned as float32)."""
+    rng = np.random.default_rng(seed)
+    return tuple(round_to(rng.uniform(-1.0, 1.0, size=shape), dtype) for shape in ((n, k), (k, m), (m,)))
+
+
+def reference_forward(x, w, b) -> np.ndarray:
+    """Y = ReLU(X @ W + b) in float64: the reference every stack is held to."""
+    x64, w64, b64 = (np.asarray(v, dtype=np.float64) for v in (x, w, b))
+    return np.maximum(x64 @ w64 + b64, 0.0)
+
+
+def _where(index) -> str:
+    return "(" + ", ".join(str(int(i)) for i in index) + ")"
+
+
+def mismatch_report(actual, expected, tol: Tolerance) -> str | None:
+    """assert_close-style description of where ``actual`` leaves the tolerance, or None."""
+    actual = np.asarray(actual, dtype=np.float64)
+    expected = np.asarray(expected, dtype=np.float64)
+    if actual.shape != expected.shape:
+        return f"Shape mismatch: got {list(actual.shape)}, expected {list(expected.shape)}"
+    if actual.size == 0:
+        return None
+    diff = np.abs(actual - expected)
+    allowed = tol.atol + tol.rtol * np.abs(expected)
+    bad = ~(diff <= allowed)  # NaN counts as a mismatch
+    if not bad.any():
+        return None
+    scored = np.where(np.isnan(diff), np.inf, diff)
+    worst_abs = np.unravel_index(np.argmax(scored), diff.shape)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        rel = np.where(scored == 0, 0.0, scored / np.abs(expected))
+    worst_rel = np.unravel_index(np.argmax(rel), diff.shape)
+    return "\n".join([
+        f"Mismatched elements: {int(bad.sum())} / {bad.size} ({100.0 * bad.sum() / bad.size:.1f}%)",
+        f"Greatest absolute difference: {diff[worst_abs]:.6g} at index {_where(worst_abs)} "
+        f"(got {actual[worst_abs]:.9g}, expected {expected[worst_abs]:.9g}; up to {allowed[worst_abs]:.3g} allowed)",
+        f"Greatest relative difference: {rel[worst_rel]:.6g} at index {_where(worst_rel)} "
+        f"(up to {tol.rtol:.3g} allowed)",
+    ])
+
+
+def failure_message(summary: str, details: str, inputs: dict) -> str:
+    """The full message: what broke, where, the inputs, the course pointer and a rerun line."""
+    from stackcheck.plugin import course_pointer
+
+    shown = ", ".join(f"{k}={v}" for k, v in inputs.items())
+    lines = [summary, details, f"Inputs: {shown}"]
+    lines += course_pointer()
+    nodeid = os.environ.get("PYTEST_CURRENT_TEST", "").rsplit(" (", 1)[0]
+    if nodeid:
+        lines.append(f"Rerun: python -m pytest '{nodeid}'")
+    return "\n".join(lines)
+
+
+def assert_matches_reference(actual, reference, *, dtype: str, k: int, what: str = "Y = ReLU(X @ W + b)",
+                             **inputs) -> None:
+    """Fail with a full report unless ``actual`` is within the policy's tolerance of ``reference``."""
+    __tracebackhide__ = True
+    tol = tolerance(dtype, k)
+    details = mismatch_report(actual, reference, tol)
+    if details is None:
+        return
+    base = TOLERANCES[dtype]
+    details += (f"\nTolerance: {dtype} row of stackcheck.numerics.TOLERANCES: rtol={base.rtol:g}, "
+                f"atol={base.atol:g} x sqrt(K={k}) = {tol.atol:.3g}")
+    raise AssertionError(failure_message(f"{what} does not match the float64 reference.", details,
+                                         {"dtype": dtype, "K": k, **inputs}))
+
+
+def assert_exact(actual, expected, *, what: str, **inputs) -> None:
+    """Bitwise equality, for values exactly representable in the dtype (the §2.2 hand example)."""
+    __tracebackhide__ = True
+    details = mismatch_report(actual, expected, Tolerance(0.0, 0.0))
+    if details is not None:
+        raise AssertionError(failure_message(f"{what} is not exactly the course's value.", details, inputs))

@@ -1,0 +1,32 @@
+"""Device markers: a device-parametrized test gets its marker, so -m cuda selects exactly the CUDA work."""
+import pytest
+
+pytestmark = pytest.mark.meta
+
+
+def _collected(pytester, *args):
+    result = pytester.runpytest_inprocess("--collect-only", "-q", "-p", "no:cacheprovider", *args)
+    return [line for line in result.outlines if "::" in line]
+
+
+def test_minus_m_cuda_selects_exactly_the_cuda_variants(pytester, suite_file):
+    path = suite_file("tests_math/test_s2_2_hand.py")
+    cuda = _collected(pytester, path, "-m", "cuda")
+    cpu = _collected(pytester, path, "-m", "cpu")
+    assert cuda and all("cuda" in nodeid for nodeid in cuda), cuda
+    assert cpu and not any("cuda" in nodeid for nodeid in cpu), cpu
+    assert len(cuda) + len(cpu) == len(_collected(pytester, path))
+
+
+def test_a_test_without_device_gets_the_cpu_marker(pytester):
+    pytester.makepyfile("def test_plain():\n    pass\n")
+    assert len(_collected(pytester, "-m", "cpu")) == 1
+    assert _collected(pytester, "-m", "cuda") == []
+
+
+def test_markers_are_registered_for_strict_markers(pytester):
+    pytester.makepyfile(
+        "import pytest\n"
+        "@pytest.mark.cpu\n@pytest.mark.numpy\n@pytest.mark.meta\n@pytest.mark.precision\n"
+        "def test_marked():\n    pass\n")
+    pytester.runpytest_inprocess("--strict-markers", "-p", "no:cacheprovider").assert_outcomes(passed=1)

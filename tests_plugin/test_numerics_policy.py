@@ -1,0 +1,46 @@
+"""The numerics policy: one tolerance table, K scaling, and failure messages a learner can act on."""
+import math
+
+import numpy as np
+import pytest
+
+from stackcheck import need
+from stackcheck.numerics import (DTYPES, TOLERANCES, assert_matches_reference, make_inputs, mismatch_report,
+                                 reference_forward, round_to, tolerance)
+
+pytestmark = pytest.mark.meta
+
+
+def test_table_covers_the_course_dtypes_and_scales_with_k():
+    assert set(DTYPES) <= set(TOLERANCES)
+    assert TOLERANCES["float32"].atol < TOLERANCES["float16"].atol < TOLERANCES["bfloat16"].atol
+    assert tolerance("float32", 400).atol == pytest.approx(TOLERANCES["float32"].atol * math.sqrt(400))
+    assert tolerance("float32", 400).rtol == TOLERANCES["float32"].rtol
+
+
+def test_failure_message_names_count_worst_index_tolerance_inputs_and_rerun():
+    x, w, b = make_inputs(4, 8, 3, seed=3)
+    ref = reference_forward(x, w, b)
+    bad = ref.copy()
+    bad[2, 1] += 0.5
+    with pytest.raises(AssertionError) as info:
+        assert_matches_reference(bad, ref, dtype="float32", k=8, stack="demo", device="cpu", seed=3)
+    message = str(info.value)
+    for needle in ("Mismatched elements: 1 / 12", "at index (2, 1)", "float32 row", "x sqrt(K=8)",
+                   "stack=demo", "seed=3", "Rerun: python -m pytest", "test_failure_message_names"):
+        assert needle in message, f"{needle!r} missing from:\n{message}"
+
+
+def test_nan_is_always_a_mismatch_and_empty_is_fine():
+    tol = tolerance("float32", 1)
+    assert mismatch_report(np.array([np.nan]), np.array([1.0]), tol) is not None
+    assert mismatch_report(np.zeros((0, 3)), np.zeros((0, 3)), tol) is None
+    assert "Shape mismatch" in mismatch_report(np.zeros((2, 3)), np.zeros((3, 2)), tol)
+
+
+@pytest.mark.parametrize("dtype", ["bfloat16", "float16"])
+def test_round_to_agrees_with_torch(dtype):
+    torch = need("torch")
+    values = np.random.default_rng(0).uniform(-3, 3, size=1000).astype(np.float32)
+    expected = torch.from_numpy(values).to(getattr(torch, dtype)).float().numpy()
+    np.testing.assert_array_equal(round_to(values, dtype), expected)

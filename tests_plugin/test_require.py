@@ -1,0 +1,50 @@
+"""Missing devices and stacks skip with a reason; --require turns that skip into a failure."""
+import pytest
+
+from stackcheck import env
+
+pytestmark = pytest.mark.meta
+
+TPU_TEST = "import pytest\n@pytest.mark.tpu\ndef test_on_tpu():\n    pass\n"
+
+
+@pytest.mark.skipif(env.device_missing("cuda") is None, reason="this machine has CUDA: nothing to skip")
+def test_require_cuda_turns_the_cuda_skip_into_a_failure(pytester, suite_file):
+    path = suite_file("tests_math/test_s2_2_hand.py")
+    skipped = pytester.runpytest_inprocess(path, "-m", "cuda", "-rs", "-p", "no:cacheprovider")
+    skipped.assert_outcomes(skipped=1)
+    skipped.stdout.fnmatch_lines(["*SKIPPED*no CUDA*"])
+    failed = pytester.runpytest_inprocess(path, "-m", "cuda", "--require", "cuda", "-p", "no:cacheprovider")
+    failed.assert_outcomes(errors=1)  # it fails in setup, before the test body
+    failed.stdout.fnmatch_lines(["*--require cuda: no CUDA*", "*--require cuda: no test ran and passed on cuda*"])
+    assert failed.ret == pytest.ExitCode.TESTS_FAILED
+
+
+@pytest.mark.skipif(env.device_missing("tpu") is None, reason="this machine has a TPU")
+def test_missing_tpu_skips_and_require_tpu_fails(pytester):
+    pytester.makepyfile(TPU_TEST)
+    pytester.runpytest_inprocess("-p", "no:cacheprovider").assert_outcomes(skipped=1)
+    result = pytester.runpytest_inprocess("--require", "tpu", "-p", "no:cacheprovider")
+    result.assert_outcomes(errors=1)
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+
+
+def test_missing_stack_skips_with_install_hint_and_require_fails(pytester, monkeypatch):
+    monkeypatch.setattr(env, "stack_missing",
+                        lambda s: f"{s} is not installed ({env.install_hint(s)})" if s == "jax" else None)
+    pytester.makepyfile(
+        "import pytest\nfrom stackcheck import need\n"
+        "@pytest.mark.jax\ndef test_marked():\n    pass\n"
+        "def test_needs_inline():\n    need('jax')\n")
+    result = pytester.runpytest_inprocess("-rs", "-p", "no:cacheprovider")
+    result.assert_outcomes(skipped=2)
+    assert result.stdout.str().count("jax is not installed (pip install 'stackcheck[jax]')") == 2
+    required = pytester.runpytest_inprocess("--require", "jax", "-p", "no:cacheprovider")
+    required.assert_outcomes(errors=1, failed=1)  # the marker fails in setup, need() in the body
+    required.stdout.fnmatch_lines(["*--require jax: jax is not installed*"])
+
+
+def test_require_rejects_unknown_names(pytester):
+    result = pytester.runpytest_inprocess("--require", "gpu", "-p", "no:cacheprovider")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*invalid choice: 'gpu'*"])

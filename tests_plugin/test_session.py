@@ -1,0 +1,46 @@
+"""Session-wide mechanics: the §14.4 header, hypothesis profiles, and xdist."""
+import json
+import sys
+
+import pytest
+
+pytestmark = pytest.mark.meta
+
+
+def test_header_has_the_reproducibility_fields(pytester):
+    pytester.makepyfile("def test_x():\n    pass\n")
+    result = pytester.runpytest_inprocess("-p", "no:cacheprovider")
+    result.stdout.fnmatch_lines(["stackcheck environment (course §14.4): *| Python *",
+                                 "  cpu: * | accelerator: * | driver: *",
+                                 "  versions: numpy *", "  backends: * | precision: *",
+                                 "  implementations: stackcheck.reference*"])
+
+
+@pytest.mark.parametrize("ci, profile", [("true", "ci"), (None, "dev")])
+def test_hypothesis_profile_follows_ci(pytester, monkeypatch, ci, profile):
+    from hypothesis import settings
+
+    if ci is None:
+        monkeypatch.delenv("CI", raising=False)
+    else:
+        monkeypatch.setenv("CI", ci)
+    pytester.makepyfile(
+        "from hypothesis import settings\n"
+        f"def test_profile():\n    assert settings._current_profile == {profile!r}\n"
+        f"    assert settings.default.derandomize is {profile == 'ci'}\n"
+        "    assert settings.default.deadline is None\n")
+    previous = settings._current_profile
+    try:
+        pytester.runpytest_inprocess("-p", "no:cacheprovider").assert_outcomes(passed=1)
+    finally:
+        settings.load_profile(previous)
+
+
+def test_xdist_workers_report_claims_to_the_controller(pytester, suite_file, tmp_path):
+    pytest.importorskip("xdist")
+    path = tmp_path / "report.json"
+    result = pytester.runpytest_subprocess(suite_file("tests_math/test_s2_2_hand.py"), "-m", "cpu", "-n", "2",
+                                           "-p", "no:cacheprovider", f"--curriculum-report={path}")
+    result.assert_outcomes(passed=2)
+    hand = next(c for c in json.loads(path.read_text())["claims"] if c["id"] == "S2.2-hand")
+    assert hand["status"] == "verified" and len(hand["tests"]) == 2
