@@ -89,6 +89,13 @@ def skip_or_fail(reason: str, needed: str) -> None:
     pytest.skip(reason)
 
 
+def pytest_sessionstart(session: pytest.Session) -> None:
+    # Read the fingerprint now, once: it imports torch and JAX, which must happen in the outer
+    # session, never first inside a pytester run (that drops them from sys.modules afterwards).
+    if not _is_worker(session.config):
+        _environment(session.config)
+
+
 def pytest_report_header(config: pytest.Config) -> list[str]:
     state = config.stash[STATE]
     lines = env.header_lines(_environment(config))

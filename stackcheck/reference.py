@@ -12,6 +12,18 @@ a name the module lacks falls back to the one here. The surface:
 ``torch_forward(x,w,b)``    Y with torch eager
 ``torch_broadcast_bias``    b as an [n, M] torch view sharing b's memory (§2.3)
 ``w_from_linear(linear)``   the course's W[K, M] from a torch.nn.Linear(K, M) (§2.1)
+``torch_compiled_forward``  Y through torch.compile (Inductor), same dtype as the inputs (§8.1)
+``torch_grads(f,x,w,b)``    (Y, loss=mean(Y²), dX, dW, db) by autograd through forward ``f`` (§8.2)
+``jax_steps(x,w,b)``        (A, Z, Y) with jax.jit
+``jax_forward(x,w,b)``      Y with jax.jit
+``jax_loss_and_grads``      (loss, (dX, dW, db)) of mean(Y²) by jax.value_and_grad (§9.5)
+``max_steps(x,w,b)``        graph builder: (A, Z, Y) as MAX graph values, for any dtype (§10.3)
+``mojo_relu(z)``            graph builder: ReLU through the Mojo custom op ``study_relu`` (§10.4)
+``mojo_package()``          path of the Mojo source package that registers ``study_relu``
+``triton_bias_relu(a,b)``   ReLU(A + b) by the Triton kernel; interpreter on CPU (§11.2)
+``triton_forward(x,w,b)``   torch matmul, then ``triton_bias_relu`` (§11.4: two kernels)
+``sum_sequential(v)``       float32 sum, left to right, one element at a time (MC13)
+``sum_blocked(v, block)``   float32 sum of per-block partial sums (MC13)
 =========================  ==================================================================
 
 Every forward validates its operands with ``check_operands`` first, so a K mismatch is a
@@ -39,7 +51,7 @@ def check_operands(x, w, b) -> None:
     if b.shape[0] != w.shape[1]:
         raise ValueError(f"b has shape {_shape(b)} but W has shape {_shape(w)}: b must be [M] = [{w.shape[1]}] "
                          f"(course §2.1)")
-    devices = {name: str(t.device) for name, t in (("X", x), ("W", w), ("b", b)) if hasattr(t, "device")}
+    devices = {name: str(t.device) for name, t in (("X", x), ("W", w), ("b", b)) if getattr(t, "device", None)}
     if len(set(devices.values())) > 1:
         placed = ", ".join(f"{n} on {d}" for n, d in devices.items())
         raise ValueError(f"operands on different devices ({placed}); move them to one device first "
@@ -80,3 +92,112 @@ def torch_broadcast_bias(b, n: int):
 
 def w_from_linear(linear):
     return linear.weight.T
+
+
+_COMPILED = {}
+
+
+def _compiled(fn):
+    import torch
+
+    if fn not in _COMPILED:
+        _COMPILED[fn] = torch.compile(fn, dynamic=True)
+    return _COMPILED[fn]
+
+
+def _torch_plain(x, w, b):
+    import torch
+
+    return torch.relu(x @ w + b)
+
+
+def torch_compiled_forward(x, w, b):
+    check_operands(x, w, b)
+    return _compiled(_torch_plain)(x, w, b)
+
+
+def torch_grads(forward, x, w, b):
+    x, w, b = (t.detach().clone().requires_grad_(True) for t in (x, w, b))
+    y = forward(x, w, b)
+    loss = y.square().mean()
+    loss.backward()
+    return y.detach(), loss.detach(), x.grad, w.grad, b.grad
+
+
+def _jax_steps_traced(x, w, b):
+    import jax
+
+    a = x @ w
+    z = a + b
+    return a, z, jax.nn.relu(z)
+
+
+def jax_steps(x, w, b):
+    import jax
+
+    check_operands(x, w, b)
+    return jax.jit(_jax_steps_traced)(x, w, b)
+
+
+def jax_forward(x, w, b):
+    return jax_steps(x, w, b)[2]
+
+
+def _jax_loss(x, w, b):
+    return (_jax_steps_traced(x, w, b)[2] ** 2).mean()
+
+
+def jax_loss_and_grads(x, w, b):
+    import jax
+
+    check_operands(x, w, b)
+    return jax.jit(jax.value_and_grad(_jax_loss, argnums=(0, 1, 2)))(x, w, b)
+
+
+def max_steps(x, w, b):
+    from max.graph import ops
+
+    a = ops.matmul(x, w)
+    z = a + b
+    return a, z, ops.relu(z)
+
+
+def mojo_relu(z):
+    from max.graph import TensorType, ops
+
+    out = TensorType(z.dtype, z.shape, device=z.device)
+    return ops.custom(name="study_relu", device=z.device, values=[z], out_types=[out])[0].tensor
+
+
+def mojo_package():
+    from pathlib import Path
+
+    here = Path(__file__).resolve().parent
+    for candidate in (here.parent / "mojo" / "study_relu", here / "mojo" / "study_relu"):
+        if candidate.is_dir():
+            return candidate
+    raise FileNotFoundError("the Mojo package study_relu is missing from this installation")
+
+
+def triton_bias_relu(a, b, block_size: int = 256):
+    from stackcheck.triton_kernels import bias_relu
+
+    return bias_relu(a, b, block_size=block_size)
+
+
+def triton_forward(x, w, b):
+    check_operands(x, w, b)
+    return triton_bias_relu(x @ w, b)
+
+
+def sum_sequential(values):
+    total = np.float32(0)
+    for v in np.asarray(values, dtype=np.float32):
+        total = np.float32(total + v)
+    return total
+
+
+def sum_blocked(values, block: int):
+    values = np.asarray(values, dtype=np.float32)
+    partials = [sum_sequential(values[i:i + block]) for i in range(0, len(values), block)]
+    return sum_sequential(partials)

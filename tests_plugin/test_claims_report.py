@@ -7,6 +7,8 @@ from stackcheck import claims
 
 pytestmark = pytest.mark.meta
 
+EAGER = "numpy-cpu or torch-cpu"  # the eager variants: fast, and nothing compiled in-process
+
 IDS = {
     "math": "S2.1-shapes S2.2-hand S2.3-broadcast S2.1-linear S2.4-specialize S8.2-grads S9.5-grads X-numerics MC13",
     "ir": "S4.3-ir S9.3-hlo S5.2-fusion Q1 MC01 MC02 MC03 MC12 S4.4-graph-break S10.2-record",
@@ -47,7 +49,7 @@ def test_unknown_claim_id_fails_and_unclaimed_test_is_listed(pytester):
 
 def test_curriculum_report_json_and_markdown(pytester, suite_file, tmp_path):
     path = tmp_path / "report.json"
-    result = pytester.runpytest_inprocess(suite_file("tests_math/test_s2_2_hand.py"), "-m", "cpu",
+    result = pytester.runpytest_inprocess(suite_file("tests_math/test_s2_2_hand.py"), "-k", EAGER,
                                           "-p", "no:cacheprovider", f"--curriculum-report={path}")
     result.assert_outcomes(passed=2)
     report = json.loads(path.read_text(encoding="utf-8"))
@@ -73,7 +75,7 @@ def test_status_rules():
 
 
 def test_require_claims_fails_the_run_when_claims_are_untested(pytester, suite_file):
-    result = pytester.runpytest_inprocess(suite_file("tests_math/test_s2_2_hand.py"), "-m", "cpu",
+    result = pytester.runpytest_inprocess(suite_file("tests_math/test_s2_2_hand.py"), "-k", EAGER,
                                           "-p", "no:cacheprovider", "--require-claims")
     result.assert_outcomes(passed=2)
     assert result.ret == pytest.ExitCode.TESTS_FAILED

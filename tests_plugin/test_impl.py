@@ -15,7 +15,7 @@ def numpy_steps(x, w, b):   # homework with a bug: ReLU written as abs
 
 def test_impl_from_a_file_replaces_only_what_it_provides(pytester, suite_file):
     homework = pytester.makepyfile(homework=HOMEWORK)
-    result = pytester.runpytest_inprocess(suite_file("tests_math/test_s2_2_hand.py"), "-m", "cpu",
+    result = pytester.runpytest_inprocess(suite_file("tests_math/test_s2_2_hand.py"), "-k", "numpy-cpu or torch-cpu",
                                           "-p", "no:cacheprovider", "--impl", str(homework))
     result.assert_outcomes(failed=1, passed=1)  # numpy uses the homework, torch falls back
     result.stdout.fnmatch_lines(["*implementations: stackcheck_impl_homework provides numpy_steps*",

@@ -11,11 +11,10 @@ def _collected(pytester, *args):
 
 def test_minus_m_cuda_selects_exactly_the_cuda_variants(pytester, suite_file):
     path = suite_file("tests_math/test_s2_2_hand.py")
-    cuda = _collected(pytester, path, "-m", "cuda")
-    cpu = _collected(pytester, path, "-m", "cpu")
-    assert cuda and all("cuda" in nodeid for nodeid in cuda), cuda
-    assert cpu and not any("cuda" in nodeid for nodeid in cpu), cpu
-    assert len(cuda) + len(cpu) == len(_collected(pytester, path))
+    selected = {device: _collected(pytester, path, "-m", device) for device in ("cpu", "cuda", "tpu")}
+    for device, nodeids in selected.items():
+        assert nodeids and all(nodeid.endswith(f"-{device}]") for nodeid in nodeids), (device, nodeids)
+    assert sorted(sum(selected.values(), [])) == sorted(_collected(pytester, path))
 
 
 def test_a_test_without_device_gets_the_cpu_marker(pytester):

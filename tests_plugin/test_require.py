@@ -11,10 +11,11 @@ TPU_TEST = "import pytest\n@pytest.mark.tpu\ndef test_on_tpu():\n    pass\n"
 @pytest.mark.skipif(env.device_missing("cuda") is None, reason="this machine has CUDA: nothing to skip")
 def test_require_cuda_turns_the_cuda_skip_into_a_failure(pytester, suite_file):
     path = suite_file("tests_math/test_s2_2_hand.py")
-    skipped = pytester.runpytest_inprocess(path, "-m", "cuda", "-rs", "-p", "no:cacheprovider")
+    skipped = pytester.runpytest_inprocess(path, "-m", "cuda", "-k", "torch-cuda", "-rs", "-p", "no:cacheprovider")
     skipped.assert_outcomes(skipped=1)
     skipped.stdout.fnmatch_lines(["*SKIPPED*no CUDA*"])
-    failed = pytester.runpytest_inprocess(path, "-m", "cuda", "--require", "cuda", "-p", "no:cacheprovider")
+    failed = pytester.runpytest_inprocess(path, "-m", "cuda", "-k", "torch-cuda", "--require", "cuda",
+                                          "-p", "no:cacheprovider")
     failed.assert_outcomes(errors=1)  # it fails in setup, before the test body
     failed.stdout.fnmatch_lines(["*--require cuda: no CUDA*", "*--require cuda: no test ran and passed on cuda*"])
     assert failed.ret == pytest.ExitCode.TESTS_FAILED

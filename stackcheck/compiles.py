@@ -1,0 +1,42 @@
+"""Compile counting as a helper (course §2.4, §4.4): how many programs a block of code compiled."""
+from __future__ import annotations
+
+import contextlib
+from dataclasses import dataclass
+
+
+@dataclass
+class Count:
+    compiles: int = 0
+
+
+@contextlib.contextmanager
+def jax_compiles():
+    """Count XLA backend compilations (JAX's '/jax/core/compile/backend_compile_duration' events)."""
+    import jax.monitoring
+    from jax._src.dispatch import BACKEND_COMPILE_EVENT
+
+    count = Count()
+
+    def listener(event: str, duration: float, **kwargs) -> None:
+        if event == BACKEND_COMPILE_EVENT:
+            count.compiles += 1
+
+    jax.monitoring.register_event_duration_secs_listener(listener)
+    try:
+        yield count
+    finally:
+        jax.monitoring.unregister_event_duration_listener(listener)
+
+
+@contextlib.contextmanager
+def torch_compiles():
+    """Count graphs Dynamo compiled (torch._dynamo's 'unique_graphs' counter) inside the block."""
+    from torch._dynamo.utils import counters
+
+    count = Count()
+    before = counters["stats"]["unique_graphs"]
+    try:
+        yield count
+    finally:
+        count.compiles = counters["stats"]["unique_graphs"] - before

@@ -1,0 +1,46 @@
+"""Bad input: every stack's forward rejects a wrong rank or mixed devices with a ValueError naming them."""
+import re
+
+import numpy as np
+import pytest
+
+from stackcheck import need, stack_params
+from stackcheck.numerics import make_inputs
+from stackcheck.stacks import run_forward
+
+
+@pytest.mark.claim("S2.1-shapes")
+@pytest.mark.parametrize("stack, device", stack_params())
+@pytest.mark.parametrize("which", ["X", "W", "b"])
+def test_wrong_rank_names_the_operand_and_its_shape(impl, stack, device, which):
+    x, w, b = make_inputs(2, 3, 4)
+    operands = {"X": x, "W": w, "b": b}
+    operands[which] = operands[which][np.newaxis]  # one axis too many
+    with pytest.raises(ValueError) as info:
+        run_forward(impl, stack, device, operands["X"], operands["W"], operands["b"])
+    shape = re.escape(str(list(operands[which].shape)))
+    assert re.search(rf"\b{which}\b.*{shape}", str(info.value)), (
+        f"the error must name {which} and its shape {list(operands[which].shape)}: {info.value}")
+
+
+@pytest.mark.claim("S2.1-shapes")
+@pytest.mark.parametrize("stack, device", stack_params("torch", "torch_compile", "triton", devices=("cuda",)))
+def test_mixed_devices_are_named(impl, stack, device):
+    torch = need("torch")
+    x, w, b = (torch.from_numpy(v) for v in make_inputs(2, 3, 4))
+    forward = {"torch": impl.torch_forward, "torch_compile": impl.torch_compiled_forward,
+               "triton": impl.triton_forward}[stack]
+    with pytest.raises(ValueError, match=r"different devices \(X on cuda:0, W on cpu, b on cpu\)"):
+        forward(x.to(device), w, b)
+
+
+@pytest.mark.claim("S2.1-shapes")
+@pytest.mark.parametrize("stack, device", stack_params("jax", devices=("cuda", "tpu")))
+def test_mixed_devices_are_named_in_jax(impl, stack, device):
+    jax = need("jax")
+    x, w, b = make_inputs(2, 3, 4)
+    accelerator = jax.devices({"cuda": "gpu"}.get(device, device))[0]
+    cpu = jax.devices("cpu")[0]
+    on_cpu = re.escape(str(cpu))
+    with pytest.raises(ValueError, match=rf"different devices \(X on \S+, W on {on_cpu}, b on {on_cpu}\)"):
+        impl.jax_forward(jax.device_put(x, accelerator), jax.device_put(w, cpu), jax.device_put(b, cpu))

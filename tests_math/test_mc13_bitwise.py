@@ -1,0 +1,61 @@
+"""MC13: the same formula does not give bitwise-identical results; the tolerance is the right check.
+
+The inputs make the difference certain rather than likely: 2**24 + 1 is not a float32, so
+adding the ones one at a time after the big value loses them, while adding them first keeps them.
+"""
+import numpy as np
+import pytest
+
+from stackcheck import assert_matches_reference, need, stack_params
+from stackcheck.numerics import make_inputs
+
+# One big value, then 64 ones, then the big value taken away: the exact sum is 64.
+VALUES = np.array([2.0**24] + [1.0] * 64 + [-(2.0**24)], dtype=np.float32)
+
+
+@pytest.mark.claim("MC13")
+def test_summation_order_changes_the_bits(impl):
+    forward = impl.sum_sequential(VALUES)
+    backward = impl.sum_sequential(VALUES[::-1])
+    blocked = impl.sum_blocked(VALUES, 8)
+    exact = float(np.sum(VALUES.astype(np.float64)))
+    assert exact == 64.0
+    results = {"left to right": float(forward), "right to left": float(backward), "blocks of 8": float(blocked)}
+    assert len(set(results.values())) == 3, (
+        f"three orders of one sum must give three different float32 results here, got {results}")
+    assert float(backward) == exact, "adding the ones before the big value keeps them all"
+
+
+@pytest.mark.claim("MC13")
+def test_float32_and_float64_accumulation_differ_but_agree_within_tolerance():
+    x, w, b = make_inputs(16, 4096, 16, seed=13)
+    y32 = np.maximum(x @ w + b, 0)  # float32 accumulation
+    y64 = np.maximum(x.astype(np.float64) @ w.astype(np.float64) + b, 0)
+    assert not np.array_equal(y32.astype(np.float64), y64), "float32 and float64 accumulation must differ in bits"
+    assert_matches_reference(y32, y64, dtype="float32", k=4096, what="float32-accumulated Y")
+
+
+@pytest.mark.claim("MC13")
+@pytest.mark.parametrize("stack, device", stack_params("torch"))
+def test_blocked_matmul_differs_in_bits_but_matches_with_tolerance(stack, device):
+    """A matmul split along K into blocks (what GEMM libraries and split-K do) vs one dot per element."""
+    torch = need("torch")
+    x, w, b = (torch.from_numpy(v).to(device) for v in make_inputs(8, 4096, 8, seed=7))
+    plain = torch.relu(x @ w + b)
+    blocked = torch.relu(sum(x[:, i:i + 512] @ w[i:i + 512] for i in range(0, 4096, 512)) + b)
+    assert not torch.equal(plain, blocked), "the blocked order must change some bits for these inputs"
+    assert_matches_reference(blocked.cpu().numpy(), plain.cpu().numpy(), dtype="float32", k=4096,
+                             stack=stack, device=device, what="blocked-K Y vs plain Y")
+
+
+@pytest.mark.claim("MC13")
+@pytest.mark.parametrize("stack, device", stack_params("torch_compile"))
+def test_eager_vs_compiled_bits_are_reported_and_tolerance_decides(impl, evidence, stack, device):
+    torch = need("torch")
+    x, w, b = (torch.from_numpy(v).to(device) for v in make_inputs(64, 1024, 64, seed=3))
+    eager = impl.torch_forward(x, w, b)
+    compiled = impl.torch_compiled_forward(x, w, b)
+    differing = int((eager != compiled).sum())
+    evidence(eager_vs_compiled_bits_differing=differing, elements=eager.numel(), device=device)
+    assert_matches_reference(compiled.cpu().numpy(), eager.cpu().numpy(), dtype="float32", k=1024,
+                             stack=stack, device=device, what="compiled Y vs eager Y")

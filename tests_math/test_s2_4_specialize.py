@@ -1,0 +1,66 @@
+"""§2.4/§4.4: a new shape, dtype or layout makes a new compiled program; the numbers stay right."""
+import numpy as np
+import pytest
+
+from stackcheck import assert_matches_reference, need, reference_forward, stack_params
+from stackcheck.compiles import jax_compiles, torch_compiles
+from stackcheck.numerics import make_inputs
+
+
+@pytest.mark.claim("S2.4-specialize")
+@pytest.mark.parametrize("stack, device", stack_params("torch_compile"))
+def test_torch_compile_specializes_on_shape_dtype_and_layout(impl, stack, device):
+    torch = need("torch")
+
+    def forward(x, w, b):  # a function of this test's own, so no other test's compiled code is reused
+        return impl.torch_forward(x, w, b)
+
+    compiled = torch.compile(forward, dynamic=False)
+
+    def run(x, w, b, dtype="float32", transpose_x=False):
+        tx, tw, tb = (torch.from_numpy(v).to(device, getattr(torch, dtype)) for v in (x, w, b))
+        if transpose_x:  # same values, column-major storage: a non-contiguous view
+            tx = tx.T.contiguous().T
+            assert not tx.is_contiguous()
+        with torch_compiles() as count:
+            y = compiled(tx, tw, tb)
+        assert_matches_reference(y.float().cpu().numpy(), reference_forward(x, w, b), dtype=dtype, k=x.shape[1],
+                                 stack=stack, device=device, layout="transposed view" if transpose_x else "contiguous")
+        return count.compiles
+
+    x, w, b = make_inputs(4, 8, 3, seed=1)
+    assert run(x, w, b) == 1, "the first call compiles"
+    assert run(*make_inputs(4, 8, 3, seed=2)) == 0, "new values, same shape/dtype/layout: the program is reused"
+    assert run(*make_inputs(6, 8, 3, seed=3)) == 1, "a new shape (dynamic=False) makes a new program"
+    assert run(*make_inputs(4, 8, 3, "float16", seed=4), dtype="float16") == 1, "a new dtype makes a new program"
+    assert run(x, w, b, transpose_x=True) == 1, "a new layout (non-contiguous view) makes a new program"
+
+
+@pytest.mark.claim("S2.4-specialize")
+@pytest.mark.parametrize("stack, device", stack_params("jax"))
+def test_jax_jit_specializes_on_shape_and_dtype(impl, stack, device):
+    jax = need("jax")
+    traces = []
+
+    def forward(x, w, b):
+        traces.append((x.shape, str(x.dtype)))  # Python runs only while JAX traces
+        a = x @ w
+        return jax.numpy.maximum(a + b, 0)
+
+    compiled = jax.jit(forward)
+    target = jax.devices({"cuda": "gpu"}.get(device, device))[0]
+
+    def run(x, w, b, dtype="float32"):
+        args = [jax.device_put(np.asarray(v, dtype=getattr(jax.numpy, dtype)), target) for v in (x, w, b)]
+        with jax_compiles() as count:
+            y = compiled(*args)
+        assert_matches_reference(np.asarray(y.astype("float32")), reference_forward(x, w, b), dtype=dtype,
+                                 k=x.shape[1], stack=stack, device=device)
+        return count.compiles
+
+    assert run(*make_inputs(4, 8, 3, seed=1)) == 1, "the first call compiles"
+    assert run(*make_inputs(4, 8, 3, seed=2)) == 0, "new values, same shape and dtype: the program is reused"
+    assert run(*make_inputs(6, 8, 3, seed=3)) == 1, "a new shape makes a new program"
+    assert run(*make_inputs(6, 8, 3, "bfloat16", seed=4), dtype="bfloat16") == 1, "a new dtype makes a new program"
+    assert traces == [((4, 8), "float32"), ((6, 8), "float32"), ((6, 8), "bfloat16")], (
+        f"Python ran once per trace, not per call: {traces}")

@@ -1,0 +1,35 @@
+"""§9.5: JAX value_and_grad on the hand example: loss 9.5625, and the gradients of torch and the closed form.
+
+Every value of this example is a small multiple of a power of two, so all comparisons are exact.
+"""
+import numpy as np
+import pytest
+
+from stackcheck import need, stack_params
+from stackcheck.numerics import assert_exact
+from tests_math.gradients import closed_form
+
+
+@pytest.mark.claim("S9.5-grads")
+@pytest.mark.parametrize("stack, device", stack_params("jax"))
+def test_jax_value_and_grad_on_the_hand_example(impl, hand_example, stack, device):
+    jax = need("jax")
+    ex = hand_example
+    target = jax.devices({"cuda": "gpu"}.get(device, device))[0]
+    loss, grads = impl.jax_loss_and_grads(*(jax.device_put(ex[k], target) for k in "xwb"))
+    assert float(loss) == ex["loss"], f"loss must be {ex['loss']} (course §9.5), got {float(loss)}"
+    exact = closed_form(ex["x"], ex["w"], ex["b"])
+    for name, got in zip(("dX", "dW", "db"), grads):
+        assert_exact(np.asarray(got), exact[name], what=f"JAX {name} vs the closed form", stack=stack, device=device)
+
+
+@pytest.mark.claim("S9.5-grads")
+@pytest.mark.parametrize("stack, device", stack_params("torch"))
+def test_jax_gradients_equal_torch_gradients(impl, hand_example, stack, device):
+    torch = need("torch")
+    jax = need("jax")
+    ex = hand_example
+    _, _, *torch_grads = impl.torch_grads(impl.torch_forward, *(torch.from_numpy(ex[k]).to(device) for k in "xwb"))
+    _, jax_grads = impl.jax_loss_and_grads(*(jax.numpy.asarray(ex[k]) for k in "xwb"))
+    for name, t, j in zip(("dX", "dW", "db"), torch_grads, jax_grads):
+        assert_exact(t.cpu().numpy(), np.asarray(j), what=f"torch {name} vs JAX {name}", device=device)
