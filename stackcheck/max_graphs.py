@@ -1,6 +1,8 @@
-"""MAX graphs for the math tests, compiled once per process (course §10.3, §10.4).
+"""MAX graphs of the suite, each compiled once per process (course §10.3, §10.4).
 
-One graph with symbolic dimensions N, K, M serves every shape. It computes, from float32
+The *math* graph serves the numeric tests; the *structure* graph the IR and kernel tests.
+
+Symbolic dimensions let one graph serve every shape. The math graph computes, from float32
 inputs, A, Z, Y with MAX's built-in ops; Y again in bfloat16 and float16 (inputs cast inside
 the graph, result cast back); and, when Mojo is available, Y with the Mojo custom op
 ``study_relu`` in place of the built-in relu. A cold compile takes about a minute on two
@@ -16,15 +18,24 @@ _MODELS: dict = {}
 LOW_PRECISION = ("bfloat16", "float16")
 
 
-def _graph(impl, with_mojo: bool):
+def _input_types(ref, chains: int):
+    from max.dtype import DType
+    from max.graph import TensorType
+
+    dims = (["N", "K"], ["K", "M"], ["M"])
+    return [TensorType(DType.float32, [f"{d}{c}" for d in shape], device=ref)
+            for c in range(chains) for shape in dims]
+
+
+def _math_graph(impl, with_mojo: bool):
     from max.driver import CPU
     from max.dtype import DType
     from max.engine import InferenceSession
-    from max.graph import DeviceRef, Graph, TensorType, ops
+    from max.graph import DeviceRef, Graph, ops
 
     device = CPU()
     ref = DeviceRef.from_device(device)
-    types = [TensorType(DType.float32, dims, device=ref) for dims in (["N", "K"], ["K", "M"], ["M"])]
+    types = _input_types(ref, 1)
     extensions = [impl.mojo_package()] if with_mojo else []
     names = ["a", "z", "y"]
     with Graph("stackcheck_math", input_types=types, custom_extensions=extensions) as graph:
@@ -42,33 +53,67 @@ def _graph(impl, with_mojo: bool):
     return graph, names, InferenceSession(devices=[device])
 
 
-def _key(impl, with_mojo: bool):
-    return (impl.max_steps, impl.mojo_relu, impl.mojo_package, with_mojo)
+def _structure_graph(impl, with_mojo: bool):
+    """Y = ReLU(X @ W + b) alone, so the compiler may fuse it; and, from separate inputs (so the
+    two chains share nothing), the same with the Mojo custom ReLU in place of the built-in one."""
+    from max.driver import CPU
+    from max.engine import InferenceSession
+    from max.graph import DeviceRef, Graph
+
+    device = CPU()
+    ref = DeviceRef.from_device(device)
+    chains = 2 if with_mojo else 1
+    extensions = [impl.mojo_package()] if with_mojo else []
+    with Graph("stackcheck_structure", input_types=_input_types(ref, chains), custom_extensions=extensions) as graph:
+        values = [v.tensor for v in graph.inputs]
+        outputs = [impl.max_steps(*values[:3])[2]]
+        names = ["y"]
+        if with_mojo:
+            outputs.append(impl.mojo_relu(impl.max_steps(*values[3:])[1]))
+            names.append("y_mojo")
+        graph.output(*outputs)
+    return graph, names, InferenceSession(devices=[device])
 
 
-def prefetch(impl, with_mojo: bool) -> None:
-    """Build the graph now and compile it on a background thread (MAX releases the GIL while it
-    compiles), so a cold compile overlaps the tests that run before the first MAX test."""
-    key = _key(impl, with_mojo)
+_BUILDERS = {"math": _math_graph, "structure": _structure_graph}
+
+
+def with_mojo() -> bool:
+    """Whether the graphs include the Mojo custom op (the mojo stack is installed)."""
+    from stackcheck.env import stack_missing
+
+    return stack_missing("mojo") is None
+
+
+def _key(kind: str, impl):
+    return (kind, impl.max_steps, impl.mojo_relu, impl.mojo_package, with_mojo())
+
+
+def prefetch(kind: str, impl) -> None:
+    """Build graph ``kind`` now and compile it on a background thread (MAX releases the GIL while
+    it compiles), so a cold compile overlaps the tests that run before the first MAX test."""
+    key = _key(kind, impl)
     if key in _MODELS:
         return
-    graph, names, session = _graph(impl, with_mojo)
+    graph, names, session = _BUILDERS[kind](impl, with_mojo())
     future = concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="max-compile").submit(
         session.load, graph)
     _MODELS[key] = (graph, future, names)
 
 
-def math_model(impl, with_mojo: bool):
-    """(graph, compiled model, output names), built from ``impl``'s builders once per process."""
-    prefetch(impl, with_mojo)
-    graph, model, names = _MODELS[_key(impl, with_mojo)]
-    return graph, model.result(), names
+def model(kind: str, impl):
+    """(graph, compiled model, output names) of graph ``kind``, built from ``impl``'s builders once."""
+    prefetch(kind, impl)
+    graph, future, names = _MODELS[_key(kind, impl)]
+    return graph, future.result(), names
 
 
-def run(impl, x, w, b, with_mojo: bool) -> dict[str, np.ndarray]:
-    """Execute the math graph on float32 NumPy inputs; every output as float32 NumPy."""
+def execute(kind: str, impl, x, w, b) -> dict[str, np.ndarray]:
+    """Run graph ``kind`` on float32 NumPy X, W, b (every chain gets the same); outputs as float32 NumPy."""
     from max.driver import Buffer
 
-    _, model, names = math_model(impl, with_mojo)
-    buffers = [Buffer.from_numpy(np.ascontiguousarray(v, dtype=np.float32)) for v in (x, w, b)]
-    return {name: out.to_numpy() for name, out in zip(names, model.execute(*buffers))}
+    graph, compiled, names = model(kind, impl)
+    arrays = [x, w, b] * (len(graph.inputs) // 3)
+    buffers = [Buffer.from_numpy(np.ascontiguousarray(v, dtype=np.float32)) for v in arrays]
+    return {name: out.to_numpy() for name, out in zip(names, compiled.execute(*buffers))}
+

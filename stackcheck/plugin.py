@@ -52,6 +52,7 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "claim(*ids): the course claims this test proves (fixtures/claims.toml)")
     config.addinivalue_line("markers", "meta: a test of stackcheck itself; proves no course claim")
     config.addinivalue_line("markers", "precision: about matmul precision; TF32/precision are not pinned")
+    config.addinivalue_line("markers", "max_graph(kind): the MAX graph a max test runs ('math' unless marked)")
     _register_hypothesis_profiles()
     spec = config.getoption("impl", None)
     config.stash[STATE] = {
@@ -146,6 +147,8 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         state["unknown_claims"].update(cid for cid in ids if cid not in known)
         item.user_properties.append(("stackcheck", {"claims": ids, "device": device,
                                                     "meta": item.get_closest_marker("meta") is not None}))
+    # MAX tests last: the compiles started at collection time then overlap everything else.
+    items.sort(key=lambda item: max_graph_kind(item) is not None)
 
 
 def missing_for(item: pytest.Item) -> tuple[str, str] | None:
@@ -158,6 +161,24 @@ def missing_for(item: pytest.Item) -> tuple[str, str] | None:
     device = item_device(item)
     reason = env.device_missing(device, stack)
     return (reason, device) if reason else None
+
+
+def max_graph_kind(item: pytest.Item) -> str | None:
+    if item.get_closest_marker("max") is None:
+        return None
+    marker = item.get_closest_marker("max_graph")
+    return marker.args[0] if marker else "math"
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """Start each MAX graph's compile at once, on a background thread (about a minute cold)."""
+    kinds = {max_graph_kind(item) for item in session.items if REQUIRED_BUT_MISSING not in item.stash
+             and not item.get_closest_marker("skip")} - {None}
+    if kinds and not env.stack_missing("max"):
+        from stackcheck import max_graphs
+
+        for kind in sorted(kinds):
+            max_graphs.prefetch(kind, session.config.stash[STATE]["impl"])
 
 
 def pytest_runtest_setup(item: pytest.Item) -> None:

@@ -99,10 +99,9 @@ def _jax_out(a, dtype: str) -> np.ndarray:
 
 def _max_outputs(impl, x, w, b):
     from stackcheck import max_graphs
-    from stackcheck.env import stack_missing
 
     impl.check_operands(x, w, b)
-    return max_graphs.run(impl, x, w, b, with_mojo=stack_missing("mojo") is None)
+    return max_graphs.execute("math", impl, x, w, b)
 
 
 def run_steps(impl, stack: str, device: str, x, w, b, dtype: str = "float32"):

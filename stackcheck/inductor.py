@@ -1,0 +1,42 @@
+"""Reading what Inductor generated (course §5.2, §8.1): code, kernels, buffers.
+
+Each call compiles afresh (Dynamo reset, FX graph cache off), so kernel counters are never
+replayed from a cache of another test.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+# Stable name prefixes: kernel suffixes (_0, _1, hashes) change between versions.
+GENERATED = re.compile(r"^(\w+) = async_compile\.\w+\(", re.M)
+EXTERN = re.compile(r"\bextern_kernels\.(\w+)\(")
+ALLOC = re.compile(r"^\s*(buf\d+) = empty_strided_\w+\(\(([^)]*)\)", re.M)
+REUSE = re.compile(r"^\s*(buf\d+) = (buf\d+); del \2\s+# reuse", re.M)
+
+
+@dataclass
+class Generated:
+    code: str  # the wrapper module Inductor wrote (first compiled graph)
+    programs: int  # compiled graphs (more than one means a graph break)
+    kernels: list[str]  # generated kernel names: cpp_fused_*, triton_poi_fused_*, triton_tem_fused_*
+    externs: list[str]  # library calls: addmm, mm, ...
+    counted: int  # torch._inductor.metrics.generated_kernel_count
+    allocations: list[tuple[str, str]]  # (buffer, shape) for every empty_strided in call()
+    reuses: int
+    result: object
+
+
+def compile_and_read(fn, *args, **compile_kwargs) -> Generated:
+    import torch
+    from torch._inductor import config, metrics
+    from torch._inductor.utils import run_and_get_code
+
+    torch._dynamo.reset()
+    metrics.reset()
+    with config.patch(fx_graph_cache=False):
+        result, codes = run_and_get_code(torch.compile(fn, **compile_kwargs), *args)
+    code = "\n".join(codes)
+    return Generated(code=code, programs=len(codes), kernels=GENERATED.findall(code),
+                     externs=EXTERN.findall(code), counted=metrics.generated_kernel_count,
+                     allocations=ALLOC.findall(code), reuses=len(REUSE.findall(code)), result=result)

@@ -1,0 +1,93 @@
+"""Reading each stack's intermediate representations (course §4.3, §8.3, §9.3, §10.3).
+
+One matcher normalizes op names across stacks, so a test reads "this IR holds
+matmul -> add -> relu" for torch.export's ATen graph, Dynamo's FX graph, a jaxpr,
+StableHLO, XLA's optimized HLO and MAX's graph alike. Patterns are prefix-agnostic
+(``stablehlo.add``, ``rmo.add``, ``aten.add.Tensor`` and jaxpr's ``add`` are all "add").
+"""
+from __future__ import annotations
+
+import re
+
+# canonical op -> pattern; "add" must not match "addmm", so it needs a word boundary after it
+OPS = {
+    "matmul": re.compile(r"\b(?:matmul|addmm|mm|dot_general|dot)\b"),
+    "broadcast": re.compile(r"\b(?:broadcast_in_dim|broadcast_to|broadcast|expand)\b"),
+    "add": re.compile(r"\badd\b"),
+    "relu": re.compile(r"\b(?:relu|maximum|max)\b"),
+}
+# What machine code looks like: PTX memory and predicate instructions, x86 vector moves.
+MACHINE = re.compile(r"^\s*(?:@%p\d+\s+)?(?:ld\.global|st\.global|setp\.\w+|vmovups|vfmadd\w*)\b", re.M)
+
+
+def op_sequence(text: str) -> list[str]:
+    """Canonical ops in the order their lines appear (the first op each line names)."""
+    found = []
+    for line in text.splitlines():
+        hits = [(m.start(), op) for op, pattern in OPS.items() if (m := pattern.search(line))]
+        if hits:
+            found.append(min(hits)[1])
+    return found
+
+
+def is_subsequence(wanted: list[str], seq: list[str]) -> bool:
+    it = iter(seq)
+    return all(op in it for op in wanted)
+
+
+def assert_ops_in_order(text: str, wanted: list[str], where: str) -> None:
+    """Fail, printing the IR, unless ``wanted`` appear in this order among its ops."""
+    __tracebackhide__ = True
+    seq = op_sequence(text)
+    if not is_subsequence(wanted, seq):
+        raise AssertionError(f"{where}: expected the ops {' -> '.join(wanted)} in order, found {seq}\n"
+                             f"--- IR ---\n{text[:4000]}")
+
+
+def machine_instructions(text: str) -> list[str]:
+    return MACHINE.findall(text)
+
+
+# ---- extracting the IRs ------------------------------------------------------------------
+
+def torch_export_graph(forward, *args) -> str:
+    """torch.export's ATen-level graph of ``forward`` (course §8.3)."""
+    import torch
+
+    class Forward(torch.nn.Module):
+        def forward(self, x, w, b):
+            return forward(x, w, b)
+
+    return str(torch.export.export(Forward(), args).graph_module.graph)
+
+
+def dynamo_graphs(forward, *args):
+    """The FX graphs Dynamo captures from ``forward``, via a recording backend of our own."""
+    import torch
+
+    graphs = []
+
+    def record(gm, example_inputs):
+        graphs.append(gm)
+        return gm.forward
+
+    torch._dynamo.reset()
+    result = torch.compile(forward, backend=record, dynamic=False)(*args)
+    return graphs, result
+
+
+def jax_stages(forward, *args) -> dict:
+    """JAX's staged path (course §9.3): jaxpr, StableHLO (lowered) and optimized HLO (compiled)."""
+    import jax
+
+    lowered = jax.jit(forward).lower(*args)
+    compiled = lowered.compile()
+    return {"jaxpr": str(jax.make_jaxpr(forward)(*args)), "stablehlo": lowered.as_text(),
+            "hlo": compiled.as_text(), "lowered": lowered, "compiled": compiled}
+
+
+def hlo_fusions(hlo: str) -> dict[str, str]:
+    """Fused computations of an optimized HLO module that its entry calls, by name -> body text."""
+    bodies = dict(re.findall(r"^(%?[\w.\-]+) \([^\n]*\{\n(.*?)^\}", hlo, re.M | re.S))
+    called = re.findall(r"\bfusion\([^\n]*?calls=(%?[\w.\-]+)", hlo)
+    return {name: bodies.get(name, "") for name in called}

@@ -1,0 +1,51 @@
+"""MC01: Python does not run on the device. It runs on the host, while tracing; what repeats on the
+device is the compiled program."""
+import numpy as np
+import pytest
+
+from stackcheck import assert_matches_reference, need, reference_forward, stack_params
+from stackcheck import ir
+from stackcheck.compiles import jax_compiles
+from stackcheck.numerics import make_inputs
+
+
+@pytest.mark.claim("MC01")
+@pytest.mark.parametrize("stack, device", stack_params("jax"))
+def test_python_side_effect_runs_once_at_trace_time(impl, stack, device):
+    jax = need("jax")
+    ran = []
+
+    def forward(x, w, b):
+        ran.append("python ran")  # host Python: happens while JAX traces, not on the device
+        return impl.jax_forward(x, w, b)
+
+    compiled = jax.jit(forward)
+    target = jax.devices({"cuda": "gpu"}.get(device, device))[0]
+    x, w, b = make_inputs(8, 4, 3)
+    args = [jax.device_put(v, target) for v in (x, w, b)]
+    with jax_compiles() as count:
+        results = [compiled(*args) for _ in range(5)]
+    assert len(ran) == 1, f"5 calls, but the Python body ran {len(ran)} times"
+    assert count.compiles == 1, "one device program, compiled once, run five times"
+    for y in results:
+        assert_matches_reference(np.asarray(y), reference_forward(x, w, b), dtype="float32", k=4)
+
+
+@pytest.mark.claim("MC01")
+@pytest.mark.parametrize("stack, device", stack_params("torch_compile"))
+def test_torch_graph_holds_only_tensor_ops(torch_inputs, example_inputs, stack, device):
+    """Dynamo replays a Python side effect on the host after each call; the graph it hands the
+    compiler, which is what becomes device code, holds tensor ops only."""
+    ran = []
+
+    def forward(x, w, b):
+        ran.append(1)
+        return (x @ w + b).relu()
+
+    graphs, y = ir.dynamo_graphs(forward, *torch_inputs)
+    assert len(graphs) == 1
+    targets = [str(node.target) for node in graphs[0].graph.nodes if node.op in ("call_function", "call_method")]
+    assert not [t for t in targets if "append" in t], f"a list append reached the graph: {targets}"
+    assert ir.op_sequence("\n".join(targets)) == ["matmul", "add", "relu"], targets
+    assert ran, "the Python side effect still happens, on the host"
+    assert_matches_reference(y.cpu().numpy(), reference_forward(*example_inputs), dtype="float32", k=32)

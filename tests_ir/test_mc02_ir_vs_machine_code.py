@@ -1,0 +1,71 @@
+"""MC02: IR is not machine code. StableHLO, FX and MAX IR hold tensor ops and no instructions;
+the final artifacts (Triton PTX, Mojo PTX) hold loads, stores and predicates."""
+import re
+
+import numpy as np
+import pytest
+
+from stackcheck import assert_matches_reference, need, reference_forward, stack_params
+from stackcheck import ir, max_graphs, mojo_build
+from stackcheck.numerics import make_inputs
+
+INSTRUCTIONS = ("ld.global", "st.global", "setp")
+
+
+def assert_ir_not_machine_code(text: str, where: str) -> None:
+    assert ir.op_sequence(text), f"{where} must hold tensor ops"
+    assert not ir.machine_instructions(text), f"{where} holds machine instructions: {ir.machine_instructions(text)}"
+
+
+@pytest.mark.claim("MC02")
+@pytest.mark.parametrize("stack, device", stack_params("jax"))
+def test_stablehlo_is_tensor_ops(impl, jax_inputs, example_inputs, stack, device):
+    stages = ir.jax_stages(impl.jax_forward, *jax_inputs)
+    assert_ir_not_machine_code(stages["stablehlo"], "StableHLO")
+    assert re.search(r"tensor<64x16xf32>", stages["stablehlo"]), "StableHLO types are whole tensors"
+    assert_matches_reference(np.asarray(stages["compiled"](*jax_inputs)), reference_forward(*example_inputs),
+                             dtype="float32", k=32)
+
+
+@pytest.mark.claim("MC02")
+@pytest.mark.parametrize("stack, device", stack_params("torch"))
+def test_fx_graph_is_tensor_ops(impl, torch_inputs, example_inputs, stack, device):
+    graphs, y = ir.dynamo_graphs(impl.torch_forward, *torch_inputs)
+    assert_ir_not_machine_code(str(graphs[0].graph), "the FX graph")
+    assert_matches_reference(y.cpu().numpy(), reference_forward(*example_inputs), dtype="float32", k=32)
+
+
+@pytest.mark.claim("MC02")
+@pytest.mark.max_graph("structure")
+@pytest.mark.parametrize("stack, device", stack_params("max"))
+def test_max_graph_is_tensor_ops(impl, example_inputs, stack, device):
+    graph, _, _ = max_graphs.model("structure", impl)
+    assert_ir_not_machine_code(str(graph), "the MAX graph")
+    out = max_graphs.execute("structure", impl, *example_inputs)
+    assert_matches_reference(out["y"], reference_forward(*example_inputs), dtype="float32", k=32)
+
+
+@pytest.mark.claim("MC02")
+@pytest.mark.mojo
+def test_mojo_ptx_is_machine_code():
+    """Built for an H100/H200 (nvidia:90) here, with or without a GPU."""
+    ptx = mojo_build.kernel_ptx(mojo_build.source("bias_relu_gpu.mojo"), "bias_relu", {"N": 33, "M": 65})
+    for instruction in INSTRUCTIONS:
+        assert instruction in ptx, f"the Mojo kernel's PTX must contain {instruction}"
+    assert "max.f32" in ptx, "ReLU became one max.f32 instruction per element"
+
+
+@pytest.mark.claim("MC02")
+@pytest.mark.parametrize("stack, device", stack_params("triton", devices=("cuda",)))
+def test_triton_ptx_is_machine_code(impl, stack, device):
+    torch = need("torch")
+    from stackcheck import triton_kernels
+
+    a = torch.from_numpy(make_inputs(33, 65, 1)[0]).to(device)  # A[33, 65]
+    b = torch.from_numpy(make_inputs(1, 1, 65)[2]).to(device)
+    y = impl.triton_bias_relu(a, b)
+    compiled = triton_kernels.compiled_kernel.warmup(a, b, y, a.numel(), M=65, BLOCK_SIZE=256, grid=(1,))
+    ptx = compiled.asm["ptx"]
+    for instruction in INSTRUCTIONS:
+        assert instruction in ptx, f"Triton's PTX must contain {instruction}"
+    torch.testing.assert_close(y, torch.relu(a + b))

@@ -1,0 +1,62 @@
+"""MC03 and §2.3: math ops, graph nodes, kernels and instructions are four different counts."""
+import re
+
+import pytest
+
+from stackcheck import assert_matches_reference, need, reference_forward, stack_params
+from stackcheck import ir, mojo_build
+from stackcheck.inductor import compile_and_read
+
+FORMULA_OPS = ["matmul", "add", "relu"]  # Y = ReLU(X @ W + b): three operations on paper
+
+
+@pytest.mark.claim("MC03")
+@pytest.mark.parametrize("stack, device", stack_params("torch_compile"))
+def test_ops_nodes_kernels_and_instructions_differ(impl, torch_inputs, example_inputs, evidence, stack, device):
+    export = ir.torch_export_graph(impl.torch_forward, *torch_inputs)
+    nodes = len(re.findall(r"call_function\[", export))
+    gen = compile_and_read(impl.torch_forward, *torch_inputs)
+    kernels = len(gen.externs) + len(gen.kernels)  # library calls plus generated kernels
+    counts = {"math ops": len(FORMULA_OPS), "ATen graph nodes": nodes, "kernels": kernels,
+              "PTX instructions of a bias+ReLU kernel": fused_kernel_instructions(device)}
+    evidence(**counts)
+    assert counts["math ops"] == 3 and nodes == 3, counts
+    assert kernels == 2, f"fusion: three nodes became two kernels (a library matmul, one fused kernel): {counts}"
+    assert counts["PTX instructions of a bias+ReLU kernel"] > 10 * kernels, counts
+    assert_matches_reference(gen.result.cpu().numpy(), reference_forward(*example_inputs), dtype="float32", k=32)
+
+
+def instruction_count(ptx: str) -> int:
+    """PTX instructions: indented lines that are not directives, labels or comments."""
+    return len([line for line in ptx.splitlines() if re.match(r"^\s+(?:@%p\d+\s+)?[a-z][\w.:]*\s", line)])
+
+
+def fused_kernel_instructions(device: str) -> int:
+    """Our Triton bias+ReLU kernel's PTX on CUDA; elsewhere the Mojo one's, built for nvidia:90."""
+    from stackcheck.env import stack_missing
+
+    if device == "cuda" and not stack_missing("triton"):
+        torch = need("torch")
+        from stackcheck import triton_kernels
+
+        a, b = torch.zeros(64, 16, device=device), torch.zeros(16, device=device)
+        kernel = triton_kernels.compiled_kernel.warmup(a, b, a, a.numel(), M=16, BLOCK_SIZE=256, grid=(1,))
+        return instruction_count(kernel.asm["ptx"])
+    if stack_missing("mojo"):
+        pytest.skip(f"no PTX to count here: {stack_missing('mojo')}")
+    return instruction_count(mojo_build.kernel_ptx(mojo_build.source("bias_relu_gpu.mojo"), "bias_relu",
+                                                   {"N": 64, "M": 16}))
+
+
+@pytest.mark.claim("MC03")
+@pytest.mark.parametrize("stack, device", stack_params("torch_compile"))
+def test_one_node_can_become_several_kernels(stack, device):
+    torch = need("torch")
+    if device == "cpu":  # softmax: one node, several loop kernels (max, exp-sum, divide)
+        fn, x = (lambda t: torch.softmax(t, -1)), torch.randn(256, 1024)
+    else:  # a large sum: one node, split into two reduction kernels on the GPU
+        fn, x = (lambda t: t.sum()), torch.randn(1 << 24, device=device)
+    nodes = len(re.findall(r"call_function\[", ir.torch_export_graph(lambda a, b, c: fn(a), x, x, x)))
+    gen = compile_and_read(fn, x)
+    assert nodes == 1 and gen.counted >= 2, f"one node, {gen.counted} kernels ({gen.kernels})"
+    torch.testing.assert_close(gen.result, fn(x), rtol=1e-4, atol=1e-3)

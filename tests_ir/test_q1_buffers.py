@@ -1,0 +1,78 @@
+"""Checkpoint 1 and §2.3: Z = A + b need not be stored. Compiled code materializes fewer buffers
+than eager has intermediates."""
+import numpy as np
+import pytest
+
+from stackcheck import assert_matches_reference, need, reference_forward, stack_params
+from stackcheck import ir
+from stackcheck.inductor import compile_and_read
+
+
+def eager_outputs(forward, *args) -> list[str]:
+    """The ATen ops eager mode runs, each writing a new tensor (counted with a dispatch mode)."""
+    from torch.utils._python_dispatch import TorchDispatchMode
+
+    ops = []
+
+    class Record(TorchDispatchMode):
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            ops.append(func.overloadpacket.__name__)
+            return func(*args, **(kwargs or {}))
+
+    with Record():
+        forward(*args)
+    return ops
+
+
+@pytest.mark.claim("Q1")
+@pytest.mark.parametrize("stack, device", stack_params("torch_compile"))
+def test_inductor_allocates_one_buffer_where_eager_makes_three(impl, torch_inputs, example_inputs, stack, device):
+    eager = eager_outputs(impl.torch_forward, *torch_inputs)
+    assert len(eager) == 3, f"eager runs matmul, add and relu, each writing a tensor (A, Z, Y): {eager}"
+    gen = compile_and_read(impl.torch_forward, *torch_inputs)
+    n, m = torch_inputs[0].shape[0], torch_inputs[1].shape[1]
+    full = [buf for buf, shape in gen.allocations if shape.replace(" ", "") == f"{n},{m}"]
+    assert len(full) == 1, f"compiled code allocates one [N, M] buffer (A, reused for Y): {gen.allocations}"
+    assert len(full) < len(eager)
+    assert_matches_reference(gen.result.cpu().numpy(), reference_forward(*example_inputs), dtype="float32", k=32)
+
+
+@pytest.mark.claim("Q1")
+@pytest.mark.parametrize("stack, device", stack_params("jax"))
+def test_xla_needs_no_temporary_n_by_m_buffer(impl, jax_inputs, example_inputs, stack, device):
+    stages = ir.jax_stages(impl.jax_forward, *jax_inputs)
+    stats = stages["compiled"].memory_analysis()
+    if stats is None:
+        pytest.skip(f"memory_analysis() is not available for the {device} backend of this jaxlib")
+    one_buffer = example_inputs[0].shape[0] * example_inputs[1].shape[1] * 4
+    assert stats.temp_size_in_bytes < one_buffer, (
+        f"temp bytes {stats.temp_size_in_bytes} >= one N x M buffer ({one_buffer}): Z was materialized")
+    assert stats.output_size_in_bytes == one_buffer
+    assert_matches_reference(np.asarray(stages["compiled"](*jax_inputs)), reference_forward(*example_inputs),
+                             dtype="float32", k=32)
+
+
+@pytest.mark.claim("Q1")
+@pytest.mark.parametrize("stack, device", stack_params("torch_compile", devices=("cuda",)))
+def test_peak_memory_eager_vs_compiled_on_cuda(impl, evidence, stack, device):
+    torch = need("torch")
+    n, k, m = 8192, 256, 8192  # one [N, M] float32 buffer is 256 MiB: it dominates the peak
+    x = torch.rand(n, k, device=device) - 0.5
+    w = torch.rand(k, m, device=device) - 0.5
+    b = torch.rand(m, device=device) - 0.5
+    compiled = torch.compile(impl.torch_forward)
+    compiled(x, w, b)  # compile outside the measurement
+    one = n * m * 4
+    peaks = {}
+    for name, fn in (("eager", impl.torch_forward), ("compiled", compiled)):
+        torch.cuda.synchronize()
+        torch.cuda.reset_peak_memory_stats()
+        base = torch.cuda.memory_allocated()
+        y = fn(x, w, b)
+        torch.cuda.synchronize()
+        peaks[name] = (torch.cuda.max_memory_allocated() - base) / one
+        del y
+    evidence(peak_in_n_by_m_buffers=peaks)
+    assert peaks["eager"] >= 1.9, f"eager holds two [N, M] tensors at once (Z while writing Y): {peaks}"
+    assert peaks["compiled"] <= 1.1, f"compiled holds only Y: {peaks}"
+    torch.testing.assert_close(compiled(x, w, b), impl.torch_forward(x, w, b), rtol=1e-5, atol=1e-5)

@@ -1,0 +1,59 @@
+"""§4.3: each stack's IR holds the computation's ops, matmul -> (broadcast) -> add -> relu."""
+import numpy as np
+import pytest
+
+from stackcheck import assert_matches_reference, reference_forward, stack_params
+from stackcheck import ir, max_graphs
+
+MATH = ["matmul", "add", "relu"]
+
+
+@pytest.mark.claim("S4.3-ir")
+@pytest.mark.parametrize("stack, device", stack_params("torch"))
+def test_torch_export_aten_graph(impl, torch_inputs, example_inputs, stack, device):
+    text = ir.torch_export_graph(impl.torch_forward, *torch_inputs)
+    ir.assert_ops_in_order(text, MATH, "torch.export ATen graph")
+    assert "aten." in text, "torch.export's graph is made of ATen ops"
+    y = impl.torch_forward(*torch_inputs)
+    assert_matches_reference(y.cpu().numpy(), reference_forward(*example_inputs), dtype="float32", k=32)
+
+
+@pytest.mark.claim("S4.3-ir")
+@pytest.mark.parametrize("stack, device", stack_params("torch"))
+def test_dynamo_fx_graph_from_a_recording_backend(impl, torch_inputs, example_inputs, stack, device):
+    graphs, y = ir.dynamo_graphs(impl.torch_forward, *torch_inputs)
+    assert len(graphs) == 1, f"the course's forward is one graph, got {len(graphs)}"
+    text = str(graphs[0].graph)
+    ir.assert_ops_in_order(text, MATH, "Dynamo FX graph")
+    assert_matches_reference(y.cpu().numpy(), reference_forward(*example_inputs), dtype="float32", k=32)
+
+
+@pytest.mark.claim("S4.3-ir")
+@pytest.mark.parametrize("stack, device", stack_params("jax"))
+@pytest.mark.parametrize("stage", ["jaxpr", "stablehlo"])
+def test_jaxpr_and_stablehlo(impl, jax_inputs, example_inputs, stack, device, stage):
+    stages = ir.jax_stages(impl.jax_forward, *jax_inputs)
+    ir.assert_ops_in_order(stages[stage], ["matmul", "broadcast", "add", "relu"], f"JAX {stage}")
+    y = stages["compiled"](*jax_inputs)
+    assert_matches_reference(np.asarray(y), reference_forward(*example_inputs), dtype="float32", k=32)
+
+
+@pytest.mark.claim("S4.3-ir")
+@pytest.mark.max_graph("structure")
+@pytest.mark.parametrize("stack, device", stack_params("max"))
+def test_max_graph_text(impl, example_inputs, stack, device):
+    graph, _, _ = max_graphs.model("structure", impl)
+    text = str(graph)
+    ir.assert_ops_in_order(text, MATH, "MAX graph")
+    assert text.lstrip().startswith("mo.graph"), "MAX's graph is MLIR in the mo dialect"
+    out = max_graphs.execute("structure", impl, *example_inputs)
+    assert_matches_reference(out["y"], reference_forward(*example_inputs), dtype="float32", k=32)
+
+
+@pytest.mark.meta
+def test_matcher_normalizes_names_and_rejects_a_missing_op():
+    assert ir.op_sequence("%0 = stablehlo.dot_general\n%1 = stablehlo.add\n%2 = stablehlo.maximum") == MATH
+    assert ir.op_sequence("%1 = rmo.matmul(%a)\n%2 = rmo.add(%1)\n%3 = rmo.mo.relu(%2)") == MATH
+    assert ir.op_sequence("extern_kernels.addmm(...)") == ["matmul"], "addmm is a matmul, not an add"
+    with pytest.raises(AssertionError, match="expected the ops matmul -> add -> relu"):
+        ir.assert_ops_in_order("d = dot_general a b\ng = max d 0.0", MATH, "a graph without the bias")

@@ -1,0 +1,71 @@
+"""§5.2/§5.4: fusion shows in generated code; the matmul is often a library call; counts are asserted."""
+import re
+
+import numpy as np
+import pytest
+
+from stackcheck import assert_matches_reference, need, reference_forward, stack_params
+from stackcheck import ir, max_graphs
+from stackcheck.inductor import compile_and_read
+
+EPILOGUE = re.compile(r"Epilogue\(mo\.matmul\b.*\bmo\.add\b.*\bmo\.relu\b")
+
+
+@pytest.mark.claim("S5.2-fusion")
+@pytest.mark.parametrize("stack, device", stack_params("torch_compile"))
+def test_inductor_fuses_bias_and_relu_after_a_library_matmul(impl, torch_inputs, example_inputs, stack, device):
+    gen = compile_and_read(impl.torch_forward, *torch_inputs)
+    assert gen.programs == 1, f"one compiled program expected, got {gen.programs} (a graph break?)"
+    if device == "cpu":  # addmm does the bias add inside the library call; ReLU is generated C++
+        assert any(e in ("addmm", "mm") for e in gen.externs), gen.code
+        assert len(gen.kernels) == 1 and re.match(r"cpp_fused\w*relu", gen.kernels[0]), gen.kernels
+    else:  # mm in cuBLAS; the bias add and ReLU fused in one Triton pointwise kernel
+        assert "mm" in gen.externs, gen.code
+        assert len(gen.kernels) == 1 and re.match(r"triton_poi_fused\w*add\w*relu", gen.kernels[0]), gen.kernels
+    assert gen.counted == 1, f"Inductor's generated-kernel counter must read 1, got {gen.counted}"
+    assert_matches_reference(gen.result.cpu().numpy(), reference_forward(*example_inputs), dtype="float32", k=32)
+
+
+@pytest.mark.claim("S5.2-fusion")
+@pytest.mark.parametrize("stack, device", stack_params("torch_compile", devices=("cuda",)))
+def test_max_autotune_fuses_matmul_add_and_relu_in_one_template(impl, torch_inputs, example_inputs, stack, device):
+    torch = need("torch")
+    if torch.cuda.get_device_capability() < (8, 0):
+        pytest.skip("Triton GEMM templates need compute capability 8.0+")
+    gen = compile_and_read(impl.torch_forward, *torch_inputs, mode="max-autotune-no-cudagraphs")
+    templates = [k for k in gen.kernels if re.match(r"triton_tem_fused\w*mm", k)]
+    if not templates and "mm" in gen.externs:
+        pytest.skip(f"autotuning chose cuBLAS over the Triton template in torch {torch.__version__}; "
+                    f"kernels: {gen.kernels}")
+    assert len(templates) == 1 and re.search(r"add.*relu|relu.*add", templates[0]), gen.kernels
+    assert not gen.externs, f"no library call left: {gen.externs}"
+    assert_matches_reference(gen.result.cpu().numpy(), reference_forward(*example_inputs), dtype="float32", k=32)
+
+
+@pytest.mark.claim("S5.2-fusion")
+@pytest.mark.parametrize("stack, device", stack_params("jax"))
+def test_xla_fuses_add_and_maximum(impl, jax_inputs, example_inputs, stack, device):
+    stages = ir.jax_stages(impl.jax_forward, *jax_inputs)
+    entry = stages["hlo"].split("ENTRY", 1)[1]
+    fusions = ir.hlo_fusions(stages["hlo"])
+    elementwise = [n for n, body in fusions.items() if "add(" in body and "maximum(" in body]
+    assert len(elementwise) == 1, f"exactly one fusion holds add and maximum: {fusions}"
+    assert entry.count("fusion(") == len(fusions) >= 1
+    if device == "cuda":
+        assert re.search(r"cublas|triton_gemm|__triton|gemm", stages["hlo"]), "on CUDA the dot is a GEMM call/fusion"
+    assert_matches_reference(np.asarray(stages["compiled"](*jax_inputs)), reference_forward(*example_inputs),
+                             dtype="float32", k=32)
+
+
+@pytest.mark.claim("S5.2-fusion")
+@pytest.mark.max_graph("structure")
+@pytest.mark.parametrize("stack, device", stack_params("max"))
+def test_max_puts_add_and_relu_in_the_matmul_epilogue(impl, example_inputs, stack, device):
+    _, compiled, _ = max_graphs.model("structure", impl)
+    summaries = compiled.kernel_summaries
+    epilogues = [s for s in summaries if EPILOGUE.search(s)]
+    assert len(epilogues) == 1, f"one kernel: matmul with add and relu in its epilogue; summaries: {summaries}"
+    standalone = [s for s in summaries if re.search(r"\bmo\.relu\b", s) and not EPILOGUE.search(s)]
+    assert not standalone, f"no separate relu kernel may remain: {standalone}"
+    out = max_graphs.execute("structure", impl, *example_inputs)
+    assert_matches_reference(out["y"], reference_forward(*example_inputs), dtype="float32", k=32)
