@@ -81,17 +81,25 @@ def kernel_ptx(src: Path, kernel: str, sizes: dict[str, int] | None = None) -> s
 
 
 def guard_problems(ptx: str, element_count: int) -> list[str]:
-    """Why the PTX does not bounds-check every global load and store against element_count."""
-    problems = []
-    guard = re.search(rf"setp\.(?:gt|ge)\.[us](?:32|64)\s+(%p\d+),\s*%\w+,\s*({element_count - 1}|{element_count});"
-                      rf"\s*@\1 bra\s+(\$\w+);", ptx)
-    if not guard:
+    """Why the PTX does not bounds-check every global load and store against element_count.
+
+    The guard is a `setp` comparing the thread's index with the bound, then a branch past the
+    body: `gt` element_count - 1 or `ge` element_count (for one element the compiler writes `ne 0`)."""
+    bounds = {("gt", element_count - 1), ("ge", element_count), ("hi", element_count - 1), ("hs", element_count)}
+    if element_count == 1:
+        bounds.add(("ne", 0))
+    guard = None
+    for m in re.finditer(r"setp\.(\w+)\.[usb](?:32|64)\s+(%p\d+),\s*%\w+,\s*(\d+);\s*@\2 bra\s+(\$\w+);", ptx):
+        if (m.group(1), int(m.group(3))) in bounds:
+            guard = m
+            break
+    if guard is None:
         return [f"no `setp` against element_count - 1 = {element_count - 1} followed by a branch past the body"]
-    body = ptx[guard.end():ptx.index(guard.group(3) + ":")]
+    body = ptx[guard.end():ptx.index(guard.group(4) + ":")]
+    problems = []
     if not re.search(r"\bst\.global", body):
         problems.append("the guarded body has no st.global: the store is not behind the bounds check")
-    unguarded = ptx[:guard.start()]
-    if re.search(r"\b(?:ld|st)\.global", unguarded):
+    if re.search(r"\b(?:ld|st)\.global", ptx[:guard.start()]):
         problems.append("a global load or store comes before the bounds check")
     return problems
 

@@ -37,6 +37,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                          "implementations in stackcheck.reference; missing names fall back")
     group.addoption("--curriculum-report", default=None, metavar="PATH",
                     help="write the claim-by-claim report as JSON to PATH and as Markdown beside it")
+    group.addoption("--mojo-prebuilt", default=None, metavar="DIR",
+                    help="run the Mojo GPU programs from DIR (made elsewhere by `python -m stackcheck.mojo_build "
+                         "DIR`, with their runtime libraries) when this machine has no Mojo toolchain")
     group.addoption("--require-claims", action="store_true",
                     help="fail the run when any claim of the course is untested or failed")
 

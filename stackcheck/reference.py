@@ -20,7 +20,8 @@ a name the module lacks falls back to the one here. The surface:
 ``max_steps(x,w,b)``        graph builder: (A, Z, Y) as MAX graph values, for any dtype (§10.3)
 ``mojo_relu(z)``            graph builder: ReLU through the Mojo custom op ``study_relu`` (§10.4)
 ``mojo_package()``          path of the Mojo source package that registers ``study_relu``
-``triton_bias_relu(a,b)``   ReLU(A + b) by the Triton kernel; interpreter on CPU (§11.2)
+``triton_bias_relu(a,b,``  ReLU(A + b) by the Triton kernel, interpreter on CPU (§11.2); ValueError for
+``block_size=256,out=)``    inputs it cannot take; empty A returns without a launch; writes ``out`` if given
 ``triton_forward(x,w,b)``   torch matmul, then ``triton_bias_relu`` (§11.4: two kernels)
 ``sum_sequential(v)``       float32 sum, left to right, one element at a time (MC13)
 ``sum_blocked(v, block)``   float32 sum of per-block partial sums (MC13)
@@ -179,10 +180,10 @@ def mojo_package():
     raise FileNotFoundError("the Mojo package study_relu is missing from this installation")
 
 
-def triton_bias_relu(a, b, block_size: int = 256):
+def triton_bias_relu(a, b, block_size: int = 256, out=None):
     from stackcheck.triton_kernels import bias_relu
 
-    return bias_relu(a, b, block_size=block_size)
+    return bias_relu(a, b, block_size=block_size, out=out)
 
 
 def triton_forward(x, w, b):

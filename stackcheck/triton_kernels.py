@@ -42,10 +42,16 @@ def interpreter(enabled: bool = True):
             os.environ["TRITON_INTERPRET"] = saved
 
 
-with interpreter(False):
-    compiled_kernel = triton.jit(_bias_relu_kernel)
-with interpreter(True):
-    interpreted_kernel = triton.jit(_bias_relu_kernel)
+def jit_both(fn):
+    """(compiled, interpreted) Triton kernels of one Python kernel function."""
+    with interpreter(False):
+        compiled = triton.jit(fn)
+    with interpreter(True):
+        interpreted = triton.jit(fn)
+    return compiled, interpreted
+
+
+compiled_kernel, interpreted_kernel = jit_both(_bias_relu_kernel)
 
 
 def validate(a: torch.Tensor, b: torch.Tensor) -> None:
@@ -75,18 +81,29 @@ def grid(n_elements: int, block_size: int) -> tuple[int]:
     return (triton.cdiv(n_elements, block_size),)
 
 
-def bias_relu(a: torch.Tensor, b: torch.Tensor, block_size: int = 256) -> torch.Tensor:
-    """Y = ReLU(A + b) by the Triton kernel; an empty A returns an empty Y without a launch."""
+def launch(kernels, a: torch.Tensor, b: torch.Tensor, y: torch.Tensor, block_size: int) -> None:
+    """Launch (compiled, interpreted)[device] over cdiv(n, block_size) programs."""
+    compiled, interpreted = kernels
+    n = a.numel()
+    if a.device.type == "cuda":
+        compiled[grid(n, block_size)](a, b, y, n, M=a.shape[1], BLOCK_SIZE=block_size)
+    else:
+        with interpreter(True):
+            interpreted[grid(n, block_size)](a, b, y, n, M=a.shape[1], BLOCK_SIZE=block_size)
+
+
+def bias_relu(a: torch.Tensor, b: torch.Tensor, block_size: int = 256, out: torch.Tensor | None = None,
+              kernels=None) -> torch.Tensor:
+    """Y = ReLU(A + b) by the Triton kernel, into ``out`` if given; an empty A returns at once, no launch."""
     validate(a, b)
     if block_size <= 0 or block_size & (block_size - 1):
         raise ValueError(f"block_size must be a power of two, got {block_size}")
-    y = torch.empty_like(a)
-    n = a.numel()
-    if n == 0:
-        return y
-    if a.device.type == "cuda":
-        compiled_kernel[grid(n, block_size)](a, b, y, n, M=a.shape[1], BLOCK_SIZE=block_size)
-    else:
-        with interpreter(True):
-            interpreted_kernel[grid(n, block_size)](a, b, y, n, M=a.shape[1], BLOCK_SIZE=block_size)
-    return y
+    if out is None:
+        out = torch.empty_like(a)
+    elif out.shape != a.shape or out.dtype != a.dtype or out.device != a.device or not out.is_contiguous():
+        raise ValueError(f"out must be a contiguous {a.dtype} tensor of shape {list(a.shape)} on {a.device}, got "
+                         f"{out.dtype} {list(out.shape)} on {out.device} (contiguous: {out.is_contiguous()})")
+    if a.numel() == 0:
+        return out
+    launch(kernels or (compiled_kernel, interpreted_kernel), a, b, out, block_size)
+    return out

@@ -1,0 +1,104 @@
+"""The suite's timer (course §6.5, checkpoint 2): interleaved trials, medians, and a noise floor.
+
+Every measurement names its regime (what the clock includes). Candidates are timed A B A B ...
+so drift hits all of them alike; results are medians with their interquartile range; a
+comparison is called only when the two candidates differ by more than the A/A noise floor
+(the spread between two timings of the same thing), otherwise it is inconclusive.
+"""
+from __future__ import annotations
+
+import statistics
+import time
+from dataclasses import dataclass, field
+from typing import Callable
+
+REGIMES = {
+    "host-no-sync": "host clock around the call only: measures submission, not the work",
+    "host-sync": "host clock around the call and a synchronize / block_until_ready: end-to-end",
+    "device-events": "events recorded on the stream that does the work: device time only",
+    "first-call": "the first call: tracing, compiling and the first run together",
+    "with-transfers": "host-to-device copy, the work, and the copy back",
+}
+
+
+@dataclass
+class Measurement:
+    name: str
+    regime: str
+    samples: list[float] = field(default_factory=list)  # seconds
+
+    @property
+    def median(self) -> float:
+        return statistics.median(self.samples)
+
+    @property
+    def iqr(self) -> float:
+        q = statistics.quantiles(self.samples, n=4)
+        return q[2] - q[0]
+
+    def summary(self) -> dict:
+        return {"regime": self.regime, "median_ms": round(self.median * 1e3, 4),
+                "iqr_ms": round(self.iqr * 1e3, 4), "trials": len(self.samples)}
+
+
+def host_timer(fn: Callable[[], object], sync: Callable[[object], None] | None = None) -> Callable[[], float]:
+    """A timer for ``fn``: host clock, with ``sync(result)`` inside the timed region when given."""
+    def run() -> float:
+        start = time.perf_counter()
+        result = fn()
+        if sync is not None:
+            sync(result)
+        return time.perf_counter() - start
+    return run
+
+
+def cuda_event_timer(fn: Callable[[], object]) -> Callable[[], float]:
+    """A timer for ``fn`` from CUDA events on the current stream (device time, in seconds)."""
+    import torch
+
+    def run() -> float:
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+        fn()
+        end.record()
+        end.synchronize()
+        return start.elapsed_time(end) / 1e3
+    return run
+
+
+def interleaved(timers: dict[str, Callable[[], float]], regime: str, trials: int = 21,
+                warmup: int = 3) -> dict[str, Measurement]:
+    """Time each candidate ``trials`` times, round-robin, after ``warmup`` untimed rounds."""
+    if regime not in REGIMES:
+        raise ValueError(f"unknown regime {regime!r}; one of {sorted(REGIMES)}")
+    for _ in range(warmup):
+        for timer in timers.values():
+            timer()
+    results = {name: Measurement(name, regime) for name in timers}
+    for _ in range(trials):
+        for name, timer in timers.items():
+            results[name].samples.append(timer())
+    return results
+
+
+def noise_floor(timer: Callable[[], float], regime: str, trials: int = 21) -> float:
+    """A/A: the ratio of medians of two interleaved series of the same timer (>= 1)."""
+    runs = interleaved({"A": timer, "A'": timer}, regime, trials)
+    a, b = runs["A"].median, runs["A'"].median
+    return max(a, b) / max(min(a, b), 1e-12)
+
+
+def ratio(slow: Measurement, fast: Measurement) -> float:
+    return slow.median / max(fast.median, 1e-12)
+
+
+def not_faster_somewhere(measured: dict[str, dict[str, Measurement]], candidate: str, margin: float,
+                         floors: dict[str, float]) -> list[str]:
+    """Regimes (keys of ``measured``) where ``candidate`` is not faster than the best other entry by
+    more than ``margin``, counting only those whose A/A noise floor is below ``margin``."""
+    found = []
+    for regime, runs in measured.items():
+        best_other = min((m for name, m in runs.items() if name != candidate), key=lambda m: m.median)
+        if ratio(runs[candidate], best_other) * margin >= 1 and floors[regime] < margin:
+            found.append(regime)
+    return found

@@ -1,0 +1,51 @@
+"""§10.4 and experiment F: the Mojo custom op "study_relu" joins a MAX graph by its registered name,
+equals the built-in relu and NumPy, and stays its own kernel: the custom boundary keeps ReLU out of
+the matmul epilogue that the built-in relu gets."""
+import re
+
+import numpy as np
+import pytest
+
+from stackcheck import assert_matches_reference, reference_forward
+from stackcheck import max_graphs
+from stackcheck.numerics import make_inputs
+
+pytestmark = [pytest.mark.mojo, pytest.mark.max, pytest.mark.max_graph("structure")]
+
+
+@pytest.mark.claim("S10.4-custom")
+@pytest.mark.parametrize("shape", [(2, 3, 2), (33, 17, 65), (1, 1, 1), (64, 128, 7)])
+def test_custom_relu_equals_builtin_and_numpy(impl, shape):
+    x, w, b = make_inputs(*shape, seed=sum(shape))
+    out = max_graphs.execute("structure", impl, x, w, b)
+    np.testing.assert_array_equal(out["y_mojo"], out["y"], err_msg="custom ReLU vs MAX's built-in relu")
+    assert_matches_reference(out["y_mojo"], reference_forward(x, w, b), dtype="float32", k=shape[1],
+                             what="Y with the Mojo custom ReLU")
+
+
+@pytest.mark.claim("S10.4-custom")
+def test_custom_op_is_its_own_kernel(impl):
+    _, compiled, _ = max_graphs.model("structure", impl)
+    summaries = compiled.kernel_summaries
+    fused_relu = [s for s in summaries if re.search(r"Epilogue\(mo\.matmul\b.*\bmo\.add\b.*\bmo\.relu\b", s)]
+    add_only = [s for s in summaries if re.search(r"Epilogue\(mo\.matmul\b.*\bmo\.add\)", s)]
+    custom = [s for s in summaries if re.search(r"\bcustom__study_relu\b", s)]
+    assert len(fused_relu) == 1, f"built-in chain: relu inside the matmul epilogue: {summaries}"
+    assert len(add_only) == 1 and len(custom) == 1, (
+        f"custom chain: the epilogue stops at add, and study_relu runs as a kernel of its own: {summaries}")
+
+
+@pytest.mark.claim("S10.4-custom")
+def test_the_registered_name_ties_python_to_mojo(impl):
+    from max.driver import CPU
+    from max.dtype import DType
+    from max.graph import DeviceRef, Graph, TensorType, ops
+
+    ref = DeviceRef.from_device(CPU())
+    out_type = TensorType(DType.float32, [2, 2], device=ref)
+    with pytest.raises(Exception, match=r"study_rleu"):
+        with Graph("misspelled", input_types=[out_type], custom_extensions=[impl.mojo_package()]) as graph:
+            graph.output(ops.custom("study_rleu", device=ref, values=[graph.inputs[0].tensor],
+                                    out_types=[out_type])[0])
+    source = (impl.mojo_package() / "__init__.mojo").read_text()
+    assert re.search(r'@register\("study_relu"\)', source), "the Mojo side registers exactly this name"

@@ -1,0 +1,52 @@
+"""§11.4: the Triton path is two kernels, torch's matmul then bias+ReLU, not one fused ReLU(XW + b)."""
+import numpy as np
+import pytest
+
+from stackcheck import assert_matches_reference, need, reference_forward, stack_params
+from stackcheck.numerics import make_inputs
+
+
+def aten_ops(fn, *args):
+    from torch.utils._python_dispatch import TorchDispatchMode
+
+    ops = []
+
+    class Record(TorchDispatchMode):
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            ops.append(func.overloadpacket.__name__)
+            return func(*args, **(kwargs or {}))
+
+    with Record():
+        result = fn(*args)
+    return ops, result
+
+
+@pytest.mark.claim("S11.4-scope")
+@pytest.mark.parametrize("stack, device", stack_params("triton"))
+def test_torch_matmul_then_one_triton_launch(impl, launches, stack, device):
+    torch = need("torch")
+    x, w, b = make_inputs(33, 16, 65)
+    ops, y = aten_ops(impl.triton_forward, *(torch.from_numpy(v).to(device) for v in (x, w, b)))
+    matmuls = [op for op in ops if op in ("mm", "matmul", "addmm")]
+    assert len(matmuls) == 1 and "relu" not in ops and "add" not in ops, (
+        f"torch runs the matmul, and only the matmul: {ops}")
+    assert len(launches()) == 1, f"then one Triton launch does bias + ReLU: {launches()}"
+    assert_matches_reference(y.cpu().numpy(), reference_forward(x, w, b), dtype="float32", k=16)
+
+
+@pytest.mark.claim("S11.4-scope")
+@pytest.mark.parametrize("stack, device", stack_params("triton", devices=("cuda",)))
+def test_profiler_sees_two_gpu_kernels(impl, stack, device, evidence):
+    torch = need("torch")
+    x, w, b = (torch.from_numpy(v).to(device) for v in make_inputs(256, 128, 512))
+    impl.triton_forward(x, w, b)  # compile and warm up outside the profile
+    torch.cuda.synchronize()
+    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
+        y = impl.triton_forward(x, w, b)
+        torch.cuda.synchronize()
+    kernels = [e.name for e in prof.events() if e.device_type == torch.autograd.DeviceType.CUDA
+               and not e.name.startswith(("Memcpy", "Memset"))]
+    evidence(gpu_kernels=kernels)
+    assert len(kernels) == 2, f"a GEMM and the bias+ReLU kernel, not one fused kernel: {kernels}"
+    assert any("bias_relu" in k for k in kernels), kernels
+    assert np.allclose(y.cpu().numpy(), reference_forward(*(v.cpu().numpy() for v in (x, w, b))), atol=1e-4)
