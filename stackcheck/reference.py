@@ -23,6 +23,11 @@ a name the module lacks falls back to the one here. The surface:
 ``triton_bias_relu(a,b,``  ReLU(A + b) by the Triton kernel, interpreter on CPU (§11.2); ValueError for
 ``block_size=256,out=)``    inputs it cannot take; empty A returns without a launch; writes ``out`` if given
 ``triton_forward(x,w,b)``   torch matmul, then ``triton_bias_relu`` (§11.4: two kernels)
+``jax_sync(value)``         wait until a JAX result (any pytree) is computed: block_until_ready (§6.3)
+``torch_sync(device)``      wait until the device's queued work is done: torch.cuda.synchronize (§6.5)
+``timed_call(fn, sync)``    seconds for one ``fn()`` by the host clock, ``sync(result)`` inside (§6.5)
+``steady_state(fn, sync,``  ``trials`` timings of ``fn`` after ``warmup`` untimed calls: no compile in
+``trials=9, warmup=2)``     them (§6.5, MC09)
 ``sum_sequential(v)``       float32 sum, left to right, one element at a time (MC13)
 ``sum_blocked(v, block)``   float32 sum of per-block partial sums (MC13)
 =========================  ==================================================================
@@ -202,3 +207,30 @@ def sum_blocked(values, block: int):
     values = np.asarray(values, dtype=np.float32)
     partials = [sum_sequential(values[i:i + block]) for i in range(0, len(values), block)]
     return sum_sequential(partials)
+
+
+def jax_sync(value):
+    import jax
+
+    return jax.block_until_ready(value)
+
+
+def torch_sync(device):
+    import torch
+
+    if str(device).startswith("cuda"):
+        torch.cuda.synchronize(device)
+
+
+def timed_call(fn, sync=None) -> float:
+    from stackcheck.timing import host_timer
+
+    return host_timer(fn, sync)()
+
+
+def steady_state(fn, sync=None, trials: int = 9, warmup: int = 2) -> list[float]:
+    for _ in range(warmup):
+        result = fn()
+        if sync is not None:
+            sync(result)
+    return [timed_call(fn, sync) for _ in range(trials)]

@@ -102,3 +102,12 @@ def not_faster_somewhere(measured: dict[str, dict[str, Measurement]], candidate:
         if ratio(runs[candidate], best_other) * margin >= 1 and floors[regime] < margin:
             found.append(regime)
     return found
+
+
+def call_it(ratio_value: float, margin: float, floor: float, evidence: dict) -> None:
+    """Skip as inconclusive, with the evidence, when the A/A noise floor is as wide as the margin."""
+    import pytest
+
+    if floor >= margin:
+        pytest.skip(f"inconclusive: A/A noise floor {floor:.2f} >= margin {margin:.2f} (ratio {ratio_value:.2f}); "
+                    f"evidence: {evidence}")

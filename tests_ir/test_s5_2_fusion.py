@@ -13,8 +13,10 @@ EPILOGUE = re.compile(r"Epilogue\(mo\.matmul\b.*\bmo\.add\b.*\bmo\.relu\b")
 
 @pytest.mark.claim("S5.2-fusion")
 @pytest.mark.parametrize("stack, device", stack_params("torch_compile"))
-def test_inductor_fuses_bias_and_relu_after_a_library_matmul(impl, torch_inputs, example_inputs, stack, device):
+def test_inductor_fuses_bias_and_relu_after_a_library_matmul(impl, torch_inputs, example_inputs, evidence, stack,
+                                                            device):
     gen = compile_and_read(impl.torch_forward, *torch_inputs)
+    evidence(device=device, generated_kernels=gen.kernels, library_calls=gen.externs)
     assert gen.programs == 1, f"one compiled program expected, got {gen.programs} (a graph break?)"
     if device == "cpu":  # addmm does the bias add inside the library call; ReLU is generated C++
         assert any(e in ("addmm", "mm") for e in gen.externs), gen.code
@@ -28,11 +30,13 @@ def test_inductor_fuses_bias_and_relu_after_a_library_matmul(impl, torch_inputs,
 
 @pytest.mark.claim("S5.2-fusion")
 @pytest.mark.parametrize("stack, device", stack_params("torch_compile", devices=("cuda",)))
-def test_max_autotune_fuses_matmul_add_and_relu_in_one_template(impl, torch_inputs, example_inputs, stack, device):
+def test_max_autotune_fuses_matmul_add_and_relu_in_one_template(impl, torch_inputs, example_inputs, evidence, stack,
+                                                                device):
     torch = need("torch")
     if torch.cuda.get_device_capability() < (8, 0):
         pytest.skip("Triton GEMM templates need compute capability 8.0+")
     gen = compile_and_read(impl.torch_forward, *torch_inputs, mode="max-autotune-no-cudagraphs")
+    evidence(device=device, generated_kernels=gen.kernels, library_calls=gen.externs)
     templates = [k for k in gen.kernels if re.match(r"triton_tem_fused\w*mm", k)]
     if not templates and "mm" in gen.externs:
         pytest.skip(f"autotuning chose cuBLAS over the Triton template in torch {torch.__version__}; "
@@ -44,8 +48,10 @@ def test_max_autotune_fuses_matmul_add_and_relu_in_one_template(impl, torch_inpu
 
 @pytest.mark.claim("S5.2-fusion")
 @pytest.mark.parametrize("stack, device", stack_params("jax"))
-def test_xla_fuses_add_and_maximum(impl, jax_inputs, example_inputs, stack, device):
+def test_xla_fuses_add_and_maximum(impl, jax_inputs, example_inputs, evidence, stack, device):
     stages = ir.jax_stages(impl.jax_forward, *jax_inputs)
+    evidence(device=device, entry_fusions=re.findall(r"(%[\w.\-]+) = \S+ fusion\(", stages["hlo"]),
+             custom_calls=sorted(set(re.findall(r'custom_call_target="([^"]+)"', stages["hlo"]))))
     entry = stages["hlo"].split("ENTRY", 1)[1]
     fusions = ir.hlo_fusions(stages["hlo"])
     elementwise = [n for n, body in fusions.items() if "add(" in body and "maximum(" in body]

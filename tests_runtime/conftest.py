@@ -1,0 +1,35 @@
+"""Work of known cost for the runtime tests, on each device."""
+import pytest
+
+from stackcheck import need
+
+SIZES = {"cpu": 2048, "cuda": 8192, "tpu": 8192}  # a matmul of ~0.1 s on 2 CPU cores; ~ms on a GPU
+
+
+@pytest.fixture
+def jax_matmul(device):
+    """(jitted f, a, b) with a, b already on the device and f compiled: f(a, b) is pure work."""
+    jax = need("jax")
+    n = SIZES[device]
+    target = jax.devices({"cuda": "gpu"}.get(device, device))[0]
+    a = jax.device_put(jax.numpy.full((n, n), 1.0 / n, dtype="float32"), target)
+    b = jax.device_put(jax.numpy.ones((n, n), dtype="float32"), target)
+    f = jax.jit(lambda p, q: p @ q)
+    jax.block_until_ready(f(a, b))
+    return f, a, b
+
+
+@pytest.fixture
+def torch_matmul(device):
+    torch = need("torch")
+    n = SIZES[device]
+    a = torch.full((n, n), 1.0 / n, device=device)
+    b = torch.ones(n, n, device=device)
+    torch.cuda.synchronize()
+    return (lambda: a @ b), a, b
+
+
+def fresh_jit(jax, fn):
+    """A jitted ``fn`` that JAX has never seen: jit caches programs per Python function, and this
+    wrapper is a new function each time, so its first call really traces and compiles."""
+    return jax.jit(lambda *args: fn(*args))

@@ -1,0 +1,32 @@
+"""MC06 and §6.3: a returned call is not a finished computation. The handle (shape, dtype) exists
+while the work still runs; the readiness query or a CUDA event says so."""
+import pytest
+
+from stackcheck import need, stack_params
+
+
+@pytest.mark.claim("MC06")
+@pytest.mark.parametrize("stack, device", stack_params("jax"))
+def test_jax_result_exists_before_it_is_ready(impl, jax_matmul, stack, device):
+    f, a, b = jax_matmul
+    y = f(a, f(a, f(a, b)))  # three dependent matmuls queued
+    assert y.shape == b.shape and str(y.dtype) == "float32", "shape and dtype are known at once"
+    assert not y.is_ready(), "right after return the computation is still running"
+    impl.jax_sync(y)
+    assert y.is_ready(), "after the sync it is done"
+    assert abs(float(y[0, 0]) - 1.0) < 1e-3
+
+
+@pytest.mark.claim("MC06")
+@pytest.mark.parametrize("stack, device", stack_params("torch", devices=("cuda",)))
+def test_cuda_event_is_pending_right_after_launch(impl, stack, device):
+    torch = need("torch")
+    done = torch.cuda.Event()
+    x = torch.zeros(1024, device=device)
+    torch.cuda._sleep(200_000_000)  # ~0.1 s of GPU time queued before the fill
+    x.fill_(3.0)
+    done.record()
+    assert tuple(x.shape) == (1024,) and x.dtype == torch.float32, "the handle is there"
+    assert not done.query(), "the event has not been reached: the GPU is still working"
+    impl.torch_sync(device)
+    assert done.query() and float(x.sum()) == 3072.0

@@ -1,0 +1,46 @@
+"""MC07: synchronize waits for submitted work, it does not start it. Work submitted, the host busy
+for longer than the work takes, then a sync returns at once; a sync right after submission waits."""
+import time
+
+import pytest
+
+from stackcheck import need, stack_params
+from stackcheck import timing
+
+MARGIN = 5.0
+
+
+def check(impl, submit, sync, evidence, device):
+    work = timing.Measurement("work", "host-sync", impl.steady_state(submit, sync, trials=3, warmup=1)).median
+    waits = {"sync at once": [], "sync after host was busy": []}
+    for _ in range(5):
+        y = submit()
+        waits["sync at once"].append(impl.timed_call(lambda: y, sync))
+        y = submit()
+        time.sleep(3 * work + 0.01)  # the host does something else, longer than the work
+        waits["sync after host was busy"].append(impl.timed_call(lambda: y, sync))
+    at_once, later = (timing.Measurement(k, "host-sync", v) for k, v in waits.items())
+    ratio = timing.ratio(at_once, later)
+    evidence(device=device, work_ms=round(work * 1e3, 2), at_once_over_later=round(ratio, 1),
+             at_once=at_once.summary(), later=later.summary())
+    assert at_once.median >= 0.5 * work, "a sync right after submission waits about as long as the work"
+    assert ratio >= MARGIN, "the work ran while the host was busy: the late sync had nothing left to wait for"
+
+
+@pytest.mark.claim("MC07")
+@pytest.mark.parametrize("stack, device", stack_params("jax"))
+def test_jax_work_runs_without_a_sync(impl, jax_matmul, evidence, stack, device):
+    f, a, b = jax_matmul
+    check(impl, lambda: f(a, b), impl.jax_sync, evidence, device)
+
+
+@pytest.mark.claim("MC07")
+@pytest.mark.parametrize("stack, device", stack_params("torch", devices=("cuda",)))
+def test_cuda_work_runs_without_a_sync(impl, evidence, stack, device):
+    torch = need("torch")
+
+    def submit():
+        torch.cuda._sleep(50_000_000)  # a kernel of known duration, ~25 ms
+        return None
+
+    check(impl, submit, lambda _: impl.torch_sync(device), evidence, device)

@@ -1,0 +1,60 @@
+"""MC09 and experiment D: compiling is not always faster. The first call of torch.compile / jax.jit
+pays for tracing and compiling; for the course's tiny example steady state need not beat eager."""
+import pytest
+
+from stackcheck import need, stack_params
+from stackcheck import timing
+from stackcheck.numerics import make_inputs
+from tests_runtime.conftest import fresh_jit
+
+MARGIN = 5.0
+
+
+def check(impl, evidence, eager, fresh_compiled, sync, device):
+    """``fresh_compiled()`` returns a compiled callable that has never run."""
+    eager_first = impl.timed_call(eager, sync)
+    steady = {"eager": impl.steady_state(eager, sync, trials=15),
+              "compiled": impl.steady_state(fresh_compiled(), sync, trials=15)}  # its warm-up pays the compile
+    first = impl.timed_call(fresh_compiled(), sync)  # tracing + compiling + the first run
+    runs = {k: timing.Measurement(k, "host-sync", v) for k, v in steady.items()}
+    evidence(device=device, first_call_ms=round(first * 1e3, 2), eager_first_ms=round(eager_first * 1e3, 3),
+             first_call_over_eager=round(first / runs["eager"].median, 1),
+             steady_compiled_over_eager=round(timing.ratio(runs["compiled"], runs["eager"]), 2),
+             **{k: v.summary() for k, v in runs.items()})
+    assert runs["eager"].median > 0 and first >= MARGIN * runs["eager"].median, (
+        "the first compiled call includes the compile")
+    assert steady["compiled"][0] < first / 2, "steady-state samples must not contain the compile"
+
+
+@pytest.mark.claim("MC09")
+@pytest.mark.parametrize("stack, device", stack_params("torch_compile"))
+def test_torch_compile_first_call(impl, evidence, stack, device):
+    torch = need("torch")
+    x, w, b = (torch.from_numpy(v).to(device) for v in make_inputs(32, 16, 8))  # the course's §8.2 sizes
+
+    def course_forward(x, w, b):  # this test's own code object: no compiled code to reuse
+        return impl.torch_forward(x, w, b)
+
+    def fresh():
+        torch._dynamo.reset()
+        compiled = torch.compile(course_forward)
+        return lambda: compiled(x, w, b)
+
+    check(impl, evidence, lambda: impl.torch_forward(x, w, b), fresh, lambda _: impl.torch_sync(device), device)
+
+
+@pytest.mark.claim("MC09")
+@pytest.mark.parametrize("stack, device", stack_params("jax"))
+def test_jax_jit_first_call(impl, evidence, stack, device):
+    jax = need("jax")
+    target = jax.devices({"cuda": "gpu"}.get(device, device))[0]
+    x, w, b = (jax.device_put(v, target) for v in make_inputs(32, 16, 8))
+
+    def course_forward(x, w, b):  # op by op, un-jitted: JAX's eager mode
+        return jax.numpy.maximum(x @ w + b, 0)
+
+    def fresh():
+        compiled = fresh_jit(jax, course_forward)
+        return lambda: compiled(x, w, b)
+
+    check(impl, evidence, lambda: course_forward(x, w, b), fresh, impl.jax_sync, device)

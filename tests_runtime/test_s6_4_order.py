@@ -1,0 +1,56 @@
+"""§6.4: work on one stream runs in order without host waits; across streams only an event orders it."""
+import time
+
+import numpy as np
+import pytest
+
+from stackcheck import need, stack_params
+
+
+@pytest.mark.claim("S6.4-order")
+@pytest.mark.parametrize("stack, device", stack_params("jax"))
+def test_a_dependent_chain_needs_one_final_sync(impl, stack, device):
+    jax = need("jax")
+    target = jax.devices({"cuda": "gpu"}.get(device, device))[0]
+    rng = np.random.default_rng(0)
+    n = 1024
+    m_np = (rng.uniform(-1, 1, (n, n)) * 2 / np.sqrt(n)).astype(np.float32)
+    b_np = rng.uniform(0, 0.1, n).astype(np.float32)
+    x_np = rng.uniform(0, 1, (n, n)).astype(np.float32)
+    m, b, x = (jax.device_put(v, target) for v in (m_np, b_np, x_np))
+    impl.jax_sync(impl.jax_forward(x, m, b))
+    start = time.perf_counter()
+    for _ in range(10):
+        x = impl.jax_forward(x, m, b)  # each layer needs the one before: the runtime keeps the order
+    submitted = time.perf_counter() - start
+    impl.jax_sync(x)
+    total = time.perf_counter() - start
+    expected = x_np.astype(np.float64)
+    for _ in range(10):
+        expected = np.maximum(expected @ m_np + b_np, 0)
+    np.testing.assert_allclose(np.asarray(x), expected, rtol=1e-3, atol=1e-4)
+    assert submitted < total / 2, f"the host submitted all 10 layers in {submitted * 1e3:.1f} ms and waited " \
+                                  f"once; the chain took {total * 1e3:.1f} ms"
+
+
+@pytest.mark.claim("S6.4-order")
+@pytest.mark.parametrize("stack, device", stack_params("torch", devices=("cuda",)))
+def test_two_streams_race_and_an_event_orders_them(stack, device):
+    torch = need("torch")
+    producer, consumer = torch.cuda.Stream(), torch.cuda.Stream()
+    results = {}
+    for ordered in (False, True):
+        x = torch.zeros(1 << 20, device=device)
+        torch.cuda.synchronize()
+        ready = torch.cuda.Event()
+        with torch.cuda.stream(producer):
+            torch.cuda._sleep(100_000_000)  # the producer is slow ...
+            x.fill_(1.0)
+            ready.record()
+        with torch.cuda.stream(consumer):
+            if ordered:
+                consumer.wait_event(ready)  # ... the consumer waits for its event
+            results[ordered] = x.sum()
+        torch.cuda.synchronize()
+    assert float(results[True]) == float(1 << 20), "with the event the consumer reads the producer's data"
+    assert float(results[False]) == 0.0, "without it the consumer ran first and read stale zeros"

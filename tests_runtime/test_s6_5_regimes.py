@@ -1,0 +1,79 @@
+"""§6.5: first call, repeated end-to-end, mean over many requests, device events and with transfers
+measure different things, and give different numbers in the expected order for the same work."""
+import numpy as np
+import pytest
+
+from stackcheck import need, stack_params
+from stackcheck import timing
+from tests_runtime.conftest import fresh_jit
+
+
+def regimes_jax(impl, device):
+    """Seconds per regime for one jitted tanh(A @ A); every number a median of several trials."""
+    jax = need("jax")
+    n = 768 if device == "cpu" else 8192
+    target = jax.devices({"cuda": "gpu"}.get(device, device))[0]
+    a_np = np.full((n, n), 1.0 / n, dtype=np.float32)
+    a = jax.device_put(a_np, target)
+
+    def work(p, q):
+        return jax.numpy.tanh(p @ q)
+
+    f = fresh_jit(jax, work)
+    steady = impl.steady_state(lambda: f(a, a), impl.jax_sync, trials=9)  # on a fresh f: warm-up must come first
+    median = timing.Measurement("e2e", "host-sync", steady).median
+    firsts = [impl.timed_call(lambda g=fresh_jit(jax, work): g(a, a), impl.jax_sync) for _ in range(3)]
+    many = 10
+    return {
+        "first call": timing.Measurement("first", "first-call", firsts).median,
+        "repeated end-to-end": median,
+        "first steady sample": steady[0],
+        "mean over many requests": timing.Measurement("many", "host-sync", [
+            impl.timed_call(lambda: [f(a, a) for _ in range(many)][-1], impl.jax_sync) / many
+            for _ in range(3)]).median,
+        "with transfers": timing.Measurement("io", "with-transfers", impl.steady_state(
+            lambda: np.asarray(f(jax.device_put(a_np, target), jax.device_put(a_np, target))), trials=5)).median,
+        "host, no sync": timing.Measurement("ns", "host-no-sync", [_unsynced(impl, f, a) for _ in range(5)]).median,
+    }
+
+
+def _unsynced(impl, f, a):
+    results = []
+    seconds = impl.timed_call(lambda: results.append(f(a, a)))
+    impl.jax_sync(results.pop())  # drain outside the timed region
+    return seconds
+
+
+@pytest.mark.claim("S6.5-regimes")
+@pytest.mark.parametrize("stack, device", stack_params("jax"))
+def test_regimes_give_different_numbers_in_order(impl, evidence, stack, device):
+    t = regimes_jax(impl, device)
+    evidence(device=device, **{k: round(v * 1e3, 3) for k, v in t.items()})
+    e2e = t["repeated end-to-end"]
+    assert t["first call"] > 3 * e2e, f"the first call includes tracing and compiling: {t}"
+    assert t["first steady sample"] < t["first call"] / 2, f"the steady state must not contain the first call: {t}"
+    assert t["mean over many requests"] <= 1.5 * e2e, f"queued requests overlap host and device work: {t}"
+    assert t["host, no sync"] < e2e / 5, f"without a sync the host clock sees only the submission: {t}"
+    if device != "cpu":  # on a CPU backend a 'transfer' may be a no-copy view
+        assert t["with transfers"] > 1.2 * e2e, f"copies to and from the device add time: {t}"
+
+
+@pytest.mark.claim("S6.5-regimes")
+@pytest.mark.parametrize("stack, device", stack_params("torch", devices=("cuda",)))
+def test_device_events_see_only_device_time(impl, torch_matmul, evidence, stack, device):
+    fn, _, _ = torch_matmul
+    timers = {"host-sync": timing.host_timer(fn, lambda _: impl.torch_sync(device)),
+              "device-events": timing.cuda_event_timer(fn)}
+    runs = {k: timing.interleaved({k: t}, k, trials=11)[k] for k, t in timers.items()}
+    evidence(**{k: v.summary() for k, v in runs.items()})
+    assert runs["device-events"].median <= 1.1 * runs["host-sync"].median, (
+        "device events measure the kernel only; the host clock adds launch and sync")
+
+
+@pytest.mark.claim("S6.5-regimes")
+@pytest.mark.parametrize("stack, device", stack_params("jax"))
+def test_steady_state_benchmark(impl, jax_matmul, benchmark, stack, device):
+    """The steady-state regime through pytest-benchmark (`--benchmark-only`; off under xdist)."""
+    f, a, b = jax_matmul
+    result = benchmark.pedantic(lambda: impl.jax_sync(f(a, b)), rounds=5, iterations=1, warmup_rounds=1)
+    assert result.shape == a.shape
