@@ -36,7 +36,8 @@ def status(outcomes: list[str]) -> str:
 
 
 def build_report(results: dict[str, dict], environment: dict) -> dict:
-    """``results``: nodeid -> {"outcome", "claims", "device", "evidence"} for every test that ran."""
+    """``results``: nodeid -> {"outcome", "claims", "device", "evidence"} for every test that ran.
+    Tests proving no claim (the suite's meta-tests) are listed under "other_tests"."""
     claims = []
     for cid, entry in catalogue().items():
         tests = [{"nodeid": nodeid, "outcome": r["outcome"], "device": r["device"],
@@ -44,7 +45,10 @@ def build_report(results: dict[str, dict], environment: dict) -> dict:
                  for nodeid, r in sorted(results.items()) if cid in r["claims"]]
         claims.append({"id": cid, "section": entry["section"], "title": entry["title"], "area": entry["area"],
                        "status": status([t["outcome"] for t in tests]), "tests": tests})
-    return {"environment": environment, "claims": claims}
+    other = [{"nodeid": nodeid, "outcome": r["outcome"], "device": r["device"],
+              **({"evidence": r["evidence"]} if r.get("evidence") else {})}
+             for nodeid, r in sorted(results.items()) if not r["claims"]]
+    return {"environment": environment, "claims": claims, "other_tests": other}
 
 
 def write_report(report: dict, path: str) -> tuple[Path, Path]:

@@ -66,15 +66,19 @@ def cuda_event_timer(fn: Callable[[], object]) -> Callable[[], float]:
     return run
 
 
-def interleaved(timers: dict[str, Callable[[], float]], regime: str, trials: int = 21,
+def interleaved(timers: dict[str, Callable[[], float]], regime: str | dict[str, str], trials: int = 21,
                 warmup: int = 3) -> dict[str, Measurement]:
-    """Time each candidate ``trials`` times, round-robin, after ``warmup`` untimed rounds."""
-    if regime not in REGIMES:
-        raise ValueError(f"unknown regime {regime!r}; one of {sorted(REGIMES)}")
+    """Time each candidate ``trials`` times, round-robin, after ``warmup`` untimed rounds.
+
+    ``regime`` names what every timer measures, or maps each timer's name to its own regime."""
+    regimes = regime if isinstance(regime, dict) else {name: regime for name in timers}
+    unknown = set(regimes.values()) - set(REGIMES)
+    if unknown or set(regimes) != set(timers):
+        raise ValueError(f"a regime for each timer, from {sorted(REGIMES)}; got {regimes}")
     for _ in range(warmup):
         for timer in timers.values():
             timer()
-    results = {name: Measurement(name, regime) for name in timers}
+    results = {name: Measurement(name, regimes[name]) for name in timers}
     for _ in range(trials):
         for name, timer in timers.items():
             results[name].samples.append(timer())

@@ -31,7 +31,7 @@ def check(make, read, evidence, device):
 
 @pytest.mark.claim("S6.3-shape")
 @pytest.mark.parametrize("stack, device", stack_params("jax"))
-@pytest.mark.parametrize("read", [np.asarray, lambda y: y[0, 0].item(), lambda y: repr(y)],
+@pytest.mark.parametrize("read", [np.asarray, lambda y: y[0, 0].item(), lambda y: print(y[:2, :2])],
                          ids=["np.asarray", "item", "print"])
 def test_jax_shape_is_free_values_wait(jax_matmul, evidence, stack, device, read):
     f, a, b = jax_matmul

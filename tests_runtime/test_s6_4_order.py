@@ -13,22 +13,23 @@ def test_a_dependent_chain_needs_one_final_sync(impl, stack, device):
     jax = need("jax")
     target = jax.devices({"cuda": "gpu"}.get(device, device))[0]
     rng = np.random.default_rng(0)
-    n = 1024
+    n = 1024 if device == "cpu" else 4096  # each layer must take longer than submitting it
     m_np = (rng.uniform(-1, 1, (n, n)) * 2 / np.sqrt(n)).astype(np.float32)
     b_np = rng.uniform(0, 0.1, n).astype(np.float32)
     x_np = rng.uniform(0, 1, (n, n)).astype(np.float32)
-    m, b, x = (jax.device_put(v, target) for v in (m_np, b_np, x_np))
-    impl.jax_sync(impl.jax_forward(x, m, b))
+    m, b, x0 = (jax.device_put(v, target) for v in (m_np, b_np, x_np))
+    stepwise = x0
+    for _ in range(10):  # the reference: the same layers, waiting for each one
+        stepwise = impl.jax_sync(impl.jax_forward(stepwise, m, b))
     start = time.perf_counter()
+    x = x0
     for _ in range(10):
         x = impl.jax_forward(x, m, b)  # each layer needs the one before: the runtime keeps the order
     submitted = time.perf_counter() - start
     impl.jax_sync(x)
     total = time.perf_counter() - start
-    expected = x_np.astype(np.float64)
-    for _ in range(10):
-        expected = np.maximum(expected @ m_np + b_np, 0)
-    np.testing.assert_allclose(np.asarray(x), expected, rtol=1e-3, atol=1e-4)
+    np.testing.assert_array_equal(np.asarray(x), np.asarray(stepwise), err_msg="one final sync, same result")
+    assert float(np.asarray(x).std()) > 0, "the chain must not have collapsed to a constant"
     assert submitted < total / 2, f"the host submitted all 10 layers in {submitted * 1e3:.1f} ms and waited " \
                                   f"once; the chain took {total * 1e3:.1f} ms"
 

@@ -64,10 +64,14 @@ def test_device_events_see_only_device_time(impl, torch_matmul, evidence, stack,
     fn, _, _ = torch_matmul
     timers = {"host-sync": timing.host_timer(fn, lambda _: impl.torch_sync(device)),
               "device-events": timing.cuda_event_timer(fn)}
-    runs = {k: timing.interleaved({k: t}, k, trials=11)[k] for k, t in timers.items()}
-    evidence(**{k: v.summary() for k, v in runs.items()})
-    assert runs["device-events"].median <= 1.1 * runs["host-sync"].median, (
-        "device events measure the kernel only; the host clock adds launch and sync")
+    runs = timing.interleaved(timers, {k: k for k in timers}, trials=11)
+    floor = timing.noise_floor(timers["device-events"], "device-events", trials=7)
+    ratio = timing.ratio(runs["device-events"], runs["host-sync"])
+    report = {"events_over_host": round(ratio, 3), "noise_floor": round(floor, 3),
+              **{k: v.summary() for k, v in runs.items()}}
+    evidence(**report)
+    timing.call_it(ratio, 1.1, floor, report)  # a GPU shared with another process makes this undecidable
+    assert ratio <= 1.1, f"device events measure the kernel only; the host clock adds launch and sync: {report}"
 
 
 @pytest.mark.claim("S6.5-regimes")
