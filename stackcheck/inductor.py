@@ -40,3 +40,20 @@ def compile_and_read(fn, *args, **compile_kwargs) -> Generated:
     return Generated(code=code, programs=len(codes), kernels=GENERATED.findall(code),
                      externs=EXTERN.findall(code), counted=metrics.generated_kernel_count,
                      allocations=ALLOC.findall(code), reuses=len(REUSE.findall(code)), result=result)
+
+
+def eager_aten_ops(fn, *args):
+    """(names of the ATen ops eager mode ran, each writing a new tensor; fn's result), recorded
+    with a dispatch mode."""
+    from torch.utils._python_dispatch import TorchDispatchMode
+
+    ops = []
+
+    class Record(TorchDispatchMode):
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            ops.append(func.overloadpacket.__name__)
+            return func(*args, **(kwargs or {}))
+
+    with Record():
+        result = fn(*args)
+    return ops, result

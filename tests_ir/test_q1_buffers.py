@@ -5,29 +5,13 @@ import pytest
 
 from stackcheck import assert_matches_reference, need, reference_forward, stack_params
 from stackcheck import ir
-from stackcheck.inductor import compile_and_read
-
-
-def eager_outputs(forward, *args) -> list[str]:
-    """The ATen ops eager mode runs, each writing a new tensor (counted with a dispatch mode)."""
-    from torch.utils._python_dispatch import TorchDispatchMode
-
-    ops = []
-
-    class Record(TorchDispatchMode):
-        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-            ops.append(func.overloadpacket.__name__)
-            return func(*args, **(kwargs or {}))
-
-    with Record():
-        forward(*args)
-    return ops
+from stackcheck.inductor import compile_and_read, eager_aten_ops
 
 
 @pytest.mark.claim("Q1")
 @pytest.mark.parametrize("stack, device", stack_params("torch_compile"))
 def test_inductor_allocates_one_buffer_where_eager_makes_three(impl, torch_inputs, example_inputs, stack, device):
-    eager = eager_outputs(impl.torch_forward, *torch_inputs)
+    eager, _ = eager_aten_ops(impl.torch_forward, *torch_inputs)
     assert len(eager) == 3, f"eager runs matmul, add and relu, each writing a tensor (A, Z, Y): {eager}"
     gen = compile_and_read(impl.torch_forward, *torch_inputs)
     n, m = torch_inputs[0].shape[0], torch_inputs[1].shape[1]

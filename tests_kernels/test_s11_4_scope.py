@@ -3,22 +3,8 @@ import numpy as np
 import pytest
 
 from stackcheck import assert_matches_reference, need, reference_forward, stack_params
+from stackcheck.inductor import eager_aten_ops
 from stackcheck.numerics import make_inputs
-
-
-def aten_ops(fn, *args):
-    from torch.utils._python_dispatch import TorchDispatchMode
-
-    ops = []
-
-    class Record(TorchDispatchMode):
-        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-            ops.append(func.overloadpacket.__name__)
-            return func(*args, **(kwargs or {}))
-
-    with Record():
-        result = fn(*args)
-    return ops, result
 
 
 @pytest.mark.claim("S11.4-scope")
@@ -26,7 +12,7 @@ def aten_ops(fn, *args):
 def test_torch_matmul_then_one_triton_launch(impl, launches, stack, device):
     torch = need("torch")
     x, w, b = make_inputs(33, 16, 65)
-    ops, y = aten_ops(impl.triton_forward, *(torch.from_numpy(v).to(device) for v in (x, w, b)))
+    ops, y = eager_aten_ops(impl.triton_forward, *(torch.from_numpy(v).to(device) for v in (x, w, b)))
     matmuls = [op for op in ops if op in ("mm", "matmul", "addmm")]
     assert len(matmuls) == 1 and "relu" not in ops and "add" not in ops, (
         f"torch runs the matmul, and only the matmul: {ops}")

@@ -24,3 +24,9 @@ def assert_caught(result, mutant: str, claim: str) -> None:
         f"mutant {mutant} survived the {claim} tests:\n" + "\n".join(result.outlines[-15:]))
     result.stdout.fnmatch_lines([f"*F{claim}*"])  # the claim table reports it failed
     assert f"[{claim}]" in result.stdout.str(), "the failure must point the learner to the claim's course section"
+
+
+def mutant_cases(cases):
+    """Parametrize a meta-test over (mutant, test file, claim, -k selection or None) rows."""
+    return pytest.mark.parametrize("mutant, test_file, claim, selection", cases,
+                                   ids=[f"{m}-{c}" for m, _, c, _ in cases])

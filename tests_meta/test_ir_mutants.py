@@ -2,7 +2,7 @@
 import pytest
 
 from stackcheck import ir, need
-from tests_meta.conftest import assert_caught
+from tests_meta.conftest import assert_caught, mutant_cases
 from tests_ir.test_mc02_ir_vs_machine_code import assert_ir_not_machine_code
 
 MUTANTS = [
@@ -18,8 +18,7 @@ MUTANTS = [
 
 
 @pytest.mark.meta
-@pytest.mark.parametrize("mutant, test_file, claim, selection", MUTANTS,
-                         ids=[f"{m}-{c}" for m, _, c, _ in MUTANTS])
+@mutant_cases(MUTANTS)
 def test_mutant_is_caught(run_with_mutant, mutant, test_file, claim, selection):
     assert_caught(run_with_mutant(test_file, mutant, selection), mutant, claim)
 

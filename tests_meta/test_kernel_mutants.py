@@ -3,7 +3,7 @@ import pytest
 
 from stackcheck import mojo_build
 from stackcheck.timing import Measurement, not_faster_somewhere
-from tests_meta.conftest import assert_caught
+from tests_meta.conftest import assert_caught, mutant_cases
 
 MUTANTS = [
     ("unmasked_kernel", "tests_kernels/test_s11_2_mask.py", "S11.2-mask", "boundary"),
@@ -17,8 +17,7 @@ MUTANTS = [
 
 
 @pytest.mark.meta
-@pytest.mark.parametrize("mutant, test_file, claim, selection", MUTANTS,
-                         ids=[f"{m}-{c}" for m, _, c, _ in MUTANTS])
+@mutant_cases(MUTANTS)
 def test_mutant_is_caught(run_with_mutant, mutant, test_file, claim, selection):
     assert_caught(run_with_mutant(test_file, mutant, selection), mutant, claim)
 

@@ -2,7 +2,7 @@
 steady state that includes the first call."""
 import pytest
 
-from tests_meta.conftest import assert_caught
+from tests_meta.conftest import assert_caught, mutant_cases
 
 MUTANTS = [
     ("forgetful_timer", "tests_runtime/test_q2_unsynced_timer.py", "Q2", None),
@@ -17,7 +17,6 @@ MUTANTS = [
 
 
 @pytest.mark.meta
-@pytest.mark.parametrize("mutant, test_file, claim, selection", MUTANTS,
-                         ids=[f"{m}-{c}" for m, _, c, _ in MUTANTS])
+@mutant_cases(MUTANTS)
 def test_mutant_is_caught(run_with_mutant, mutant, test_file, claim, selection):
     assert_caught(run_with_mutant(test_file, mutant, selection), mutant, claim)
