@@ -12,7 +12,6 @@ import shutil
 import subprocess
 import sys
 
-import pytest
 
 DEVICES = ("cpu", "cuda", "tpu")
 
@@ -70,7 +69,7 @@ def device_missing(device: str, stack: str | None = None) -> str | None:
     if stack == "jax":
         import jax
 
-        platform_name = {"cuda": "gpu"}.get(device, device)
+        platform_name = jax_platform(device)
         try:
             if jax.devices(platform_name):
                 return None
@@ -84,6 +83,18 @@ def device_missing(device: str, stack: str | None = None) -> str | None:
             return None
         return f"no CUDA device visible to torch {torch.__version__} (CPU build or no GPU)"
     return f"stackcheck's {stack} path does not run on {device}"
+
+
+def jax_platform(device: str) -> str:
+    """JAX's platform name for one of our device names (JAX calls CUDA GPUs "gpu")."""
+    return {"cuda": "gpu"}.get(device, device)
+
+
+def jax_device(device: str):
+    """The first JAX device of our device name ``device``."""
+    import jax
+
+    return jax.devices(jax_platform(device))[0]
 
 
 def need(stack: str):

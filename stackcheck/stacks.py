@@ -13,6 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 import pytest
 
+from stackcheck.env import jax_device
 from stackcheck.numerics import DTYPES
 
 
@@ -87,7 +88,7 @@ def _jax_in(arrays, device: str, dtype: str):
     import jax
     import jax.numpy as jnp
 
-    target = jax.devices({"cuda": "gpu"}.get(device, device))[0]
+    target = jax_device(device)
     return [jax.device_put(jnp.asarray(a, dtype=getattr(jnp, dtype)), target) for a in arrays]
 
 
@@ -119,8 +120,6 @@ def run_steps(impl, stack: str, device: str, x, w, b, dtype: str = "float32"):
         outs = _max_outputs(impl, x, w, b)
         return tuple(np.asarray(outs[k], dtype=np.float64) for k in ("a", "z", "y"))
     if stack == "triton":
-        import torch
-
         xt, wt, bt = _torch_in((x, w, b), device, dtype)
         a = xt @ wt
         return _torch_out(a, dtype), None, _torch_out(impl.triton_bias_relu(a, bt), dtype)

@@ -1,6 +1,7 @@
 import pytest
 
 from stackcheck import need
+from stackcheck.env import jax_device
 from stackcheck.numerics import make_inputs
 
 N, K, M = 64, 32, 16
@@ -21,5 +22,5 @@ def torch_inputs(example_inputs, device):
 @pytest.fixture
 def jax_inputs(example_inputs, device):
     jax = need("jax")
-    target = jax.devices({"cuda": "gpu"}.get(device, device))[0]
+    target = jax_device(device)
     return tuple(jax.device_put(v, target) for v in example_inputs)

@@ -6,6 +6,7 @@ import pytest
 from stackcheck import assert_matches_reference, need, reference_forward, stack_params
 from stackcheck import ir
 from stackcheck.compiles import jax_compiles
+from stackcheck.env import jax_device
 from stackcheck.numerics import make_inputs
 
 
@@ -20,7 +21,7 @@ def test_python_side_effect_runs_once_at_trace_time(impl, stack, device):
         return impl.jax_forward(x, w, b)
 
     compiled = jax.jit(forward)
-    target = jax.devices({"cuda": "gpu"}.get(device, device))[0]
+    target = jax_device(device)
     x, w, b = make_inputs(8, 4, 3)
     args = [jax.device_put(v, target) for v in (x, w, b)]
     with jax_compiles() as count:

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from stackcheck import mojo_build, stack_params
-from stackcheck.env import device_missing, stack_missing
+from stackcheck import mojo_build
+from stackcheck.env import stack_missing
 from stackcheck.plugin import skip_or_fail
 
 SIZES = list(mojo_build.GPU_SIZES)

@@ -5,6 +5,7 @@ import numpy as np
 import pytest
 
 from stackcheck import need, stack_params
+from stackcheck.env import jax_device
 from stackcheck.numerics import make_inputs
 from stackcheck.stacks import run_forward
 
@@ -39,7 +40,7 @@ def test_mixed_devices_are_named(impl, stack, device):
 def test_mixed_devices_are_named_in_jax(impl, stack, device):
     jax = need("jax")
     x, w, b = make_inputs(2, 3, 4)
-    accelerator = jax.devices({"cuda": "gpu"}.get(device, device))[0]
+    accelerator = jax_device(device)
     cpu = jax.devices("cpu")[0]
     on_cpu = re.escape(str(cpu))
     with pytest.raises(ValueError, match=rf"different devices \(X on \S+, W on {on_cpu}, b on {on_cpu}\)"):

@@ -4,6 +4,7 @@ import pytest
 
 from stackcheck import assert_matches_reference, need, reference_forward, stack_params
 from stackcheck.compiles import jax_compiles, torch_compiles
+from stackcheck.env import jax_device
 from stackcheck.numerics import make_inputs
 
 
@@ -48,7 +49,7 @@ def test_jax_jit_specializes_on_shape_and_dtype(impl, stack, device):
         return jax.numpy.maximum(a + b, 0)
 
     compiled = jax.jit(forward)
-    target = jax.devices({"cuda": "gpu"}.get(device, device))[0]
+    target = jax_device(device)
 
     def run(x, w, b, dtype="float32"):
         args = [jax.device_put(np.asarray(v, dtype=getattr(jax.numpy, dtype)), target) for v in (x, w, b)]

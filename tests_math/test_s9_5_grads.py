@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 from stackcheck import need, stack_params
+from stackcheck.env import jax_device
 from stackcheck.numerics import assert_exact
 from tests_math.gradients import closed_form
 
@@ -15,7 +16,7 @@ from tests_math.gradients import closed_form
 def test_jax_value_and_grad_on_the_hand_example(impl, hand_example, stack, device):
     jax = need("jax")
     ex = hand_example
-    target = jax.devices({"cuda": "gpu"}.get(device, device))[0]
+    target = jax_device(device)
     loss, grads = impl.jax_loss_and_grads(*(jax.device_put(ex[k], target) for k in "xwb"))
     assert float(loss) == ex["loss"], f"loss must be {ex['loss']} (course §9.5), got {float(loss)}"
     exact = closed_form(ex["x"], ex["w"], ex["b"])

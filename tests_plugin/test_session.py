@@ -1,6 +1,5 @@
 """Session-wide mechanics: the §14.4 header, hypothesis profiles, and xdist."""
 import json
-import sys
 
 import pytest
 

@@ -2,6 +2,7 @@
 import pytest
 
 from stackcheck import need
+from stackcheck.env import jax_device
 
 SIZES = {"cpu": 2048, "cuda": 8192, "tpu": 8192}  # a matmul of ~0.1 s on 2 CPU cores; ~ms on a GPU
 
@@ -11,7 +12,7 @@ def jax_matmul(device):
     """(jitted f, a, b) with a, b already on the device and f compiled: f(a, b) is pure work."""
     jax = need("jax")
     n = SIZES[device]
-    target = jax.devices({"cuda": "gpu"}.get(device, device))[0]
+    target = jax_device(device)
     a = jax.device_put(jax.numpy.full((n, n), 1.0 / n, dtype="float32"), target)
     b = jax.device_put(jax.numpy.ones((n, n), dtype="float32"), target)
     f = jax.jit(lambda p, q: p @ q)

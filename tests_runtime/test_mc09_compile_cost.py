@@ -4,6 +4,7 @@ import pytest
 
 from stackcheck import need, stack_params
 from stackcheck import timing
+from stackcheck.env import jax_device
 from stackcheck.numerics import make_inputs
 from tests_runtime.conftest import fresh_jit
 
@@ -47,7 +48,7 @@ def test_torch_compile_first_call(impl, evidence, stack, device):
 @pytest.mark.parametrize("stack, device", stack_params("jax"))
 def test_jax_jit_first_call(impl, evidence, stack, device):
     jax = need("jax")
-    target = jax.devices({"cuda": "gpu"}.get(device, device))[0]
+    target = jax_device(device)
     x, w, b = (jax.device_put(v, target) for v in make_inputs(32, 16, 8))
 
     def course_forward(x, w, b):  # op by op, un-jitted: JAX's eager mode

@@ -3,6 +3,7 @@ import numpy as np
 import pytest
 
 from stackcheck import assert_matches_reference, need, reference_forward, stack_params
+from stackcheck.env import jax_device
 from stackcheck.numerics import make_inputs
 
 
@@ -10,7 +11,7 @@ from stackcheck.numerics import make_inputs
 @pytest.mark.parametrize("stack, device", stack_params("jax"))
 def test_no_transfers_once_resident(impl, stack, device):
     jax = need("jax")
-    target = jax.devices({"cuda": "gpu"}.get(device, device))[0]
+    target = jax_device(device)
     x, w, b = make_inputs(64, 32, 16)
     resident = [jax.device_put(v, target) for v in (x, w, b)]
     forward = jax.jit(impl.jax_forward)

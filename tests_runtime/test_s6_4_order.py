@@ -5,13 +5,14 @@ import numpy as np
 import pytest
 
 from stackcheck import need, stack_params
+from stackcheck.env import jax_device
 
 
 @pytest.mark.claim("S6.4-order")
 @pytest.mark.parametrize("stack, device", stack_params("jax"))
 def test_a_dependent_chain_needs_one_final_sync(impl, stack, device):
     jax = need("jax")
-    target = jax.devices({"cuda": "gpu"}.get(device, device))[0]
+    target = jax_device(device)
     rng = np.random.default_rng(0)
     n = 1024 if device == "cpu" else 4096  # each layer must take longer than submitting it
     m_np = (rng.uniform(-1, 1, (n, n)) * 2 / np.sqrt(n)).astype(np.float32)

@@ -5,6 +5,7 @@ import pytest
 
 from stackcheck import need, stack_params
 from stackcheck import timing
+from stackcheck.env import jax_device
 from tests_runtime.conftest import fresh_jit
 
 
@@ -12,7 +13,7 @@ def regimes_jax(impl, device):
     """Seconds per regime for one jitted tanh(A @ A); every number a median of several trials."""
     jax = need("jax")
     n = 768 if device == "cpu" else 8192
-    target = jax.devices({"cuda": "gpu"}.get(device, device))[0]
+    target = jax_device(device)
     a_np = np.full((n, n), 1.0 / n, dtype=np.float32)
     a = jax.device_put(a_np, target)
 
