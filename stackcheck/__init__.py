@@ -5,6 +5,6 @@ Test-facing helpers are re-exported here; the pytest plugin lives in
 """
 from stackcheck.env import need
 from stackcheck.numerics import assert_matches_reference, reference_forward
-from stackcheck.stacks import stack_params
+from stackcheck.stacks import device_params, stack_params
 
-__all__ = ["need", "assert_matches_reference", "reference_forward", "stack_params"]
+__all__ = ["need", "assert_matches_reference", "reference_forward", "stack_params", "device_params"]

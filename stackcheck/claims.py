@@ -2,19 +2,19 @@
 from __future__ import annotations
 
 import functools
-import importlib.resources
 import json
 import tomllib
 from pathlib import Path
 
-STATUSES = ("verified", "failed", "skipped", "untested")
+from stackcheck import data
+
+STATUSES = ("verified", "failed", "interrupted", "skipped", "untested")
+OUTCOMES = ("passed", "failed", "skipped", "xfailed", "interrupted")
+MARKS = {"verified": "+", "failed": "F", "interrupted": "!", "skipped": "s", "untested": "."}
 
 
 def catalogue_path() -> Path:
-    in_checkout = Path(__file__).resolve().parent.parent / "fixtures" / "claims.toml"
-    if in_checkout.exists():
-        return in_checkout
-    return Path(str(importlib.resources.files("stackcheck.fixtures") / "claims.toml"))
+    return data.path("fixtures", "claims.toml")
 
 
 @functools.cache
@@ -24,40 +24,75 @@ def catalogue() -> dict[str, dict]:
     return {entry["id"]: entry for entry in entries}
 
 
+def course_pointer(ids: list[str]) -> list[str]:
+    """Lines sending a learner back to the course: the section, the claim and the misconception."""
+    known = catalogue()
+    lines = []
+    for cid in ids:
+        entry = known.get(cid)
+        if entry is None:
+            continue
+        lines.append(f"Course §{entry['section']} [{cid}]: {entry['title']}")
+        for mc in filter(None, (cid if "misconception" in entry else None, entry.get("revisit"))):
+            lines.append(f"  Misconception to revisit, {mc}: {known[mc]['misconception']}")
+    return lines
+
+
 def status(outcomes: list[str]) -> str:
-    """verified: >=1 passed and none failed; failed: any failed; skipped: all skipped; untested: none."""
+    """Of the tests that count: failed if any failed; interrupted if any was cut short; verified if
+    one passed; skipped if all were skipped; untested if none ran. An expected failure (a known
+    upstream defect, strict xfail) neither verifies nor fails a claim."""
+    outcomes = [o for o in outcomes if o != "xfailed"]
     if not outcomes:
         return "untested"
-    if "failed" in outcomes:
-        return "failed"
-    if "passed" in outcomes:
-        return "verified"
+    for name, outcome in (("failed", "failed"), ("interrupted", "interrupted"), ("verified", "passed")):
+        if outcome in outcomes:
+            return name
     return "skipped"
 
 
+def _test_entry(nodeid: str, r: dict) -> dict:
+    entry = {"nodeid": nodeid, "outcome": r["outcome"], "device": r["device"]}
+    if not r.get("counts", True):
+        entry["counts"] = False
+    if r.get("evidence"):
+        entry["evidence"] = r["evidence"]
+    return entry
+
+
 def build_report(results: dict[str, dict], environment: dict) -> dict:
-    """``results``: nodeid -> {"outcome", "claims", "device", "evidence"} for every test that ran.
+    """``results``: nodeid -> {"outcome", "claims", "device", "counts", "evidence"} for every test that ran.
+
+    A claim's status comes from the tests that count: those that exercise the implementation
+    under test or run a stack. Demonstrations (``counts`` False) are listed but decide nothing.
     Tests proving no claim (the suite's meta-tests) are listed under "other_tests"."""
     claims = []
     for cid, entry in catalogue().items():
-        tests = [{"nodeid": nodeid, "outcome": r["outcome"], "device": r["device"],
-                  **({"evidence": r["evidence"]} if r.get("evidence") else {})}
-                 for nodeid, r in sorted(results.items()) if cid in r["claims"]]
+        tests = [_test_entry(nodeid, r) for nodeid, r in sorted(results.items()) if cid in r["claims"]]
         claims.append({"id": cid, "section": entry["section"], "title": entry["title"], "area": entry["area"],
-                       "status": status([t["outcome"] for t in tests]), "tests": tests})
-    other = [{"nodeid": nodeid, "outcome": r["outcome"], "device": r["device"],
-              **({"evidence": r["evidence"]} if r.get("evidence") else {})}
-             for nodeid, r in sorted(results.items()) if not r["claims"]]
+                       "status": status([t["outcome"] for t in tests if t.get("counts", True)]), "tests": tests})
+    other = [_test_entry(nodeid, r) for nodeid, r in sorted(results.items()) if not r["claims"]]
     return {"environment": environment, "claims": claims, "other_tests": other}
 
 
+def report_paths(path: str) -> tuple[Path, Path]:
+    """(JSON, Markdown) for ``--curriculum-report PATH``: PATH may name either one."""
+    given = Path(path)
+    if given.suffix == ".md":
+        return given.with_suffix(".json"), given
+    return given, given.with_suffix(".md") if given.suffix else Path(f"{given}.md")
+
+
 def write_report(report: dict, path: str) -> tuple[Path, Path]:
-    json_path = Path(path)
+    json_path, md_path = report_paths(path)
     json_path.parent.mkdir(parents=True, exist_ok=True)
     json_path.write_text(json.dumps(report, indent=2, ensure_ascii=False, default=str) + "\n", encoding="utf-8")
-    md_path = json_path.with_suffix(".md")
     md_path.write_text(markdown(report), encoding="utf-8")
     return json_path, md_path
+
+
+def _counts(report: dict) -> dict[str, int]:
+    return {s: sum(c["status"] == s for c in report["claims"]) for s in STATUSES}
 
 
 def markdown(report: dict) -> str:
@@ -67,31 +102,32 @@ def markdown(report: dict) -> str:
         if isinstance(value, dict):
             value = ", ".join(f"{k}={v}" for k, v in value.items()) or "n/a"
         lines.append(f"- **{key}**: {value}")
-    counts = {s: sum(c["status"] == s for c in report["claims"]) for s in STATUSES}
-    lines += ["", "## Claims", "", " · ".join(f"{s}: {n}" for s, n in counts.items()), "",
-              "| id | section | status | tests (passed/failed/skipped) | claim |", "|---|---|---|---|---|"]
+    lines += ["", "## Claims", "", " · ".join(f"{s}: {n}" for s, n in _counts(report).items()), "",
+              "| id | section | status | tests (" + "/".join(OUTCOMES) + ") | claim |", "|---|---|---|---|---|"]
     for c in report["claims"]:
         outcomes = [t["outcome"] for t in c["tests"]]
-        tally = f"{outcomes.count('passed')}/{outcomes.count('failed')}/{outcomes.count('skipped')}"
+        tally = "/".join(str(outcomes.count(o)) for o in OUTCOMES)
         lines.append(f"| `{c['id']}` | {c['section']} | {c['status']} | {tally} | {c['title']} |")
     evidence = [(c["id"], t) for c in report["claims"] for t in c["tests"] if t.get("evidence")]
     if evidence:
         lines += ["", "## Evidence", ""]
         lines += [f"- `{cid}` `{t['nodeid']}`: {json.dumps(t['evidence'], ensure_ascii=False, default=str)}"
                   for cid, t in evidence]
+    demos = [(c["id"], t["nodeid"]) for c in report["claims"] for t in c["tests"] if t.get("counts") is False]
+    if demos:
+        lines += ["", "## Demonstrations (listed, not counted)", ""]
+        lines += [f"- `{cid}` `{nodeid}`" for cid, nodeid in demos]
     return "\n".join(lines) + "\n"
 
 
 def terminal_table(report: dict) -> list[str]:
     """A compact table: one line per area, each claim id tagged with a one-letter status."""
-    mark = {"verified": "+", "failed": "F", "skipped": "s", "untested": "."}
     lines = []
     areas: dict[str, list[str]] = {}
     for c in report["claims"]:
-        areas.setdefault(c["area"], []).append(f"{mark[c['status']]}{c['id']}")
+        areas.setdefault(c["area"], []).append(f"{MARKS[c['status']]}{c['id']}")
     for area, ids in areas.items():
         lines.append(f"{area:>9}: " + " ".join(ids))
-    counts = {s: sum(c["status"] == s for c in report["claims"]) for s in STATUSES}
-    lines.append("   claims: " + ", ".join(f"{n} {s}" for s, n in counts.items())
-                 + "   (+ verified, F failed, s skipped, . untested)")
+    lines.append("   claims: " + ", ".join(f"{n} {s}" for s, n in _counts(report).items() if n or s != "interrupted")
+                 + "   (" + ", ".join(f"{m} {s}" for s, m in MARKS.items()) + ")")
     return lines

@@ -40,3 +40,9 @@ def torch_compiles():
         yield count
     finally:
         count.compiles = counters["stats"]["unique_graphs"] - before
+
+
+def fresh_jit(jax, fn):
+    """A jitted ``fn`` that JAX has never seen: jit caches programs per Python function, and this
+    wrapper is a new function each time, so its first call really traces and compiles."""
+    return jax.jit(lambda *args: fn(*args))

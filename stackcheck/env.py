@@ -1,4 +1,8 @@
-"""What this machine has: stacks, devices, and the reproducibility fingerprint of §14.4."""
+"""What this machine has: stacks, devices, and the reproducibility fingerprint of course §14.4.
+
+Nothing here knows about pytest's session. A missing stack or device raises ``Missing`` (a
+pytest skip); the plugin turns it into a failure when the run was started with ``--require``.
+"""
 from __future__ import annotations
 
 import datetime
@@ -12,49 +16,49 @@ import shutil
 import subprocess
 import sys
 
+import pytest
 
-DEVICES = ("cpu", "cuda", "tpu")
+from stackcheck.stacks import DEVICES, STACKS
 
-# stack marker -> (module to import, pip extra that installs it, distribution for its version)
-STACKS = {
-    "numpy": ("numpy", None, "numpy"),
-    "torch": ("torch", "torch", "torch"),
-    "jax": ("jax", "jax", "jax"),
-    "triton": ("triton", "triton", "triton"),
-    "max": ("max.graph", "max", "max"),
-    "mojo": ("max.graph", "mojo", "mojo"),
-}
+__all__ = ["DEVICES", "Missing", "device_missing", "fingerprint", "need", "stack_missing"]
+
+
+class Missing(pytest.skip.Exception):
+    """A skip for lack of ``needed`` (a stack, a device or a tool); a failure under ``--require needed``."""
+
+    def __init__(self, reason: str, needed: str):
+        super().__init__(reason)
+        self.needed = needed
 
 
 def install_hint(stack: str) -> str:
-    extra = STACKS[stack][1]
-    if extra is None:
-        return "pip install numpy"
-    return f"pip install 'stackcheck[{extra}]'"
+    return STACKS[stack].install_hint()
 
 
 @functools.cache
 def stack_missing(stack: str) -> str | None:
     """Why ``stack`` cannot run here (None when it can). Never raises."""
-    module, _, _ = STACKS[stack]
-    try:
-        found = importlib.util.find_spec(module) is not None
-    except (ImportError, ValueError):
-        found = False
-    if not found:
-        return f"{stack} is not installed ({install_hint(stack)})"
-    if stack == "mojo" and shutil.which("mojo") is None and _mojo_from_package() is None:
-        return f"the mojo compiler is not on PATH ({install_hint('mojo')})"
+    record = STACKS[stack]
+    for name in (stack, *record.uses):
+        try:
+            found = importlib.util.find_spec(STACKS[name].module) is not None
+        except (ImportError, ValueError):
+            found = False
+        if not found:
+            return f"{name} is not installed ({install_hint(name)})"
+    if record.executable and tool_path(record.executable) is None:
+        return f"the {record.executable} command is not on PATH ({install_hint(stack)})"
     return None
 
 
-def _mojo_from_package() -> str | None:
-    candidate = os.path.join(os.path.dirname(sys.executable), "mojo")
-    return candidate if os.path.exists(candidate) else None
+def tool_path(name: str) -> str | None:
+    """A command-line tool: on PATH, or installed beside this Python (pip puts `mojo` there)."""
+    candidate = os.path.join(os.path.dirname(sys.executable), name)
+    return shutil.which(name) or (candidate if os.path.exists(candidate) else None)
 
 
 def mojo_executable() -> str | None:
-    return shutil.which("mojo") or _mojo_from_package()
+    return tool_path("mojo")
 
 
 @functools.cache
@@ -66,46 +70,27 @@ def device_missing(device: str, stack: str | None = None) -> str | None:
     missing = stack_missing(stack)
     if missing:
         return f"no {device} for {stack}: {missing}"
-    if stack == "jax":
-        import jax
-
-        platform_name = jax_platform(device)
-        try:
-            if jax.devices(platform_name):
-                return None
-        except RuntimeError:
-            pass
-        return f"no {device} device visible to jax {jax.__version__} (jax.devices({platform_name!r}) is empty)"
-    if stack in ("torch", "triton") and device == "cuda":
-        import torch
-
-        if torch.cuda.is_available():
-            return None
-        return f"no CUDA device visible to torch {torch.__version__} (CPU build or no GPU)"
-    return f"stackcheck's {stack} path does not run on {device}"
-
-
-def jax_platform(device: str) -> str:
-    """JAX's platform name for one of our device names (JAX calls CUDA GPUs "gpu")."""
-    return {"cuda": "gpu"}.get(device, device)
-
-
-def jax_device(device: str):
-    """The first JAX device of our device name ``device``."""
-    import jax
-
-    return jax.devices(jax_platform(device))[0]
+    record = STACKS[stack]
+    if device not in record.devices or record.device_missing is None:
+        return f"stackcheck's {stack} path does not run on {device}"
+    return record.device_missing(device)
 
 
 def need(stack: str):
-    """Import and return a stack's module, or skip (fail under --require) saying how to install it."""
-    from stackcheck.plugin import skip_or_fail
-
+    """Import and return a stack's module, or raise ``Missing`` saying how to install it."""
     reason = stack_missing(stack)
     if reason:
-        skip_or_fail(reason, stack)
-    return importlib.import_module(STACKS[stack][0])
+        raise Missing(reason, stack)
+    return importlib.import_module(STACKS[stack].module)
 
+
+def need_device(device: str, stack: str | None = None) -> None:
+    reason = device_missing(device, stack)
+    if reason:
+        raise Missing(reason, device)
+
+
+# ---- the §14.4 fingerprint ------------------------------------------------------------------
 
 def _version(dist: str) -> str:
     try:
@@ -143,9 +128,13 @@ def _nvidia_smi() -> tuple[str, str] | None:
     return f"{len(out)} x {', '.join(names)}", driver
 
 
-def fingerprint() -> dict:
-    """The reproducibility fields of course §14.4, read off this machine."""
+def fingerprint(pinned_precision) -> dict:
+    """The reproducibility fields of course §14.4, read off this machine.
+
+    ``pinned_precision`` is the context manager the tests run under; the precision is read inside
+    it, so the fingerprint records what the tests ran with, not the frameworks' defaults."""
     gpu = _nvidia_smi()
+    dists = dict.fromkeys(["numpy", *(s.dist for s in STACKS.values()), "jaxlib", "pytest", "hypothesis"])
     env = {
         "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
         "os": platform.platform(),
@@ -153,25 +142,20 @@ def fingerprint() -> dict:
         "accelerator": gpu[0] if gpu else "none (no nvidia-smi)",
         "driver": gpu[1] if gpu else "n/a",
         "python": platform.python_version(),
-        "versions": {dist: _version(dist) for dist in
-                     ("numpy", "torch", "jax", "jaxlib", "triton", "max", "mojo", "pytest", "hypothesis")},
+        "versions": {dist: _version(dist) for dist in dists},
         "cuda_visible_devices": os.environ.get("CUDA_VISIBLE_DEVICES", "unset"),
+        "backends": {},
     }
-    env["backends"] = {}
-    env["precision"] = {}
-    if not stack_missing("torch"):
-        import torch
-
+    torch = None if stack_missing("torch") else importlib.import_module("torch")
+    jax = None if stack_missing("jax") else importlib.import_module("jax")
+    if torch is not None:
+        # is_available() asks the driver without creating a CUDA context
         env["backends"]["torch"] = "cuda" if torch.cuda.is_available() else "cpu"
         env["versions"]["torch_cuda"] = torch.version.cuda or "cpu build"
-        env["precision"]["torch.backends.cuda.matmul.allow_tf32"] = torch.backends.cuda.matmul.allow_tf32
-        env["precision"]["torch.backends.cudnn.allow_tf32"] = torch.backends.cudnn.allow_tf32
-        env["precision"]["torch.float32_matmul_precision"] = torch.get_float32_matmul_precision()
-    if not stack_missing("jax"):
-        import jax
-
+    if jax is not None:
         env["backends"]["jax"] = jax.default_backend()
-        env["precision"]["jax_default_matmul_precision"] = str(jax.config.jax_default_matmul_precision)
+    with pinned_precision(torch, jax) as settings:
+        env["precision"] = settings() or "n/a"
     return env
 
 
@@ -181,5 +165,5 @@ def header_lines(env: dict) -> list[str]:
         f"stackcheck environment (course §14.4): {env['date']} | {env['os']} | Python {env['python']}",
         f"  cpu: {env['cpu']} | accelerator: {env['accelerator']} | driver: {env['driver']}",
         f"  versions: {versions}",
-        f"  backends: {env['backends'] or 'none'} | precision: {env['precision'] or 'n/a'}",
+        f"  backends: {env['backends'] or 'none'} | precision (as tests run): {env['precision']}",
     ]

@@ -48,6 +48,31 @@ def machine_instructions(text: str) -> list[str]:
     return MACHINE.findall(text)
 
 
+def assert_ir_not_machine_code(text: str, where: str) -> None:
+    """MC02: an IR holds tensor ops and no machine instructions."""
+    __tracebackhide__ = True
+    if not op_sequence(text):
+        raise AssertionError(f"{where} must hold tensor ops; it holds none:\n{text[:2000]}")
+    if machine_instructions(text):
+        raise AssertionError(f"{where} holds machine instructions: {machine_instructions(text)}")
+
+
+def xla_mlir():
+    """(context, ir module) of JAX's MLIR bindings. They are private: when they move, the caller's
+    test is skipped naming the JAX version, not errored."""
+    import importlib
+
+    import jax
+    import pytest
+
+    try:
+        mlir = importlib.import_module("jax._src.interpreters.mlir")
+        mlir_ir = importlib.import_module("jax._src.lib.mlir").ir
+        return mlir.make_ir_context(), mlir_ir
+    except (ImportError, AttributeError) as error:
+        pytest.skip(f"JAX {jax.__version__} moved its MLIR context ({error}); update stackcheck.ir.xla_mlir")
+
+
 # ---- extracting the IRs ------------------------------------------------------------------
 
 def torch_export_graph(forward, *args) -> str:

@@ -11,10 +11,18 @@ cores; MAX caches it on disk, so later sessions load it in seconds.
 from __future__ import annotations
 
 import concurrent.futures
+import contextlib
+import fcntl
 
 import numpy as np
 
+from stackcheck import data
+
 _MODELS: dict = {}
+# One compile at a time, in this process and across processes (xdist workers): concurrent compiles
+# of the same Mojo package race in MAX's cache ("could not lower LIT to KGEN: No such file or
+# directory", seen here), and on two cores they gain nothing.
+_COMPILER = concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="max-compile")
 LOW_PRECISION = ("bfloat16", "float16")
 
 
@@ -102,9 +110,25 @@ def prefetch(kind: str, impl) -> None:
         failed.set_exception(error)
         _MODELS[key] = (None, failed, None)
         return
-    future = concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="max-compile").submit(
-        session.load, graph)
+    future = _COMPILER.submit(_load, session, graph)
     _MODELS[key] = (graph, future, names)
+
+
+def _load(session, graph):
+    with _compile_lock():
+        return session.load(graph)
+
+
+@contextlib.contextmanager
+def _compile_lock():
+    folder = data.cache_dir()
+    folder.mkdir(parents=True, exist_ok=True)
+    with open(folder / "max-compile.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
 
 
 def model(kind: str, impl):

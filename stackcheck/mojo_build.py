@@ -15,23 +15,24 @@ import subprocess
 import sys
 from pathlib import Path
 
+from stackcheck import data
+
 TARGET = "nvidia:90"
 RUNTIME_LIBS = ("libKGENCompilerRTShared.so", "libAsyncRTMojoBindings.so", "libMSupportGlobals.so",
                 "libAsyncRTRuntimeGlobals.so")
-SOURCES = Path(__file__).resolve().parent.parent / "mojo"
 # Sizes the GPU program is built and run at: none is a multiple of its 256-thread block.
 GPU_SIZES = ({"N": 33, "M": 65}, {"N": 1, "M": 1}, {"N": 17, "M": 513})
 
 
 def source(name: str) -> Path:
-    for folder in (SOURCES, Path(__file__).resolve().parent / "mojo"):
-        if (folder / name).exists():
-            return folder / name
-    raise FileNotFoundError(f"Mojo source {name} is not in this installation")
+    found = data.path("mojo", name)
+    if not found.exists():
+        raise FileNotFoundError(f"Mojo source {name} is not in this installation")
+    return found
 
 
 def cache_root() -> Path:
-    return Path(os.environ.get("STACKCHECK_CACHE", Path.home() / ".cache" / "stackcheck")) / "mojo"
+    return data.cache_dir() / "mojo"
 
 
 def toolchain_version() -> str:

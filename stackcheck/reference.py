@@ -176,13 +176,9 @@ def mojo_relu(z):
 
 
 def mojo_package():
-    from pathlib import Path
+    from stackcheck.mojo_build import source
 
-    here = Path(__file__).resolve().parent
-    for candidate in (here.parent / "mojo" / "study_relu", here / "mojo" / "study_relu"):
-        if candidate.is_dir():
-            return candidate
-    raise FileNotFoundError("the Mojo package study_relu is missing from this installation")
+    return source("study_relu")
 
 
 def triton_bias_relu(a, b, block_size: int = 256, out=None):

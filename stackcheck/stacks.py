@@ -1,39 +1,216 @@
-"""The stacks of the course as pytest parameters, and one way to run each on NumPy inputs.
+"""The stacks of the course, one record each (OpInfo-style): package, install extra, devices and
+dtypes, input conversion, and how to run the steps and the forward of Y = ReLU(X @ W + b).
+
+Adding a stack means adding one ``Stack`` to ``STACKS``. Its name is also a pytest marker, and
+``uses`` names the other stacks it needs (their markers apply too: ``-m torch`` selects the
+``torch_compile`` and ``triton`` paths as well).
 
 ``stack_params("numpy", "torch")`` yields ``(stack, device)`` parameters (with ``dtypes=True``
-``(stack, device, dtype)``) carrying their stack and device markers, so ``pytest -m cuda``
-selects exactly the CUDA variants and a stack that is not installed is skipped with an
-install hint. Runners take float32 NumPy arrays holding values exact in ``dtype`` and return
-float64 NumPy; each checks that the path kept the dtype.
+``(stack, device, dtype)``) for tests that read the stack; ``device_params("jax")`` yields the
+devices alone, for tests that only need somewhere to run. Runners take float32 NumPy arrays
+holding values exact in ``dtype`` and return float64 NumPy; each checks that the path kept the
+dtype.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Callable
 
 import numpy as np
 import pytest
 
-from stackcheck.env import jax_device
 from stackcheck.numerics import DTYPES
+
+DEVICES = ("cpu", "cuda", "tpu")
+
+
+def jax_platform(device: str) -> str:
+    """JAX's platform name for one of our device names (JAX calls CUDA GPUs "gpu")."""
+    return {"cuda": "gpu"}.get(device, device)
+
+
+def jax_device(device: str):
+    """The first JAX device of our device name ``device``."""
+    import jax
+
+    return jax.devices(jax_platform(device))[0]
+
+
+# ---- input conversion: float32 NumPy in, float64 NumPy out, the dtype kept ------------------
+
+def _kept(got, dtype: str) -> None:
+    if str(got).removeprefix("torch.") != dtype:
+        raise AssertionError(f"the result is {got}, but the inputs were {dtype}: the path changed the dtype")
+
+
+def numpy_in(arrays, device: str, dtype: str):
+    return [np.asarray(a, dtype=np.dtype(dtype)) for a in arrays]
+
+
+def numpy_out(out, dtype: str) -> np.ndarray:
+    _kept(np.asarray(out).dtype, dtype)
+    return np.asarray(out, dtype=np.float64)
+
+
+def torch_in(arrays, device: str, dtype: str):
+    import torch
+
+    return [torch.from_numpy(np.ascontiguousarray(a)).to(device=device, dtype=getattr(torch, dtype)) for a in arrays]
+
+
+def torch_out(t, dtype: str) -> np.ndarray:
+    import torch
+
+    _kept(t.dtype, dtype)
+    return t.detach().to("cpu", torch.float64).numpy()
+
+
+def jax_in(arrays, device: str, dtype: str):
+    import jax
+    import jax.numpy as jnp
+
+    target = jax_device(device)
+    return [jax.device_put(jnp.asarray(a, dtype=getattr(jnp, dtype)), target) for a in arrays]
+
+
+def jax_out(a, dtype: str) -> np.ndarray:
+    _kept(a.dtype, dtype)
+    return np.asarray(a.astype("float32"), dtype=np.float64)
+
+
+def _max_outputs(impl, x, w, b) -> dict[str, np.ndarray]:
+    from stackcheck import max_graphs
+
+    impl.check_operands(x, w, b)
+    return {k: np.asarray(v, dtype=np.float64) for k, v in max_graphs.execute("math", impl, x, w, b).items()}
+
+
+# ---- what each path runs ------------------------------------------------------------------
+
+def _numpy_steps(impl, device, dtype, x, w, b):
+    return tuple(numpy_out(o, dtype) for o in impl.numpy_steps(*numpy_in((x, w, b), device, dtype)))
+
+
+def _numpy_forward(impl, device, dtype, x, w, b):
+    return numpy_out(impl.numpy_forward(*numpy_in((x, w, b), device, dtype)), dtype)
+
+
+def _torch_steps(impl, device, dtype, x, w, b):
+    return tuple(torch_out(t, dtype) for t in impl.torch_steps(*torch_in((x, w, b), device, dtype)))
+
+
+def _torch_forward(impl, device, dtype, x, w, b):
+    return torch_out(impl.torch_forward(*torch_in((x, w, b), device, dtype)), dtype)
+
+
+def _compiled_steps(impl, device, dtype, x, w, b):
+    import torch
+
+    steps = torch.compile(impl.torch_steps, dynamic=True)
+    return tuple(torch_out(t, dtype) for t in steps(*torch_in((x, w, b), device, dtype)))
+
+
+def _compiled_forward(impl, device, dtype, x, w, b):
+    return torch_out(impl.torch_compiled_forward(*torch_in((x, w, b), device, dtype)), dtype)
+
+
+def _jax_steps(impl, device, dtype, x, w, b):
+    return tuple(jax_out(o, dtype) for o in impl.jax_steps(*jax_in((x, w, b), device, dtype)))
+
+
+def _jax_forward(impl, device, dtype, x, w, b):
+    return jax_out(impl.jax_forward(*jax_in((x, w, b), device, dtype)), dtype)
+
+
+def _max_steps(impl, device, dtype, x, w, b):
+    if dtype != "float32":
+        raise ValueError(f"the MAX graph's steps are float32 only, not {dtype}")
+    outs = _max_outputs(impl, x, w, b)
+    return outs["a"], outs["z"], outs["y"]
+
+
+def _max_forward(impl, device, dtype, x, w, b):
+    return _max_outputs(impl, x, w, b)["y" if dtype == "float32" else f"y_{dtype}"]
+
+
+def _triton_steps(impl, device, dtype, x, w, b):
+    xt, wt, bt = torch_in((x, w, b), device, dtype)
+    a = xt @ wt
+    return torch_out(a, dtype), None, torch_out(impl.triton_bias_relu(a, bt), dtype)
+
+
+def _triton_forward(impl, device, dtype, x, w, b):
+    return torch_out(impl.triton_forward(*torch_in((x, w, b), device, dtype)), dtype)
+
+
+def _mojo_steps(impl, device, dtype, x, w, b):
+    outs = _max_outputs(impl, x, w, b)
+    return outs["a"], None, outs["y_mojo"]
+
+
+def _mojo_forward(impl, device, dtype, x, w, b):
+    return _max_outputs(impl, x, w, b)["y_mojo"]
+
+
+# ---- whether a device is usable, per framework -------------------------------------------
+
+def torch_device_missing(device: str) -> str | None:
+    import torch
+
+    if device == "cuda" and torch.cuda.is_available():
+        return None
+    return f"no CUDA device visible to torch {torch.__version__} (CPU build or no GPU)"
+
+
+def jax_device_missing(device: str) -> str | None:
+    import jax
+
+    platform = jax_platform(device)
+    try:
+        if jax.devices(platform):
+            return None
+    except RuntimeError:
+        pass
+    return f"no {device} device visible to jax {jax.__version__} (jax.devices({platform!r}) is empty)"
 
 
 @dataclass(frozen=True)
 class Stack:
-    markers: tuple[str, ...]  # stack markers; the first decides whether a device is usable
-    dtypes: dict[str, tuple[str, ...]]  # device -> dtypes this stack computes in there
-    fused_steps: bool = False  # True: A and Z are not outputs of the path (only Y is observable)
+    name: str
+    module: str  # imported to use the stack (its presence decides availability)
+    extra: str | None  # pip extra of stackcheck that installs it
+    dist: str  # distribution whose version the fingerprint records
+    devices: dict[str, tuple[str, ...]]  # device -> dtypes this stack computes in there
+    steps: Callable  # (impl, device, dtype, x, w, b) -> (A, Z, Y); A or Z None where fused away
+    forward: Callable  # (impl, device, dtype, x, w, b) -> Y
+    device_missing: Callable[[str], str | None] | None = None  # for devices other than cpu
+    uses: tuple[str, ...] = ()  # other stacks this one needs
+    fused_steps: bool = False  # True: Z is not an output of the path (only Y is observable)
+    executable: str | None = field(default=None)  # a command-line tool it needs, besides the module
+
+    @property
+    def markers(self) -> tuple[str, ...]:
+        return (self.name, *self.uses)
+
+    def install_hint(self) -> str:
+        return f"pip install 'stackcheck[{self.extra}]'" if self.extra else f"pip install {self.dist}"
 
 
-STACKS = {
-    "numpy": Stack(("numpy",), {"cpu": ("float32", "float16")}),
-    "torch": Stack(("torch",), {"cpu": DTYPES, "cuda": DTYPES}),
-    "torch_compile": Stack(("torch",), {"cpu": DTYPES, "cuda": DTYPES}),
-    "jax": Stack(("jax",), {"cpu": DTYPES, "cuda": DTYPES, "tpu": DTYPES}),
-    "max": Stack(("max",), {"cpu": DTYPES}),
+STACKS = {s.name: s for s in (
+    Stack("numpy", "numpy", None, "numpy", {"cpu": ("float32", "float16")}, _numpy_steps, _numpy_forward),
+    Stack("torch", "torch", "torch", "torch", {"cpu": DTYPES, "cuda": DTYPES}, _torch_steps, _torch_forward,
+          torch_device_missing),
+    Stack("torch_compile", "torch", "torch", "torch", {"cpu": DTYPES, "cuda": DTYPES}, _compiled_steps,
+          _compiled_forward, torch_device_missing, uses=("torch",)),
+    Stack("jax", "jax", "jax", "jax", {"cpu": DTYPES, "cuda": DTYPES, "tpu": DTYPES}, _jax_steps, _jax_forward,
+          jax_device_missing),
+    Stack("max", "max.graph", "max", "max", {"cpu": DTYPES}, _max_steps, _max_forward),
     # The Triton interpreter has no bfloat16 (NumPy has none); compiled CUDA has all three.
-    "triton": Stack(("triton", "torch"), {"cpu": ("float32", "float16"), "cuda": DTYPES}, fused_steps=True),
-    "mojo": Stack(("mojo", "max"), {"cpu": ("float32",)}, fused_steps=True),
-}
+    Stack("triton", "triton", "triton", "triton", {"cpu": ("float32", "float16"), "cuda": DTYPES}, _triton_steps,
+          _triton_forward, torch_device_missing, uses=("torch",), fused_steps=True),
+    Stack("mojo", "max.graph", "mojo", "mojo", {"cpu": ("float32",)}, _mojo_steps, _mojo_forward, uses=("max",),
+          fused_steps=True, executable="mojo"),
+)}
 ALL_STACKS = tuple(STACKS)
 
 
@@ -41,13 +218,15 @@ def _marks(name: str, device: str) -> list:
     return [getattr(pytest.mark, m) for m in STACKS[name].markers] + [getattr(pytest.mark, device)]
 
 
+def _devices(name: str, devices: tuple[str, ...] | None) -> dict[str, tuple[str, ...]]:
+    return {d: dts for d, dts in STACKS[name].devices.items() if devices is None or d in devices}
+
+
 def stack_params(*names: str, devices: tuple[str, ...] | None = None, dtypes: bool = False) -> list:
     """pytest.param(stack, device[, dtype]) for every device (and dtype) each named stack runs on."""
     params = []
     for name in names or ALL_STACKS:
-        for device, device_dtypes in STACKS[name].dtypes.items():
-            if devices is not None and device not in devices:
-                continue
+        for device, device_dtypes in _devices(name, devices).items():
             if dtypes:
                 params += [pytest.param(name, device, dt, id=f"{name}-{device}-{dt}", marks=_marks(name, device))
                            for dt in device_dtypes]
@@ -56,93 +235,23 @@ def stack_params(*names: str, devices: tuple[str, ...] | None = None, dtypes: bo
     return params
 
 
-def primary_stack(name: str) -> str:
-    return STACKS[name].markers[0] if name in STACKS else name
-
-
-def _np_in(arrays, dtype: str):
-    return [np.asarray(a, dtype=np.dtype(dtype)) for a in arrays]
-
-
-def _np_out(out, dtype: str) -> np.ndarray:
-    if out.dtype != np.dtype(dtype):
-        raise AssertionError(f"the result is {out.dtype}, but the inputs were {dtype}: the path changed the dtype")
-    return np.asarray(out, dtype=np.float64)
-
-
-def _torch_in(arrays, device: str, dtype: str):
-    import torch
-
-    return [torch.from_numpy(np.ascontiguousarray(a)).to(device=device, dtype=getattr(torch, dtype)) for a in arrays]
-
-
-def _torch_out(t, dtype: str) -> np.ndarray:
-    import torch
-
-    if t.dtype != getattr(torch, dtype):
-        raise AssertionError(f"the result is {t.dtype}, but the inputs were {dtype}: the path changed the dtype")
-    return t.detach().to("cpu", torch.float64).numpy()
-
-
-def _jax_in(arrays, device: str, dtype: str):
-    import jax
-    import jax.numpy as jnp
-
-    target = jax_device(device)
-    return [jax.device_put(jnp.asarray(a, dtype=getattr(jnp, dtype)), target) for a in arrays]
-
-
-def _jax_out(a, dtype: str) -> np.ndarray:
-    if str(a.dtype) != dtype:
-        raise AssertionError(f"the result is {a.dtype}, but the inputs were {dtype}: the path changed the dtype")
-    return np.asarray(a.astype("float32"), dtype=np.float64)
-
-
-def _max_outputs(impl, x, w, b):
-    from stackcheck import max_graphs
-
-    impl.check_operands(x, w, b)
-    return max_graphs.execute("math", impl, x, w, b)
+def device_params(name: str, devices: tuple[str, ...] | None = None) -> list:
+    """pytest.param(device) for every device stack ``name`` runs on, with that stack's markers."""
+    return [pytest.param(device, id=f"{name}-{device}", marks=_marks(name, device))
+            for device in _devices(name, devices)]
 
 
 def run_steps(impl, stack: str, device: str, x, w, b, dtype: str = "float32"):
     """(A, Z, Y) from ``stack`` on ``device`` as float64 NumPy; A or Z is None where the path fuses it away."""
-    if stack == "numpy":
-        return tuple(_np_out(o, dtype) for o in impl.numpy_steps(*_np_in((x, w, b), dtype)))
-    if stack in ("torch", "torch_compile"):
-        import torch
-
-        steps = impl.torch_steps if stack == "torch" else torch.compile(impl.torch_steps, dynamic=True)
-        return tuple(_torch_out(t, dtype) for t in steps(*_torch_in((x, w, b), device, dtype)))
-    if stack == "jax":
-        return tuple(_jax_out(o, dtype) for o in impl.jax_steps(*_jax_in((x, w, b), device, dtype)))
-    if stack == "max" and dtype == "float32":
-        outs = _max_outputs(impl, x, w, b)
-        return tuple(np.asarray(outs[k], dtype=np.float64) for k in ("a", "z", "y"))
-    if stack == "triton":
-        xt, wt, bt = _torch_in((x, w, b), device, dtype)
-        a = xt @ wt
-        return _torch_out(a, dtype), None, _torch_out(impl.triton_bias_relu(a, bt), dtype)
-    if stack == "mojo":
-        outs = _max_outputs(impl, x, w, b)
-        return np.asarray(outs["a"], dtype=np.float64), None, np.asarray(outs["y_mojo"], dtype=np.float64)
-    raise ValueError(f"no step-by-step path for stack {stack!r} in {dtype}")
+    return _record(stack).steps(impl, device, dtype, x, w, b)
 
 
 def run_forward(impl, stack: str, device: str, x, w, b, dtype: str = "float32") -> np.ndarray:
     """Y = ReLU(X @ W + b) from ``stack`` on ``device`` in ``dtype``, returned as float64 NumPy."""
-    if stack == "numpy":
-        return _np_out(impl.numpy_forward(*_np_in((x, w, b), dtype)), dtype)
-    if stack == "torch":
-        return _torch_out(impl.torch_forward(*_torch_in((x, w, b), device, dtype)), dtype)
-    if stack == "torch_compile":
-        return _torch_out(impl.torch_compiled_forward(*_torch_in((x, w, b), device, dtype)), dtype)
-    if stack == "jax":
-        return _jax_out(impl.jax_forward(*_jax_in((x, w, b), device, dtype)), dtype)
-    if stack == "triton":
-        return _torch_out(impl.triton_forward(*_torch_in((x, w, b), device, dtype)), dtype)
-    if stack in ("max", "mojo"):
-        outs = _max_outputs(impl, x, w, b)
-        key = "y_mojo" if stack == "mojo" else ("y" if dtype == "float32" else f"y_{dtype}")
-        return np.asarray(outs[key], dtype=np.float64)
-    raise ValueError(f"unknown stack {stack!r}; known: {sorted(STACKS)}")
+    return _record(stack).forward(impl, device, dtype, x, w, b)
+
+
+def _record(stack: str) -> Stack:
+    if stack not in STACKS:
+        raise ValueError(f"unknown stack {stack!r}; known: {sorted(STACKS)}")
+    return STACKS[stack]

@@ -52,6 +52,26 @@ def host_timer(fn: Callable[[], object], sync: Callable[[object], None] | None =
     return run
 
 
+def stopwatch() -> Callable[[], float]:
+    """Start a host clock now; each call of the result gives the seconds since (no sync: a
+    measurement of what the host did, such as submitting work or building a graph)."""
+    start = time.perf_counter()
+    return lambda: time.perf_counter() - start
+
+
+def drained_timer(timed_call: Callable, fn: Callable[[], object], sync: Callable[[object], None], *,
+                  synced: bool) -> Callable[[], float]:
+    """A timer for ``fn`` by ``timed_call`` (the implementation under test), with ``sync`` inside the
+    clock or, with ``synced=False``, not (course checkpoint 2's bug). Either way the result is synced
+    again after the clock stopped, so queued work never piles up into the next trial."""
+    def run() -> float:
+        results = []
+        seconds = timed_call(lambda: results.append(fn()) or results[-1], sync if synced else None)
+        sync(results.pop())
+        return seconds
+    return run
+
+
 def cuda_event_timer(fn: Callable[[], object]) -> Callable[[], float]:
     """A timer for ``fn`` from CUDA events on the current stream (device time, in seconds)."""
     import torch

@@ -1,7 +1,7 @@
 import pytest
 
 from stackcheck import need
-from stackcheck.env import jax_device
+from stackcheck.stacks import jax_device
 from stackcheck.numerics import make_inputs
 
 N, K, M = 64, 32, 16

@@ -3,16 +3,16 @@ device is the compiled program."""
 import numpy as np
 import pytest
 
-from stackcheck import assert_matches_reference, need, reference_forward, stack_params
+from stackcheck import assert_matches_reference, need, reference_forward, device_params
 from stackcheck import ir
 from stackcheck.compiles import jax_compiles
-from stackcheck.env import jax_device
+from stackcheck.stacks import jax_device
 from stackcheck.numerics import make_inputs
 
 
 @pytest.mark.claim("MC01")
-@pytest.mark.parametrize("stack, device", stack_params("jax"))
-def test_python_side_effect_runs_once_at_trace_time(impl, stack, device):
+@pytest.mark.parametrize("device", device_params("jax"))
+def test_python_side_effect_runs_once_at_trace_time(impl, device):
     jax = need("jax")
     ran = []
 
@@ -33,8 +33,8 @@ def test_python_side_effect_runs_once_at_trace_time(impl, stack, device):
 
 
 @pytest.mark.claim("MC01")
-@pytest.mark.parametrize("stack, device", stack_params("torch_compile"))
-def test_torch_graph_holds_only_tensor_ops(torch_inputs, example_inputs, stack, device):
+@pytest.mark.parametrize("device", device_params("torch_compile"))
+def test_torch_graph_holds_only_tensor_ops(torch_inputs, example_inputs):
     """Dynamo replays a Python side effect on the host after each call; the graph it hands the
     compiler, which is what becomes device code, holds tensor ops only."""
     ran = []

@@ -1,7 +1,5 @@
 """MC12: MLIR is not a passport to XLA. MAX's graph is MLIR too, yet JAX/XLA's MLIR context has no
 `mo` dialect and rejects it, while StableHLO parses there."""
-import importlib
-
 import numpy as np
 import pytest
 
@@ -10,23 +8,12 @@ from stackcheck import ir, max_graphs
 from stackcheck.numerics import make_inputs
 
 
-def xla_mlir():
-    """JAX's MLIR context and parser (private modules: skip, naming the version, if they moved)."""
-    jax = need("jax")
-    try:
-        mlir = importlib.import_module("jax._src.interpreters.mlir")
-        mlir_ir = importlib.import_module("jax._src.lib.mlir").ir
-        return mlir.make_ir_context(), mlir_ir
-    except (ImportError, AttributeError) as error:
-        pytest.skip(f"JAX {jax.__version__} moved its MLIR context ({error}); update stackcheck")
-
-
 @pytest.mark.claim("MC12")
 @pytest.mark.jax
 @pytest.mark.max
 @pytest.mark.max_graph("structure")
 def test_xla_rejects_the_mo_dialect_and_accepts_stablehlo(impl):
-    context, mlir_ir = xla_mlir()
+    context, mlir_ir = ir.xla_mlir()
     graph, _, _ = max_graphs.model("structure", impl)
     with pytest.raises(Exception, match=r"Dialect `mo' not found"):
         mlir_ir.Module.parse(str(graph), context=context)

@@ -2,15 +2,15 @@
 import numpy as np
 import pytest
 
-from stackcheck import assert_matches_reference, reference_forward, stack_params
+from stackcheck import assert_matches_reference, reference_forward, device_params
 from stackcheck import ir, max_graphs
 
 MATH = ["matmul", "add", "relu"]
 
 
 @pytest.mark.claim("S4.3-ir")
-@pytest.mark.parametrize("stack, device", stack_params("torch"))
-def test_torch_export_aten_graph(impl, torch_inputs, example_inputs, stack, device):
+@pytest.mark.parametrize("device", device_params("torch"))
+def test_torch_export_aten_graph(impl, torch_inputs, example_inputs):
     text = ir.torch_export_graph(impl.torch_forward, *torch_inputs)
     ir.assert_ops_in_order(text, MATH, "torch.export ATen graph")
     assert "aten." in text, "torch.export's graph is made of ATen ops"
@@ -19,8 +19,8 @@ def test_torch_export_aten_graph(impl, torch_inputs, example_inputs, stack, devi
 
 
 @pytest.mark.claim("S4.3-ir")
-@pytest.mark.parametrize("stack, device", stack_params("torch"))
-def test_dynamo_fx_graph_from_a_recording_backend(impl, torch_inputs, example_inputs, stack, device):
+@pytest.mark.parametrize("device", device_params("torch"))
+def test_dynamo_fx_graph_from_a_recording_backend(impl, torch_inputs, example_inputs):
     graphs, y = ir.dynamo_graphs(impl.torch_forward, *torch_inputs)
     assert len(graphs) == 1, f"the course's forward is one graph, got {len(graphs)}"
     text = str(graphs[0].graph)
@@ -29,9 +29,9 @@ def test_dynamo_fx_graph_from_a_recording_backend(impl, torch_inputs, example_in
 
 
 @pytest.mark.claim("S4.3-ir")
-@pytest.mark.parametrize("stack, device", stack_params("jax"))
+@pytest.mark.parametrize("device", device_params("jax"))
 @pytest.mark.parametrize("stage", ["jaxpr", "stablehlo"])
-def test_jaxpr_and_stablehlo(impl, jax_inputs, example_inputs, stack, device, stage):
+def test_jaxpr_and_stablehlo(impl, jax_inputs, example_inputs, stage):
     stages = ir.jax_stages(impl.jax_forward, *jax_inputs)
     ir.assert_ops_in_order(stages[stage], ["matmul", "broadcast", "add", "relu"], f"JAX {stage}")
     y = stages["compiled"](*jax_inputs)
@@ -40,8 +40,8 @@ def test_jaxpr_and_stablehlo(impl, jax_inputs, example_inputs, stack, device, st
 
 @pytest.mark.claim("S4.3-ir")
 @pytest.mark.max_graph("structure")
-@pytest.mark.parametrize("stack, device", stack_params("max"))
-def test_max_graph_text(impl, example_inputs, stack, device):
+@pytest.mark.max
+def test_max_graph_text(impl, example_inputs):
     graph, _, _ = max_graphs.model("structure", impl)
     text = str(graph)
     ir.assert_ops_in_order(text, MATH, "MAX graph")

@@ -2,7 +2,7 @@
 a shape change recompiles when shapes are static."""
 import pytest
 
-from stackcheck import assert_matches_reference, need, reference_forward, stack_params
+from stackcheck import assert_matches_reference, need, reference_forward, device_params
 from stackcheck.compiles import torch_compiles
 from stackcheck.numerics import make_inputs
 
@@ -21,8 +21,8 @@ def with_branch(x, w, b):
 
 
 @pytest.mark.claim("S4.4-graph-break")
-@pytest.mark.parametrize("stack, device", stack_params("torch_compile"))
-def test_the_course_forward_is_one_graph(impl, torch_inputs, example_inputs, stack, device):
+@pytest.mark.parametrize("device", device_params("torch_compile"))
+def test_the_course_forward_is_one_graph(impl, torch_inputs, example_inputs):
     torch = need("torch")
     explained = torch._dynamo.explain(impl.torch_forward)(*torch_inputs)
     assert (explained.graph_count, explained.graph_break_count) == (1, 0), explained.break_reasons
@@ -31,9 +31,9 @@ def test_the_course_forward_is_one_graph(impl, torch_inputs, example_inputs, sta
 
 
 @pytest.mark.claim("S4.4-graph-break")
-@pytest.mark.parametrize("stack, device", stack_params("torch_compile"))
+@pytest.mark.parametrize("device", device_params("torch_compile"))
 @pytest.mark.parametrize("fn", [with_print, with_branch], ids=["print", "data-dependent-branch"])
-def test_a_break_splits_the_graph_but_not_the_result(torch_inputs, example_inputs, stack, device, fn):
+def test_a_break_splits_the_graph_but_not_the_result(torch_inputs, example_inputs, fn):
     torch = need("torch")
     torch._dynamo.reset()
     explained = torch._dynamo.explain(fn)(*torch_inputs)
@@ -47,8 +47,8 @@ def test_a_break_splits_the_graph_but_not_the_result(torch_inputs, example_input
 
 
 @pytest.mark.claim("S4.4-graph-break")
-@pytest.mark.parametrize("stack, device", stack_params("torch_compile"))
-def test_a_shape_change_recompiles_with_static_shapes(impl, stack, device):
+@pytest.mark.parametrize("device", device_params("torch_compile"))
+def test_a_shape_change_recompiles_with_static_shapes(impl, device):
     torch = need("torch")
 
     def forward(x, w, b):

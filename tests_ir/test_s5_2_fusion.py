@@ -4,7 +4,7 @@ import re
 import numpy as np
 import pytest
 
-from stackcheck import assert_matches_reference, need, reference_forward, stack_params
+from stackcheck import assert_matches_reference, need, reference_forward, device_params
 from stackcheck import ir, max_graphs
 from stackcheck.inductor import compile_and_read
 
@@ -12,8 +12,8 @@ EPILOGUE = re.compile(r"Epilogue\(mo\.matmul\b.*\bmo\.add\b.*\bmo\.relu\b")
 
 
 @pytest.mark.claim("S5.2-fusion")
-@pytest.mark.parametrize("stack, device", stack_params("torch_compile"))
-def test_inductor_fuses_bias_and_relu_after_a_library_matmul(impl, torch_inputs, example_inputs, evidence, stack,
+@pytest.mark.parametrize("device", device_params("torch_compile"))
+def test_inductor_fuses_bias_and_relu_after_a_library_matmul(impl, torch_inputs, example_inputs, evidence,
                                                             device):
     gen = compile_and_read(impl.torch_forward, *torch_inputs)
     evidence(device=device, generated_kernels=gen.kernels, library_calls=gen.externs)
@@ -29,8 +29,8 @@ def test_inductor_fuses_bias_and_relu_after_a_library_matmul(impl, torch_inputs,
 
 
 @pytest.mark.claim("S5.2-fusion")
-@pytest.mark.parametrize("stack, device", stack_params("torch_compile", devices=("cuda",)))
-def test_max_autotune_fuses_matmul_add_and_relu_in_one_template(impl, torch_inputs, example_inputs, evidence, stack,
+@pytest.mark.parametrize("device", device_params("torch_compile", devices=("cuda",)))
+def test_max_autotune_fuses_matmul_add_and_relu_in_one_template(impl, torch_inputs, example_inputs, evidence,
                                                                 device):
     torch = need("torch")
     if torch.cuda.get_device_capability() < (8, 0):
@@ -49,8 +49,8 @@ def test_max_autotune_fuses_matmul_add_and_relu_in_one_template(impl, torch_inpu
 
 
 @pytest.mark.claim("S5.2-fusion")
-@pytest.mark.parametrize("stack, device", stack_params("jax"))
-def test_xla_fuses_add_and_maximum(impl, jax_inputs, example_inputs, evidence, stack, device):
+@pytest.mark.parametrize("device", device_params("jax"))
+def test_xla_fuses_add_and_maximum(impl, jax_inputs, example_inputs, evidence, device):
     stages = ir.jax_stages(impl.jax_forward, *jax_inputs)
     evidence(device=device, entry_fusions=re.findall(r"(%[\w.\-]+) = \S+ fusion\(", stages["hlo"]),
              custom_calls=sorted(set(re.findall(r'custom_call_target="([^"]+)"', stages["hlo"]))))
@@ -67,8 +67,8 @@ def test_xla_fuses_add_and_maximum(impl, jax_inputs, example_inputs, evidence, s
 
 @pytest.mark.claim("S5.2-fusion")
 @pytest.mark.max_graph("structure")
-@pytest.mark.parametrize("stack, device", stack_params("max"))
-def test_max_puts_add_and_relu_in_the_matmul_epilogue(impl, example_inputs, stack, device):
+@pytest.mark.max
+def test_max_puts_add_and_relu_in_the_matmul_epilogue(impl, example_inputs):
     _, compiled, _ = max_graphs.model("structure", impl)
     summaries = compiled.kernel_summaries
     epilogues = [s for s in summaries if EPILOGUE.search(s)]

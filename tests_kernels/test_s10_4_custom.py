@@ -3,12 +3,11 @@ equals the built-in relu and NumPy, and stays its own kernel: the custom boundar
 the matmul epilogue that the built-in relu gets."""
 import re
 
-import numpy as np
 import pytest
 
 from stackcheck import assert_matches_reference, reference_forward
 from stackcheck import max_graphs
-from stackcheck.numerics import make_inputs
+from stackcheck.numerics import assert_exact, make_inputs
 
 pytestmark = [pytest.mark.mojo, pytest.mark.max, pytest.mark.max_graph("structure")]
 
@@ -18,7 +17,7 @@ pytestmark = [pytest.mark.mojo, pytest.mark.max, pytest.mark.max_graph("structur
 def test_custom_relu_equals_builtin_and_numpy(impl, shape):
     x, w, b = make_inputs(*shape, seed=sum(shape))
     out = max_graphs.execute("structure", impl, x, w, b)
-    np.testing.assert_array_equal(out["y_mojo"], out["y"], err_msg="custom ReLU vs MAX's built-in relu")
+    assert_exact(out["y_mojo"], out["y"], what="Y with the custom ReLU vs MAX's built-in relu", shape=shape)
     assert_matches_reference(out["y_mojo"], reference_forward(x, w, b), dtype="float32", k=shape[1],
                              what="Y with the Mojo custom ReLU")
 

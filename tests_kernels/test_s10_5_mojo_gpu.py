@@ -10,9 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from stackcheck import mojo_build
-from stackcheck.env import stack_missing
-from stackcheck.plugin import skip_or_fail
+from stackcheck import env, mojo_build
 
 SIZES = list(mojo_build.GPU_SIZES)
 
@@ -38,13 +36,13 @@ def program(sizes, prebuilt: str | None) -> tuple[Path, dict]:
                         f"`python -m stackcheck.mojo_build {prebuilt}` on a machine with Mojo")
         libs = Path(prebuilt)
     else:
-        if stack_missing("mojo"):
-            skip_or_fail(f"{stack_missing('mojo')}; or pass --mojo-prebuilt DIR with programs built elsewhere",
-                         "mojo")
+        if env.stack_missing("mojo"):
+            raise env.Missing(f"{env.stack_missing('mojo')}; or pass --mojo-prebuilt DIR with programs built "
+                              "elsewhere", "mojo")
         binary = mojo_build.build(mojo_build.source("bias_relu_gpu.mojo"), emit="exe", sizes=sizes)
         libs = Path(importlib.util.find_spec("modular").submodule_search_locations[0]) / "lib"
-    env = dict(os.environ, LD_LIBRARY_PATH=f"{libs}:{os.environ.get('LD_LIBRARY_PATH', '')}")
-    return binary, env
+    environ = dict(os.environ, LD_LIBRARY_PATH=f"{libs}:{os.environ.get('LD_LIBRARY_PATH', '')}")
+    return binary, environ
 
 
 @pytest.mark.claim("S10.5-mojo-gpu")

@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from stackcheck import assert_matches_reference, need, stack_params
+from stackcheck import assert_matches_reference, need, device_params
 from stackcheck.numerics import make_inputs
 
 PAD = 2048  # more than any block: an unmasked program would run past it into the padding
@@ -42,18 +42,18 @@ def check_in_bounds(impl, device, n, m, block_size, seed=0):
 
 
 @pytest.mark.claim("S11.2-mask")
-@pytest.mark.parametrize("stack, device", stack_params("triton"))
+@pytest.mark.parametrize("device", device_params("triton"))
 @pytest.mark.parametrize("block_size", BLOCKS)
 @pytest.mark.parametrize("n, m", SIZES)
-def test_boundary_sizes(impl, stack, device, block_size, n, m):
+def test_boundary_sizes(impl, device, block_size, n, m):
     check_in_bounds(impl, device, n, m, block_size)
 
 
 @pytest.mark.claim("S11.2-mask")
-@pytest.mark.parametrize("stack, device", stack_params("triton"))
+@pytest.mark.parametrize("device", device_params("triton"))
 @given(block_size=st.sampled_from(BLOCKS), blocks=st.integers(1, 4), offset=st.sampled_from([-1, 0, 1]),
        m=st.sampled_from([1, 3, 16, 65, 127]), seed=st.integers(0, 1000))
-def test_sizes_around_block_multiples(impl, stack, device, block_size, blocks, offset, m, seed):
+def test_sizes_around_block_multiples(impl, device, block_size, blocks, offset, m, seed):
     """n*m lands one below, on, or one above a multiple of the block (rows rounded up to cover it)."""
     target = blocks * block_size + offset
     n = max(1, -(-target // m))

@@ -1,9 +1,11 @@
 """§2.4 for hand-written kernels: Triton compiles a kernel once per set of constexprs (and argument
 specializations); new data with the same ones reuses the compiled program."""
+import numpy as np
 import pytest
 
-from stackcheck import need, stack_params
+from stackcheck import need, device_params
 from stackcheck import triton_kernels
+from stackcheck.numerics import assert_matches_reference, make_inputs
 
 
 def jit_cache_misses(kernel):
@@ -26,18 +28,19 @@ def jit_cache_misses(kernel):
 
 
 @pytest.mark.claim("S2.4-specialize")
-@pytest.mark.parametrize("stack, device", stack_params("triton", devices=("cuda",)))
-def test_new_data_reuses_new_block_size_recompiles(stack, device):
+@pytest.mark.parametrize("device", device_params("triton", devices=("cuda",)))
+def test_new_data_reuses_new_block_size_recompiles(device):
     torch = need("torch")
     kernels = triton_kernels.jit_both(triton_kernels._bias_relu_kernel)  # fresh: no earlier test's cache
     calls, (install, remove) = jit_cache_misses(kernels[0])
     install()
     try:
         for block_size, data in ((256, 1), (256, 2), (256, 3), (1024, 4)):
-            torch.manual_seed(data)
-            a, b = torch.randn(33, 65, device=device), torch.randn(65, device=device)
+            a_np, _, b_np = make_inputs(33, 65, 65, seed=data)
+            a, b = torch.from_numpy(a_np).to(device), torch.from_numpy(b_np).to(device)
             y = triton_kernels.bias_relu(a, b, block_size=block_size, kernels=kernels)
-            torch.testing.assert_close(y, torch.relu(a + b))
+            assert_matches_reference(y, np.maximum(a_np.astype(np.float64) + b_np, 0), dtype="float32", k=1,
+                                     what="ReLU(A + b)", BLOCK_SIZE=block_size, seed=data)
     finally:
         remove()
     assert len(calls) == 2, f"one compile for BLOCK_SIZE=256 (reused for new data), one for 1024: {calls}"

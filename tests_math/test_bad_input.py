@@ -4,8 +4,8 @@ import re
 import numpy as np
 import pytest
 
-from stackcheck import need, stack_params
-from stackcheck.env import jax_device
+from stackcheck import need, device_params, stack_params
+from stackcheck.stacks import jax_device
 from stackcheck.numerics import make_inputs
 from stackcheck.stacks import run_forward
 
@@ -36,8 +36,8 @@ def test_mixed_devices_are_named(impl, stack, device):
 
 
 @pytest.mark.claim("S2.1-shapes")
-@pytest.mark.parametrize("stack, device", stack_params("jax", devices=("cuda", "tpu")))
-def test_mixed_devices_are_named_in_jax(impl, stack, device):
+@pytest.mark.parametrize("device", device_params("jax", devices=("cuda", "tpu")))
+def test_mixed_devices_are_named_in_jax(impl, device):
     jax = need("jax")
     x, w, b = make_inputs(2, 3, 4)
     accelerator = jax_device(device)

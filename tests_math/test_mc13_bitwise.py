@@ -27,6 +27,7 @@ def test_summation_order_changes_the_bits(impl):
 
 
 @pytest.mark.claim("MC13")
+@pytest.mark.numpy
 def test_float32_and_float64_accumulation_differ_but_agree_within_tolerance():
     x, w, b = make_inputs(16, 4096, 16, seed=13)
     y32 = np.maximum(x @ w + b, 0)  # float32 accumulation

@@ -1,7 +1,7 @@
 """§2.1: the course's W is [K, M] = [in, out]; nn.Linear stores weight as [out, in], i.e. W transposed."""
 import pytest
 
-from stackcheck import need, stack_params
+from stackcheck import need, device_params, stack_params
 from stackcheck.numerics import assert_matches_reference, make_inputs, mismatch_report, tolerance
 
 
@@ -25,8 +25,8 @@ def test_linear_weight_is_w_transposed(impl, stack, device, k, m):
 
 
 @pytest.mark.claim("S2.1-linear")
-@pytest.mark.parametrize("stack, device", stack_params("torch"))
-def test_untransposed_weight_is_wrong(stack, device):
+@pytest.mark.parametrize("device", device_params("torch"))
+def test_untransposed_weight_is_wrong(device):
     """Using nn.Linear.weight as W is a shape error when K != M, and silently wrong when K == M."""
     torch = need("torch")
     x = torch.from_numpy(make_inputs(5, 3, 2)[0]).to(device)

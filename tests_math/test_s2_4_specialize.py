@@ -4,7 +4,7 @@ import pytest
 
 from stackcheck import assert_matches_reference, need, reference_forward, stack_params
 from stackcheck.compiles import jax_compiles, torch_compiles
-from stackcheck.env import jax_device
+from stackcheck.stacks import jax_device
 from stackcheck.numerics import make_inputs
 
 

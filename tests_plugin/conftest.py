@@ -2,6 +2,9 @@ from pathlib import Path
 
 import pytest
 
+# The plugin's own self-tests run pytest inside pytest; only these folders load pytester.
+pytest_plugins = ["pytester"]
+
 ROOT = Path(__file__).resolve().parent.parent
 
 

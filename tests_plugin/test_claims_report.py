@@ -62,7 +62,7 @@ def test_curriculum_report_json_and_markdown(pytester, suite_file, tmp_path):
     assert {t["outcome"] for t in hand["tests"]} == {"passed"} and {t["device"] for t in hand["tests"]} == {"cpu"}
     assert all(c["status"] == "untested" for cid, c in by_id.items() if cid != "S2.2-hand")
     markdown = path.with_suffix(".md").read_text(encoding="utf-8")
-    assert "| `S2.2-hand` | 2.2 | verified | 2/0/0 |" in markdown
+    assert "| `S2.2-hand` | 2.2 | verified | 2/0/0/0/0 |" in markdown
     result.stdout.fnmatch_lines(["*math: .S2.1-shapes +S2.2-hand*",
                                  "*claims: 1 verified, 0 failed, 0 skipped, 44 untested*"])
 
@@ -72,6 +72,9 @@ def test_status_rules():
     assert claims.status(["skipped", "skipped"]) == "skipped"
     assert claims.status(["passed", "skipped"]) == "verified"
     assert claims.status(["passed", "failed"]) == "failed"
+    assert claims.status(["passed", "interrupted"]) == "interrupted"
+    assert claims.status(["xfailed"]) == "untested", "a known upstream defect neither verifies nor fails"
+    assert claims.status(["passed", "xfailed"]) == "verified"
 
 
 def test_require_claims_fails_the_run_when_claims_are_untested(pytester, suite_file):
@@ -79,4 +82,78 @@ def test_require_claims_fails_the_run_when_claims_are_untested(pytester, suite_f
                                           "-p", "no:cacheprovider", "--require-claims")
     result.assert_outcomes(passed=2)
     assert result.ret == pytest.ExitCode.TESTS_FAILED
-    result.stdout.fnmatch_lines(["*FAIL --require-claims: 44 claim(s) untested or failed*"])
+    result.stdout.fnmatch_lines(["*FAIL --require-claims: 44 claim(s) not verified*"])
+
+
+CLAIMED = """
+import pytest
+
+@pytest.mark.claim("S2.2-hand")
+def test_hand(impl):
+    {body}
+"""
+
+
+def _report(pytester, body, *args):
+    pytester.makepyfile(CLAIMED.format(body=body))
+    result = pytester.runpytest_inprocess("-p", "no:cacheprovider", "--curriculum-report=r.json", *args,
+                                          no_reraise_ctrlc=True)
+    report = json.loads((pytester.path / "r.json").read_text(encoding="utf-8"))
+    return result, next(c for c in report["claims"] if c["id"] == "S2.2-hand")
+
+
+def test_an_interrupted_test_verifies_nothing(pytester):
+    """Ctrl-C in the middle of a call: the test did not pass, so its claim is not verified."""
+    result, hand = _report(pytester, "raise KeyboardInterrupt")
+    assert result.ret == pytest.ExitCode.INTERRUPTED
+    assert hand["status"] == "interrupted" and hand["tests"][0]["outcome"] == "interrupted", hand
+
+
+def test_a_strict_xfail_is_reported_as_xfailed_not_skipped(pytester):
+    result, hand = _report(pytester, "pytest.xfail('a known upstream defect')")
+    assert hand["tests"][0]["outcome"] == "xfailed" and hand["status"] == "untested", hand
+
+
+def test_a_demonstration_is_listed_but_never_counted(pytester):
+    pytester.makepyfile("""
+import pytest
+
+@pytest.mark.claim("S2.2-hand")
+@pytest.mark.demo
+def test_shows(impl):
+    pass
+
+@pytest.mark.claim("S2.3-broadcast")
+def test_touches_nothing():
+    pass
+""")
+    pytester.runpytest_inprocess("-p", "no:cacheprovider", "--curriculum-report=r.json").assert_outcomes(passed=2)
+    by_id = {c["id"]: c for c in json.loads((pytester.path / "r.json").read_text())["claims"]}
+    for cid in ("S2.2-hand", "S2.3-broadcast"):
+        assert by_id[cid]["status"] == "untested" and by_id[cid]["tests"][0]["counts"] is False, by_id[cid]
+    assert "Demonstrations (listed, not counted)" in (pytester.path / "r.md").read_text()
+
+
+def test_report_path_may_name_the_markdown(pytester):
+    """--curriculum-report x.md writes x.md as Markdown and x.json as JSON, never JSON over Markdown."""
+    pytester.makepyfile(CLAIMED.format(body="pass"))
+    pytester.runpytest_inprocess("-p", "no:cacheprovider", "--curriculum-report=out/x.md").assert_outcomes(passed=1)
+    assert (pytester.path / "out/x.md").read_text().startswith("# stackcheck curriculum report")
+    assert json.loads((pytester.path / "out/x.json").read_text())["claims"]
+
+
+@pytest.mark.parametrize("where", ["folder", "unwritable"])
+def test_a_bad_report_path_is_a_usage_error_before_any_test(pytester, where):
+    pytester.makepyfile(CLAIMED.format(body="pass"))
+    target = pytester.path / "taken"
+    target.mkdir()
+    if where == "unwritable":
+        (target / "inner").write_text("a file where a folder must go")
+        path = target / "inner" / "r.json"
+    else:
+        path = target
+    result = pytester.runpytest_inprocess("-p", "no:cacheprovider", f"--curriculum-report={path}")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["ERROR: --curriculum-report *"])
+    assert "Traceback" not in result.stdout.str() + result.stderr.str()
+    assert "collected" not in result.stdout.str(), "the path is checked before any test runs"

@@ -29,6 +29,37 @@ def test_unknown_impl_module_is_a_clear_error(pytester):
     assert "no_such_module_xyz" in result.stdout.str() + result.stderr.str()
 
 
+BAD_IMPL = {
+    "syntax error": ("homework.py", "def numpy_steps(x, w, b)\n    return x\n", "ERROR: --impl homework.py: homework.py:1: SyntaxError: *"),
+    "missing file": (None, None, "*--impl nowhere.py: no such file*"),
+    "folder": ("folder", None, "*--impl folder: is a folder; give the .py file*"),
+    "raises on import": ("raising.py", "import numpy\nraise RuntimeError('boom')\n",
+                         "*raising.py:2: importing it raised RuntimeError: boom*"),
+    "imports a missing package": ("needy.py", "import no_such_package_abc\n",
+                                  "*it imports 'no_such_package_abc', which is not installed*"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(BAD_IMPL))
+def test_bad_impl_is_one_clear_line_not_an_internal_error(pytester, case):
+    name, text, expected = BAD_IMPL[case]
+    pytester.makepyfile("def test_x():\n    pass\n")
+    spec = "nowhere.py"
+    if name == "folder":
+        (pytester.path / name).mkdir()
+        spec = name
+    elif name:
+        (pytester.path / name).write_text(text)
+        spec = name
+    result = pytester.runpytest_inprocess("--impl", spec, "-p", "no:cacheprovider")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    output = result.stdout.str() + result.stderr.str()
+    assert "INTERNALERROR" not in output and "Traceback" not in output, output
+    errors = [line for line in result.errlines if line.startswith("ERROR:")]
+    assert len(errors) == 1, result.errlines
+    result.stderr.fnmatch_lines([expected])
+
+
 def test_reference_surface_is_documented():
     from stackcheck import reference
     from stackcheck.impl import SURFACE

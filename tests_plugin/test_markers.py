@@ -29,3 +29,17 @@ def test_markers_are_registered_for_strict_markers(pytester):
         "@pytest.mark.cpu\n@pytest.mark.numpy\n@pytest.mark.meta\n@pytest.mark.precision\n"
         "def test_marked():\n    pass\n")
     pytester.runpytest_inprocess("--strict-markers", "-p", "no:cacheprovider").assert_outcomes(passed=1)
+
+
+@pytest.mark.parametrize("expression, suggestion", [("gpu", "cuda"), ("cdua", "cuda"), ("not jaxx", "jax"),
+                                                    ("torch and nvidia", "cuda")])
+def test_an_unknown_marker_in_minus_m_is_a_usage_error_with_a_suggestion(pytester, expression, suggestion):
+    pytester.makepyfile("def test_plain():\n    pass\n")
+    result = pytester.runpytest_inprocess("-m", expression, "-p", "no:cacheprovider")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines([f"ERROR: -m {expression!r}: no marker named *; did you mean -m {suggestion}?*"])
+
+
+def test_known_markers_and_expressions_still_select(pytester):
+    pytester.makepyfile("import pytest\n@pytest.mark.jax\ndef test_j():\n    pass\n")
+    pytester.runpytest_inprocess("-m", "jax and not (cuda or tpu)", "-p", "no:cacheprovider").assert_outcomes(passed=1)

@@ -39,7 +39,8 @@ def test_missing_stack_skips_with_install_hint_and_require_fails(pytester, monke
         "def test_needs_inline():\n    need('jax')\n")
     result = pytester.runpytest_inprocess("-rs", "-p", "no:cacheprovider")
     result.assert_outcomes(skipped=2)
-    assert result.stdout.str().count("jax is not installed (pip install 'stackcheck[jax]')") == 2
+    skips = [line for line in result.outlines if line.startswith("SKIPPED")]
+    assert len(skips) == 2 and all("jax is not installed (pip install 'stackcheck[jax]')" in s for s in skips), skips
     required = pytester.runpytest_inprocess("--require", "jax", "-p", "no:cacheprovider")
     required.assert_outcomes(errors=1, failed=1)  # the marker fails in setup, need() in the body
     required.stdout.fnmatch_lines(["*--require jax: jax is not installed*"])
@@ -49,3 +50,19 @@ def test_require_rejects_unknown_names(pytester):
     result = pytester.runpytest_inprocess("--require", "gpu", "-p", "no:cacheprovider")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(["*invalid choice: 'gpu'*"])
+
+
+@pytest.mark.skipif(env.device_missing("cuda") is None, reason="this machine has CUDA: nothing to skip")
+def test_minus_m_cuda_without_a_gpu_says_nothing_was_checked_in_one_line(pytester, suite_file):
+    """The skips fold into one line per reason, and the run ends saying that nothing was checked."""
+    result = pytester.runpytest_inprocess(suite_file("tests_math/test_s2_1_shapes.py"), "-m", "cuda", "-rs",
+                                          "-p", "no:cacheprovider")
+    outcomes = result.parseoutcomes()
+    assert outcomes["skipped"] >= 10 and "passed" not in outcomes
+    skips = [line for line in result.outlines if line.startswith("SKIPPED")]
+    assert len(skips) == len({line.split("] ", 1)[1] for line in skips}) <= 2, skips
+    nothing = [line for line in result.outlines if line.startswith("stackcheck: nothing was checked")]
+    assert len(nothing) == 1, result.outlines[-10:]
+    assert "lack of cuda" in nothing[0] and "pytest -m cpu" in nothing[0] and "--require cuda" in nothing[0]
+    assert result.outlines[-2] == nothing[0], "it is the last line before pytest's own summary"
+    assert result.ret == pytest.ExitCode.OK

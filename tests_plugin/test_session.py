@@ -11,8 +11,26 @@ def test_header_has_the_reproducibility_fields(pytester):
     result = pytester.runpytest_inprocess("-p", "no:cacheprovider")
     result.stdout.fnmatch_lines(["stackcheck environment (course §14.4): *| Python *",
                                  "  cpu: * | accelerator: * | driver: *",
-                                 "  versions: numpy *", "  backends: * | precision: *",
+                                 "  versions: numpy *", "  backends: * | precision (as tests run): *",
                                  "  implementations: stackcheck.reference*"])
+
+
+def test_fingerprint_records_the_precision_the_tests_run_with():
+    """§14.4: the fingerprint reads TF32 and JAX's precision inside the pinning, as the tests see them."""
+    from stackcheck import env, precision
+
+    torch = pytest.importorskip("torch")
+    jax = pytest.importorskip("jax")
+    saved = torch.backends.cuda.matmul.allow_tf32
+    torch.backends.cuda.matmul.allow_tf32 = True  # a framework default that tests never run with
+    try:
+        recorded = env.fingerprint(precision.pinned)["precision"]
+    finally:
+        torch.backends.cuda.matmul.allow_tf32 = saved
+    assert recorded["torch.backends.cuda.matmul.allow_tf32"] is False
+    assert recorded["torch.float32_matmul_precision"] == "highest"
+    assert recorded["jax_default_matmul_precision"] == "highest"
+    assert torch.backends.cuda.matmul.allow_tf32 is saved and jax is not None
 
 
 @pytest.mark.parametrize("ci, profile", [("true", "ci"), (None, "dev")])

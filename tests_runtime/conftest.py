@@ -2,7 +2,7 @@
 import pytest
 
 from stackcheck import need
-from stackcheck.env import jax_device
+from stackcheck.stacks import jax_device
 
 SIZES = {"cpu": 2048, "cuda": 8192, "tpu": 8192}  # a matmul of ~0.1 s on 2 CPU cores; ~ms on a GPU
 
@@ -29,8 +29,3 @@ def torch_matmul(device):
     torch.cuda.synchronize()
     return (lambda: a @ b), a, b
 
-
-def fresh_jit(jax, fn):
-    """A jitted ``fn`` that JAX has never seen: jit caches programs per Python function, and this
-    wrapper is a new function each time, so its first call really traces and compiles."""
-    return jax.jit(lambda *args: fn(*args))

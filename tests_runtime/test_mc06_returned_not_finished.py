@@ -2,12 +2,12 @@
 while the work still runs; the readiness query or a CUDA event says so."""
 import pytest
 
-from stackcheck import need, stack_params
+from stackcheck import need, device_params
 
 
 @pytest.mark.claim("MC06")
-@pytest.mark.parametrize("stack, device", stack_params("jax"))
-def test_jax_result_exists_before_it_is_ready(impl, jax_matmul, stack, device):
+@pytest.mark.parametrize("device", device_params("jax"))
+def test_jax_result_exists_before_it_is_ready(impl, jax_matmul):
     f, a, b = jax_matmul
     y = f(a, f(a, f(a, b)))  # three dependent matmuls queued
     assert y.shape == b.shape and str(y.dtype) == "float32", "shape and dtype are known at once"
@@ -18,8 +18,8 @@ def test_jax_result_exists_before_it_is_ready(impl, jax_matmul, stack, device):
 
 
 @pytest.mark.claim("MC06")
-@pytest.mark.parametrize("stack, device", stack_params("torch", devices=("cuda",)))
-def test_cuda_event_is_pending_right_after_launch(impl, stack, device):
+@pytest.mark.parametrize("device", device_params("torch", devices=("cuda",)))
+def test_cuda_event_is_pending_right_after_launch(impl, device):
     torch = need("torch")
     done = torch.cuda.Event()
     x = torch.zeros(1024, device=device)

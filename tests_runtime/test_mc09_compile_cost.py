@@ -2,11 +2,11 @@
 pays for tracing and compiling; for the course's tiny example steady state need not beat eager."""
 import pytest
 
-from stackcheck import need, stack_params
+from stackcheck import need, device_params
 from stackcheck import timing
-from stackcheck.env import jax_device
+from stackcheck.compiles import fresh_jit
+from stackcheck.stacks import jax_device
 from stackcheck.numerics import make_inputs
-from tests_runtime.conftest import fresh_jit
 
 MARGIN = 5.0
 
@@ -28,8 +28,8 @@ def check(impl, evidence, eager, fresh_compiled, sync, device):
 
 
 @pytest.mark.claim("MC09")
-@pytest.mark.parametrize("stack, device", stack_params("torch_compile"))
-def test_torch_compile_first_call(impl, evidence, stack, device):
+@pytest.mark.parametrize("device", device_params("torch_compile"))
+def test_torch_compile_first_call(impl, evidence, device):
     torch = need("torch")
     x, w, b = (torch.from_numpy(v).to(device) for v in make_inputs(32, 16, 8))  # the course's §8.2 sizes
 
@@ -45,8 +45,8 @@ def test_torch_compile_first_call(impl, evidence, stack, device):
 
 
 @pytest.mark.claim("MC09")
-@pytest.mark.parametrize("stack, device", stack_params("jax"))
-def test_jax_jit_first_call(impl, evidence, stack, device):
+@pytest.mark.parametrize("device", device_params("jax"))
+def test_jax_jit_first_call(impl, evidence, device):
     jax = need("jax")
     target = jax_device(device)
     x, w, b = (jax.device_put(v, target) for v in make_inputs(32, 16, 8))

@@ -2,14 +2,14 @@
 import numpy as np
 import pytest
 
-from stackcheck import assert_matches_reference, need, reference_forward, stack_params
-from stackcheck.env import jax_device
+from stackcheck import assert_matches_reference, need, reference_forward, device_params
+from stackcheck.stacks import jax_device
 from stackcheck.numerics import make_inputs
 
 
 @pytest.mark.claim("S6.2-resident")
-@pytest.mark.parametrize("stack, device", stack_params("jax"))
-def test_no_transfers_once_resident(impl, stack, device):
+@pytest.mark.parametrize("device", device_params("jax"))
+def test_no_transfers_once_resident(impl, device):
     jax = need("jax")
     target = jax_device(device)
     x, w, b = make_inputs(64, 32, 16)
@@ -26,8 +26,8 @@ def test_no_transfers_once_resident(impl, stack, device):
 
 
 @pytest.mark.claim("S6.2-resident")
-@pytest.mark.parametrize("stack, device", stack_params("torch", devices=("cuda",)))
-def test_profiler_counts_no_host_to_device_copies(impl, evidence, stack, device):
+@pytest.mark.parametrize("device", device_params("torch", devices=("cuda",)))
+def test_profiler_counts_no_host_to_device_copies(impl, evidence, device):
     torch = need("torch")
     x, w, b = (torch.from_numpy(v) for v in make_inputs(64, 32, 16))
     resident = [t.to(device) for t in (x, w, b)]

@@ -1,43 +1,42 @@
 """§6.4: work on one stream runs in order without host waits; across streams only an event orders it."""
-import time
-
 import numpy as np
 import pytest
 
-from stackcheck import need, stack_params
-from stackcheck.env import jax_device
+from stackcheck import need, device_params
+from stackcheck import timing
+from stackcheck.stacks import jax_device
+from stackcheck.numerics import assert_exact, uniform
 
 
 @pytest.mark.claim("S6.4-order")
-@pytest.mark.parametrize("stack, device", stack_params("jax"))
-def test_a_dependent_chain_needs_one_final_sync(impl, stack, device):
+@pytest.mark.parametrize("device", device_params("jax"))
+def test_a_dependent_chain_needs_one_final_sync(impl, device):
     jax = need("jax")
     target = jax_device(device)
-    rng = np.random.default_rng(0)
     n = 1024 if device == "cpu" else 4096  # each layer must take longer than submitting it
-    m_np = (rng.uniform(-1, 1, (n, n)) * 2 / np.sqrt(n)).astype(np.float32)
-    b_np = rng.uniform(0, 0.1, n).astype(np.float32)
-    x_np = rng.uniform(0, 1, (n, n)).astype(np.float32)
+    m_np = uniform((n, n), seed=0) * np.float32(2 / np.sqrt(n))
+    b_np = uniform((n,), seed=1, low=0.0, high=0.1)
+    x_np = uniform((n, n), seed=2, low=0.0, high=1.0)
     m, b, x0 = (jax.device_put(v, target) for v in (m_np, b_np, x_np))
     stepwise = x0
     for _ in range(10):  # the reference: the same layers, waiting for each one
         stepwise = impl.jax_sync(impl.jax_forward(stepwise, m, b))
-    start = time.perf_counter()
+    clock = timing.stopwatch()
     x = x0
     for _ in range(10):
         x = impl.jax_forward(x, m, b)  # each layer needs the one before: the runtime keeps the order
-    submitted = time.perf_counter() - start
+    submitted = clock()
     impl.jax_sync(x)
-    total = time.perf_counter() - start
-    np.testing.assert_array_equal(np.asarray(x), np.asarray(stepwise), err_msg="one final sync, same result")
+    total = clock()
+    assert_exact(np.asarray(x), np.asarray(stepwise), what="the chain with one final sync vs waiting per layer")
     assert float(np.asarray(x).std()) > 0, "the chain must not have collapsed to a constant"
     assert submitted < total / 2, f"the host submitted all 10 layers in {submitted * 1e3:.1f} ms and waited " \
                                   f"once; the chain took {total * 1e3:.1f} ms"
 
 
 @pytest.mark.claim("S6.4-order")
-@pytest.mark.parametrize("stack, device", stack_params("torch", devices=("cuda",)))
-def test_two_streams_race_and_an_event_orders_them(stack, device):
+@pytest.mark.parametrize("device", device_params("torch", devices=("cuda",)))
+def test_two_streams_race_and_an_event_orders_them(device):
     torch = need("torch")
     producer, consumer = torch.cuda.Stream(), torch.cuda.Stream()
     results = {}

@@ -3,16 +3,16 @@ measure different things, and give different numbers in the expected order for t
 import numpy as np
 import pytest
 
-from stackcheck import need, stack_params
+from stackcheck import need, device_params
 from stackcheck import timing
-from stackcheck.env import jax_device
-from tests_runtime.conftest import fresh_jit
+from stackcheck.compiles import fresh_jit
+from stackcheck.stacks import jax_device
 
 
 def regimes_jax(impl, device):
     """Seconds per regime for one jitted tanh(A @ A); every number a median of several trials."""
     jax = need("jax")
-    n = 768 if device == "cpu" else 8192
+    n = 768 if device == "cpu" else 4096
     target = jax_device(device)
     a_np = np.full((n, n), 1.0 / n, dtype=np.float32)
     a = jax.device_put(a_np, target)
@@ -34,20 +34,14 @@ def regimes_jax(impl, device):
             for _ in range(3)]).median,
         "with transfers": timing.Measurement("io", "with-transfers", impl.steady_state(
             lambda: np.asarray(f(jax.device_put(a_np, target), jax.device_put(a_np, target))), trials=5)).median,
-        "host, no sync": timing.Measurement("ns", "host-no-sync", [_unsynced(impl, f, a) for _ in range(5)]).median,
+        "host, no sync": timing.Measurement("ns", "host-no-sync", [
+            timing.drained_timer(impl.timed_call, lambda: f(a, a), impl.jax_sync, synced=False)() for _ in range(5)]).median,
     }
 
 
-def _unsynced(impl, f, a):
-    results = []
-    seconds = impl.timed_call(lambda: results.append(f(a, a)))
-    impl.jax_sync(results.pop())  # drain outside the timed region
-    return seconds
-
-
 @pytest.mark.claim("S6.5-regimes")
-@pytest.mark.parametrize("stack, device", stack_params("jax"))
-def test_regimes_give_different_numbers_in_order(impl, evidence, stack, device):
+@pytest.mark.parametrize("device", device_params("jax"))
+def test_regimes_give_different_numbers_in_order(impl, evidence, device):
     t = regimes_jax(impl, device)
     evidence(device=device, **{k: round(v * 1e3, 3) for k, v in t.items()})
     e2e = t["repeated end-to-end"]
@@ -60,8 +54,8 @@ def test_regimes_give_different_numbers_in_order(impl, evidence, stack, device):
 
 
 @pytest.mark.claim("S6.5-regimes")
-@pytest.mark.parametrize("stack, device", stack_params("torch", devices=("cuda",)))
-def test_device_events_see_only_device_time(impl, torch_matmul, evidence, stack, device):
+@pytest.mark.parametrize("device", device_params("torch", devices=("cuda",)))
+def test_device_events_see_only_device_time(impl, torch_matmul, evidence, device):
     fn, _, _ = torch_matmul
     timers = {"host-sync": timing.host_timer(fn, lambda _: impl.torch_sync(device)),
               "device-events": timing.cuda_event_timer(fn)}
@@ -76,8 +70,9 @@ def test_device_events_see_only_device_time(impl, torch_matmul, evidence, stack,
 
 
 @pytest.mark.claim("S6.5-regimes")
-@pytest.mark.parametrize("stack, device", stack_params("jax"))
-def test_steady_state_benchmark(impl, jax_matmul, benchmark, stack, device):
+@pytest.mark.demo  # it asserts only a shape: it shows the regime, and proves nothing
+@pytest.mark.parametrize("device", device_params("jax"))
+def test_steady_state_benchmark(impl, jax_matmul, benchmark):
     """The steady-state regime through pytest-benchmark (`--benchmark-only`; off under xdist)."""
     f, a, b = jax_matmul
     result = benchmark.pedantic(lambda: impl.jax_sync(f(a, b)), rounds=5, iterations=1, warmup_rounds=1)

@@ -1,31 +1,40 @@
-"""Meta-tests: each claim test of tests_kernels fails against a wrong kernel, wrapper or program."""
+"""Meta-tests run in-process: each check a claim test relies on rejects the wrong input it exists
+to reject (a mutant of the checked artifact rather than of the implementation)."""
 import pytest
 
-from stackcheck import mojo_build
+from stackcheck import ir, mojo_build, need
 from stackcheck.timing import Measurement, not_faster_somewhere
-from tests_meta.conftest import assert_caught, mutant_cases
 
-MUTANTS = [
-    ("unmasked_kernel", "tests_kernels/test_s11_2_mask.py", "S11.2-mask", "boundary"),
-    ("bias_by_row", "tests_kernels/test_s11_2_mask.py", "S11.2-mask", "boundary"),
-    ("identity_relu_kernel", "tests_kernels/test_s11_2_mask.py", "S11.2-mask", "boundary"),
-    ("trusting_wrapper", "tests_kernels/test_s11_2_guard.py", "S11.2-guard", None),
-    ("floor_grid", "tests_kernels/test_s11_3_program.py", "S11.3-program", None),
-    ("all_in_torch", "tests_kernels/test_s11_4_scope.py", "S11.4-scope", None),
-    ("misnamed_custom_op", "tests_kernels/test_s10_4_custom.py", "S10.4-custom", "equals"),
-]
+PTX = "\tsetp.gt.u64 \t%p1, %rd4, 2144;\n\t@%p1 bra \t$L__BB0_2;\n\tld.global.b32 \t%r4, [%rd11];\n"
 
 
 @pytest.mark.meta
-@mutant_cases(MUTANTS)
-def test_mutant_is_caught(run_with_mutant, mutant, test_file, claim, selection):
-    assert_caught(run_with_mutant(test_file, mutant, selection), mutant, claim)
+@pytest.mark.mutant_for("MC02")
+def test_machine_code_check_rejects_ptx_passed_off_as_ir():
+    """MC02's check, fed the wrong stack's text (PTX where an IR belongs), must fail."""
+    with pytest.raises(AssertionError):
+        ir.assert_ir_not_machine_code(PTX, "PTX posing as IR")
+
+
+@pytest.mark.meta
+@pytest.mark.mutant_for("MC12")
+@pytest.mark.jax
+def test_mlir_rejection_check_fails_on_stablehlo():
+    """MC12's rejection, fed StableHLO instead of MAX's graph, must not hold: XLA parses StableHLO."""
+    jax = need("jax")
+    context, mlir_ir = ir.xla_mlir()
+    stablehlo = jax.jit(lambda x: x + 1).lower(jax.numpy.ones(2)).as_text()
+    with pytest.raises(pytest.fail.Exception, match="DID NOT RAISE"):
+        with pytest.raises(Exception, match=r"Dialect `mo' not found"):
+            mlir_ir.Module.parse(stablehlo, context=context)
+    assert "add" in ir.op_sequence(stablehlo)
 
 
 GUARD = "    if tid < ELEMENTS:"
 
 
 @pytest.mark.meta
+@pytest.mark.mutant_for("S10.5-mojo-gpu")
 @pytest.mark.mojo
 def test_ptx_check_catches_a_kernel_without_bounds_check(tmp_path):
     """S10.5's PTX check, on the program with its `if tid < ELEMENTS` removed (body dedented)."""
@@ -43,6 +52,7 @@ def _runs(**medians_ms):
 
 
 @pytest.mark.meta
+@pytest.mark.mutant_for("MC10")
 def test_mc10_decision_needs_a_regime_where_the_kernel_is_not_faster():
     """MC10's decision, on a custom kernel that is faster everywhere, finds nothing to pass on."""
     everywhere_faster = {"tiny": _runs(triton=1.0, eager=3.0), "large": _runs(triton=1.0, eager=2.0)}

@@ -1,0 +1,25 @@
+"""The suite's data files: fixtures/ (claim catalogue, hand example) and mojo/ (Mojo sources).
+
+In a checkout they sit beside the package; an installed wheel ships them as the packages
+``stackcheck.fixtures`` and ``stackcheck.mojo``. This is the one place that knows both.
+"""
+from __future__ import annotations
+
+import importlib.resources
+import os
+from pathlib import Path
+
+PACKAGES = {"fixtures": "stackcheck.fixtures", "mojo": "stackcheck.mojo"}
+
+
+def path(folder: str, *parts: str) -> Path:
+    """``folder``/``parts`` from the checkout when there is one, else from the installed package."""
+    checkout = Path(__file__).resolve().parent.parent / folder
+    if checkout.is_dir():
+        return checkout.joinpath(*parts)
+    return Path(str(importlib.resources.files(PACKAGES[folder]))).joinpath(*parts)
+
+
+def cache_dir() -> Path:
+    """Where the suite keeps builds and locks: $STACKCHECK_CACHE, else ~/.cache/stackcheck."""
+    return Path(os.environ.get("STACKCHECK_CACHE", Path.home() / ".cache" / "stackcheck"))

@@ -1,0 +1,55 @@
+"""The fixtures every claim test may use: the implementations under test, the §2.2 hand example,
+evidence for the report, and the pinned matmul precision (autouse)."""
+from __future__ import annotations
+
+import sys
+import tomllib
+
+import numpy as np
+import pytest
+
+from stackcheck import data, env, precision
+from stackcheck.impl import Impl
+from stackcheck.recorder import EVIDENCE, RECORDER
+from stackcheck.stacks import STACKS
+
+
+@pytest.fixture
+def impl(request: pytest.FixtureRequest) -> Impl:
+    """The implementations under test: --impl's module where it provides a name, else the reference."""
+    return request.config.stash[RECORDER].impl
+
+
+@pytest.fixture(scope="session")
+def hand_example() -> dict[str, np.ndarray]:
+    """Course §2.2's hand example: X, W, b and the hand-computed A, Z, Y (float32), and the §9.5 loss."""
+    with open(data.path("fixtures", "hand_example.toml"), "rb") as f:
+        values = tomllib.load(f)
+    return {k: (np.asarray(v, dtype=np.float32) if isinstance(v, list) else v) for k, v in values.items()}
+
+
+@pytest.fixture
+def evidence(request: pytest.FixtureRequest):
+    """Call ``evidence(**numbers)`` to attach measurements to this test's claims in the report."""
+    def record(**numbers) -> None:
+        request.node.user_properties.append((EVIDENCE, numbers))
+    return record
+
+
+def _framework(item: pytest.Item, name: str):
+    """torch or jax if this process already imported it or the test is about to use it."""
+    if name in sys.modules:
+        return sys.modules[name]
+    if any(item.get_closest_marker(m) for m in (s.name for s in STACKS.values() if name in s.markers)):
+        return env.need(name)
+    return None
+
+
+@pytest.fixture(autouse=True)
+def _pinned_matmul_precision(request: pytest.FixtureRequest):
+    """TF32 off and JAX precision 'highest' for every test not marked ``precision`` (numerics policy)."""
+    if request.node.get_closest_marker("precision"):
+        yield
+        return
+    with precision.pinned(_framework(request.node, "torch"), _framework(request.node, "jax")):
+        yield

@@ -1,0 +1,158 @@
+"""Per-run state and the curriculum report: one ``Recorder`` per pytest config, registered as a
+plugin object (as pytest's junitxml registers its LogXML), reached through ``config.stash``.
+
+Workers of pytest-xdist send their reports to the controller; test metadata travels in
+``report.user_properties``, so only the controller's recorder writes the report.
+"""
+from __future__ import annotations
+
+import collections
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+
+from stackcheck import claims, env, precision
+from stackcheck.impl import Impl
+
+RECORDER = pytest.StashKey["Recorder"]()
+PROPS = "stackcheck"  # user_properties key: claims, device, meta, counts of a test
+EVIDENCE = "stackcheck_evidence"
+MISSING = "stackcheck_missing"  # what a skipped test lacked (a device, a stack, a tool)
+
+
+@dataclass
+class TestRecord:
+    claims: list[str]
+    device: str
+    meta: bool
+    counts: bool  # exercises the implementation under test or runs a stack
+    outcome: str = "interrupted"  # until a call (or a setup that skipped or failed) says otherwise
+    evidence: list[dict] = field(default_factory=list)
+    missing: str | None = None
+    reason: str | None = None
+
+    def as_dict(self) -> dict:
+        return {"claims": self.claims, "device": self.device, "meta": self.meta, "counts": self.counts,
+                "outcome": self.outcome, "evidence": self.evidence}
+
+
+@dataclass(eq=False)  # a plugin object: hashed by identity
+class Recorder:
+    config: pytest.Config
+    impl: Impl
+    require: frozenset[str]
+    report_path: str | None
+    results: dict[str, TestRecord] = field(default_factory=dict)
+    unknown_claims: set[str] = field(default_factory=set)
+    environment: dict | None = None
+    problems: list[str] = field(default_factory=list)
+    written: tuple[Path, ...] = ()
+
+    @property
+    def is_worker(self) -> bool:
+        return hasattr(self.config, "workerinput")
+
+    def environment_fingerprint(self) -> dict:
+        if self.environment is None:
+            self.environment = env.fingerprint(precision.pinned)
+            self.environment["impl"] = self.impl.describe()
+        return self.environment
+
+    # ---- hooks ------------------------------------------------------------------------------
+
+    def pytest_report_header(self, config: pytest.Config) -> list[str]:
+        lines = env.header_lines(self.environment_fingerprint())
+        lines.append(f"  implementations: {self.impl.describe()}")
+        if self.require:
+            lines.append(f"  required (missing means fail): {', '.join(sorted(self.require))}")
+        return lines
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        props = dict(report.user_properties).get(PROPS)
+        if props is None:
+            return
+        record = self.results.get(report.nodeid)
+        if record is None:
+            record = self.results[report.nodeid] = TestRecord(**props)
+        record.evidence += [v for k, v in report.user_properties if k == EVIDENCE and v not in record.evidence]
+        if report.skipped and not hasattr(report, "wasxfail"):
+            record.missing = dict(report.user_properties).get(MISSING)
+            record.reason = report.longrepr[2] if isinstance(report.longrepr, tuple) else str(report.longrepr)
+        if report.when == "call":
+            if hasattr(report, "wasxfail"):
+                record.outcome = "xfailed" if report.skipped else "passed"  # a non-strict xpass passes
+            else:
+                record.outcome = report.outcome
+        elif report.failed:  # an error in setup or teardown
+            record.outcome = "failed"
+        elif report.when == "setup" and report.skipped:
+            record.outcome = "skipped"
+
+    def report(self) -> dict:
+        return claims.build_report({n: r.as_dict() for n, r in self.results.items()},
+                                   self.environment_fingerprint())
+
+    def pytest_sessionfinish(self, session: pytest.Session) -> None:
+        if self.is_worker:
+            return
+        report = self.report()
+        if self.report_path:
+            try:
+                self.written = claims.write_report(report, self.report_path)
+            except OSError as error:
+                self.problems.append(f"--curriculum-report {self.report_path}: could not write it: {error}")
+        if self.config.getoption("require_claims"):
+            bad = [c["id"] for c in report["claims"] if c["status"] != "verified"]
+            if bad:
+                self.problems.append(f"--require-claims: {len(bad)} claim(s) not verified: {', '.join(bad)}")
+        for device in sorted(self.require & set(env.DEVICES)):
+            if not any(r.device == device and r.outcome == "passed" for r in self.results.values()):
+                self.problems.append(f"--require {device}: no test ran and passed on {device}")
+        if self.unknown_claims:
+            self.problems.append(f"unknown claim id(s): {', '.join(sorted(self.unknown_claims))}")
+        if self.problems and session.exitstatus in (pytest.ExitCode.OK, pytest.ExitCode.NO_TESTS_COLLECTED):
+            session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+    @pytest.hookimpl(trylast=True, specname="pytest_terminal_summary")
+    def pytest_terminal_summary_claims(self, terminalreporter) -> None:
+        if self.is_worker:
+            return
+        tr = terminalreporter
+        unclaimed = sorted(n for n, r in self.results.items() if not r.claims and not r.meta)
+        if unclaimed:
+            tr.section("stackcheck: tests that prove no claim (add @pytest.mark.claim or @pytest.mark.meta)",
+                       sep="-", yellow=True)
+            for nodeid in unclaimed:
+                tr.write_line(f"  {nodeid}")
+        tr.section("stackcheck: course claims", sep="-")
+        for line in claims.terminal_table(self.report()):
+            tr.write_line(line)
+        if self.written:
+            tr.write_line("   report: " + " and ".join(str(p) for p in self.written))
+        for problem in self.problems:
+            tr.write_line(f"   FAIL {problem}", red=True)
+
+    @pytest.hookimpl(wrapper=True, tryfirst=True)
+    def pytest_terminal_summary(self, terminalreporter):
+        """Outermost, so its line comes after pytest's short summary, right above the final count."""
+        result = yield
+        nothing = None if self.is_worker else self.nothing_checked()
+        if nothing:
+            terminalreporter.write_line(nothing, yellow=True, bold=True)
+        return result
+
+    def nothing_checked(self) -> str | None:
+        """One line when tests were selected but every one was skipped for something missing."""
+        records = list(self.results.values())
+        if not records or any(r.outcome != "skipped" for r in records):
+            return None
+        lacking = collections.Counter((r.missing, r.reason) for r in records if r.missing)
+        if not lacking:
+            return None
+        (needed, reason), _ = lacking.most_common(1)[0]
+        hint = f"add --require {needed} to make this a failure" if needed not in self.require else ""
+        device = "; `pytest -m cpu` runs what this machine can check" if needed in env.DEVICES else ""
+        return (f"stackcheck: nothing was checked: all {len(records)} selected tests were skipped, "
+                f"{sum(lacking.values())} for lack of {needed} ({reason}){device}"
+                + (f"; {hint}" if hint else ""))
