@@ -2,10 +2,14 @@ from pathlib import Path
 
 import pytest
 
-# The plugin's own self-tests run pytest inside pytest; only these folders load pytester.
-pytest_plugins = ["pytester"]
-
 ROOT = Path(__file__).resolve().parent.parent
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """The plugin's self-tests run pytest inside pytest: only this folder loads pytester. (Not by
+    ``pytest_plugins``, which pytest refuses in a conftest that is not loaded at start-up.)"""
+    if not config.pluginmanager.has_plugin("pytester"):
+        config.pluginmanager.import_plugin("pytester")
 
 
 @pytest.fixture

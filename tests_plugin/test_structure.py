@@ -68,7 +68,7 @@ def test_pytester_is_loaded_only_by_the_self_test_folders():
         assert not re.search(r"pytest_plugins.*pytester", path.read_text()), (
             f"{relative(path)} loads pytester into every user's session")
     for folder in ("tests_plugin",):
-        assert 'pytest_plugins = ["pytester"]' in (ROOT / folder / "conftest.py").read_text()
+        assert 'import_plugin("pytester")' in (ROOT / folder / "conftest.py").read_text()
 
 
 RAW_COMPARISONS = re.compile(r"(?:^|\.)(?:allclose|isclose|assert_close|assert_allclose|assert_array_almost_equal|"
