@@ -154,7 +154,10 @@ class Runner:
 
 
 def mutant_args(root: Path, mutant: Mutant) -> list[str]:
+    # The server imported stackcheck before forking, so pytest cannot rewrite its asserts (it needs
+    # none: its checks raise their own messages); the warning saying so is noise in every run.
     return [str(root / mutant.test), "-m", "cpu", "-p", "no:cacheprovider", "-x", "-q",
+            "-W", "ignore::pytest.PytestAssertRewriteWarning",
             "--impl", f"tests_meta.mutants.{mutant.name}", *(["-k", mutant.select] if mutant.select else [])]
 
 
