@@ -90,6 +90,20 @@ def need_device(device: str, stack: str | None = None) -> None:
         raise Missing(reason, device)
 
 
+def framework_defaults(environ=os.environ) -> None:
+    """Settings for the frameworks, made before any of them starts a backend (the user's win):
+
+    - torch and JAX share one GPU, so JAX must not preallocate most of its memory;
+    - XLA's GPU GEMM autotuning is off: it costs seconds per new matmul shape, and the suite
+      compiles dozens (every drawn shape of a property test). Claims are about what is compiled
+      and how it runs, not XLA's tuned peak; XLA_FLAGS naming the option keeps the user's choice.
+    """
+    environ.setdefault("XLA_PYTHON_CLIENT_PREALLOCATE", "false")
+    flags = environ.get("XLA_FLAGS", "")
+    if "xla_gpu_autotune_level" not in flags:
+        environ["XLA_FLAGS"] = f"{flags} --xla_gpu_autotune_level=0".strip()
+
+
 # ---- the §14.4 fingerprint ------------------------------------------------------------------
 
 def _version(dist: str) -> str:
@@ -144,6 +158,7 @@ def fingerprint(pinned_precision) -> dict:
         "python": platform.python_version(),
         "versions": {dist: _version(dist) for dist in dists},
         "cuda_visible_devices": os.environ.get("CUDA_VISIBLE_DEVICES", "unset"),
+        "xla_flags": os.environ.get("XLA_FLAGS", ""),
         "backends": {},
     }
     torch = None if stack_missing("torch") else importlib.import_module("torch")

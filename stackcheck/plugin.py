@@ -59,7 +59,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_configure(config: pytest.Config) -> None:
-    os.environ.setdefault("XLA_PYTHON_CLIENT_PREALLOCATE", "false")  # torch and JAX share one GPU
+    env.framework_defaults()
     gpus.pin()
     for device, text in DEVICE_HELP.items():
         config.addinivalue_line("markers", f"{device}: {text}")
