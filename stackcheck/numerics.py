@@ -10,6 +10,8 @@ random walk; the table assumes inputs drawn from [-1, 1] (``make_inputs`` does t
 """
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import math
 from dataclasses import dataclass
 
@@ -56,14 +58,36 @@ def round_to(array, dtype: str) -> np.ndarray:
     raise ValueError(f"unknown dtype {dtype!r}; expected one of {DTYPES}")
 
 
+# The random draws of the running test, so a failure can print them (see ``seeds_drawn``).
+_DRAWN: contextvars.ContextVar[list[str] | None] = contextvars.ContextVar("stackcheck_drawn", default=None)
+
+
+@contextlib.contextmanager
+def seeds_drawn():
+    """Collect, inside the block, a line per random input drawn: what, its shape and its seed."""
+    token = _DRAWN.set([])
+    try:
+        yield _DRAWN.get()
+    finally:
+        _DRAWN.reset(token)
+
+
+def _note(draw: str) -> None:
+    drawn = _DRAWN.get()
+    if drawn is not None and draw not in drawn:
+        drawn.append(draw)
+
+
 def make_inputs(n: int, k: int, m: int, dtype: str = "float32", seed: int = 0):
     """X[N,K], W[K,M], b[M] drawn from [-1, 1] and rounded to ``dtype`` (returned as float32)."""
+    _note(f"make_inputs(N={n}, K={k}, M={m}, dtype={dtype!r}, seed={seed})")
     rng = np.random.default_rng(seed)
     return tuple(round_to(rng.uniform(-1.0, 1.0, size=shape), dtype) for shape in ((n, k), (k, m), (m,)))
 
 
 def uniform(shape, seed: int, low: float = -1.0, high: float = 1.0) -> np.ndarray:
     """A float32 array drawn from [low, high) with its own seed: the suite's only random source."""
+    _note(f"uniform({tuple(shape)}, seed={seed}, low={low}, high={high})")
     return np.random.default_rng(seed).uniform(low, high, size=shape).astype(np.float32)
 
 

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from stackcheck import claims, env, gpus
+from stackcheck import claims, env, gpus, numerics
 from stackcheck.impl import Impl, ImplError, load_module
 from stackcheck.recorder import MISSING, PROPS, RECORDER, Recorder
 from stackcheck.stacks import STACKS
@@ -20,6 +20,7 @@ from stackcheck.stacks import STACKS
 pytest_plugins = ["stackcheck.fixtures"]
 
 MISSING_REASON = pytest.StashKey[tuple[str, str]]()
+DRAWN = pytest.StashKey[list[str]]()  # the random inputs a test drew, printed when it fails
 
 DEVICE_HELP = {
     "cpu": "runs on the host CPU",
@@ -221,6 +222,13 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
 
 
 @pytest.hookimpl(wrapper=True)
+def pytest_runtest_protocol(item: pytest.Item, nextitem):
+    with numerics.seeds_drawn() as drawn:
+        item.stash[DRAWN] = drawn
+        return (yield)
+
+
+@pytest.hookimpl(wrapper=True)
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
     report = yield
     excinfo = call.excinfo
@@ -233,8 +241,11 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
             report.outcome = "failed"
             report.longrepr = f"--require {needed}: {excinfo.value.msg}"
     if report.failed and item_claims(item):
-        text = "\n".join(claims.course_pointer(item_claims(item)) + [f"Rerun: python -m pytest '{rerun_id(item)}'"])
-        report.sections.append(("stackcheck: what to revisit", text))
+        drawn = item.stash.get(DRAWN, [])
+        lines = claims.course_pointer(item_claims(item))
+        lines += [f"Random inputs (seeded): {'; '.join(drawn)}"] if drawn else []
+        lines.append(f"Rerun: python -m pytest '{rerun_id(item)}'")
+        report.sections.append(("stackcheck: what to revisit", "\n".join(lines)))
     return report
 
 

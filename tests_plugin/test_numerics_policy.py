@@ -50,10 +50,11 @@ def test_round_to_agrees_with_torch(dtype):
 FAILING_CLAIM = """
 import numpy as np
 import pytest
-from stackcheck.numerics import assert_matches_reference
+from stackcheck.numerics import assert_matches_reference, make_inputs
 
 @pytest.mark.claim("S2.3-broadcast")
 def test_broken(impl):
+    x, w, b = make_inputs(2, 3, 4, seed=7)
     assert_matches_reference(np.ones(3), np.zeros(3), dtype="float32", k=1, seed=7)
 """
 
@@ -63,6 +64,7 @@ def test_a_failing_claim_test_points_to_the_course_once_with_a_rerun_line(pytest
     result = pytester.runpytest_inprocess("-p", "no:cacheprovider")
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines(["*stackcheck: what to revisit*", "Course §2.1, 2.3 [[]S2.3-broadcast]: b is *",
+                                 "Random inputs (seeded): make_inputs(N=2, K=3, M=4, dtype='float32', seed=7)",
                                  "Rerun: python -m pytest 'test_claimed.py::test_broken'"])
     assert result.stdout.str().count("Rerun: python -m pytest") == 1
 
