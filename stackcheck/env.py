@@ -142,11 +142,13 @@ def _nvidia_smi() -> tuple[str, str] | None:
     return f"{len(out)} x {', '.join(names)}", driver
 
 
-def fingerprint(pinned_precision) -> dict:
+def fingerprint(pinned_precision, frameworks: bool = True) -> dict:
     """The reproducibility fields of course §14.4, read off this machine.
 
     ``pinned_precision`` is the context manager the tests run under; the precision is read inside
-    it, so the fingerprint records what the tests ran with, not the frameworks' defaults."""
+    it, so the fingerprint records what the tests ran with, not the frameworks' defaults. With
+    ``frameworks`` False (the xdist controller) no framework backend is started: JAX's would open
+    a client on every visible GPU, GPUs that only the workers may use; the workers report theirs."""
     gpu = _nvidia_smi()
     dists = dict.fromkeys(["numpy", *(s.dist for s in STACKS.values()), "jaxlib", "pytest", "hypothesis"])
     env = {
@@ -164,11 +166,13 @@ def fingerprint(pinned_precision) -> dict:
     torch = None if stack_missing("torch") else importlib.import_module("torch")
     jax = None if stack_missing("jax") else importlib.import_module("jax")
     if torch is not None:
-        # is_available() asks the driver without creating a CUDA context
-        env["backends"]["torch"] = "cuda" if torch.cuda.is_available() else "cpu"
         env["versions"]["torch_cuda"] = torch.version.cuda or "cpu build"
-    if jax is not None:
+        if frameworks:  # is_available() asks the driver; it creates no CUDA context
+            env["backends"]["torch"] = "cuda" if torch.cuda.is_available() else "cpu"
+    if jax is not None and frameworks:
         env["backends"]["jax"] = jax.default_backend()
+    if not frameworks:
+        env["backends"] = "per worker (see workers)"
     with pinned_precision(torch, jax) as settings:
         env["precision"] = settings() or "n/a"
     return env

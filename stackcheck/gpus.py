@@ -45,3 +45,30 @@ def pin(environ=os.environ) -> str | None:
     if chosen is not None:
         environ["CUDA_VISIBLE_DEVICES"] = chosen
     return chosen
+
+
+def _smi_rows() -> dict[str, dict[str, str]]:
+    """nvidia-smi's physical index -> {pci_bus_id, name}, for every GPU (no CUDA context is made)."""
+    exe = shutil.which("nvidia-smi")
+    if not exe:
+        return {}
+    try:
+        out = subprocess.run([exe, "--query-gpu=index,pci.bus_id,name", "--format=csv,noheader"],
+                             capture_output=True, text=True, timeout=20, check=True).stdout
+    except (subprocess.SubprocessError, OSError):
+        return {}
+    rows = {}
+    for line in out.splitlines():
+        index, bus, name = (part.strip() for part in line.split(",", 2))
+        rows[index] = {"pci_bus_id": bus, "name": name}
+    return rows
+
+
+def describe(environ=os.environ) -> dict:
+    """This process's GPUs as the report's environment lists them: its xdist worker, what it was
+    pinned to, and each visible GPU's PCI bus id and name, read from nvidia-smi."""
+    rows = _smi_rows()
+    visible = visible_gpus(environ)
+    return {"worker": environ.get("PYTEST_XDIST_WORKER", "main"),
+            "cuda_visible_devices": environ.get("CUDA_VISIBLE_DEVICES", "unset"),
+            "gpus": [{"id": gpu, **rows.get(gpu, {})} for gpu in visible]}

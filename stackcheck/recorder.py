@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from stackcheck import claims, env, precision
+from stackcheck import claims, env, gpus, precision
 from stackcheck.impl import Impl
 
 RECORDER = pytest.StashKey["Recorder"]()
@@ -48,16 +48,29 @@ class Recorder:
     environment: dict | None = None
     problems: list[str] = field(default_factory=list)
     written: tuple[Path, ...] = ()
+    workers: list[dict] = field(default_factory=list)  # each xdist worker's GPUs (controller only)
 
     @property
     def is_worker(self) -> bool:
         return hasattr(self.config, "workerinput")
 
+    @property
+    def is_controller(self) -> bool:
+        """The xdist controller: it runs no test, so it must not start a framework on any GPU."""
+        return not self.is_worker and getattr(self.config.option, "numprocesses", None) not in (None, 0)
+
     def environment_fingerprint(self) -> dict:
         if self.environment is None:
-            self.environment = env.fingerprint(precision.pinned)
+            self.environment = env.fingerprint(precision.pinned, frameworks=not self.is_controller)
             self.environment["impl"] = self.impl.describe()
         return self.environment
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_testnodedown(self, node, error) -> None:
+        """xdist: a worker finished; keep what it said of its GPUs and frameworks."""
+        described = getattr(node, "workeroutput", {}).get("stackcheck_worker")
+        if described:
+            self.workers.append(described)
 
     # ---- hooks ------------------------------------------------------------------------------
 
@@ -90,11 +103,16 @@ class Recorder:
             record.outcome = "skipped"
 
     def report(self) -> dict:
-        return claims.build_report({n: r.as_dict() for n, r in self.results.items()},
-                                   self.environment_fingerprint())
+        environment = dict(self.environment_fingerprint())
+        environment["workers"] = sorted(self.workers, key=lambda w: w["worker"]) or [self.describe_process()]
+        return claims.build_report({n: r.as_dict() for n, r in self.results.items()}, environment)
+
+    def describe_process(self) -> dict:
+        return {**gpus.describe(), "backends": self.environment_fingerprint()["backends"]}
 
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
         if self.is_worker:
+            self.config.workeroutput["stackcheck_worker"] = self.describe_process()
             return
         report = self.report()
         if self.report_path:

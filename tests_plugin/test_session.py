@@ -59,5 +59,26 @@ def test_xdist_workers_report_claims_to_the_controller(pytester, suite_file, tmp
     result = pytester.runpytest_subprocess(suite_file("tests_math/test_s2_2_hand.py"), "-k", "numpy-cpu or torch-cpu", "-n", "2",
                                            "-p", "no:cacheprovider", f"--curriculum-report={path}")
     result.assert_outcomes(passed=2)
-    hand = next(c for c in json.loads(path.read_text())["claims"] if c["id"] == "S2.2-hand")
+    report = json.loads(path.read_text())
+    hand = next(c for c in report["claims"] if c["id"] == "S2.2-hand")
     assert hand["status"] == "verified" and len(hand["tests"]) == 2
+    workers = report["environment"]["workers"]
+    assert [w["worker"] for w in workers] == ["gw0", "gw1"], workers
+    assert all("cuda_visible_devices" in w and "gpus" in w and w["backends"] for w in workers), workers
+    assert report["environment"]["backends"] == "per worker (see workers)", "the controller starts no backend"
+
+
+def test_the_xdist_controller_starts_no_framework_backend(monkeypatch):
+    """A controller that starts JAX opens a client on every GPU of the host, GPUs it was not given."""
+    from stackcheck import env, precision
+
+    jax = pytest.importorskip("jax")
+    torch = pytest.importorskip("torch")
+
+    def forbidden():
+        raise AssertionError("a framework backend was started")
+    monkeypatch.setattr(jax, "default_backend", forbidden)
+    monkeypatch.setattr(torch.cuda, "is_available", forbidden)
+    assert env.fingerprint(precision.pinned, frameworks=False)["backends"] == "per worker (see workers)"
+    with pytest.raises(AssertionError, match="backend was started"):
+        env.fingerprint(precision.pinned)
