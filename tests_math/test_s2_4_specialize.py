@@ -4,7 +4,7 @@ import pytest
 
 from stackcheck import assert_matches_reference, need, reference_forward, stack_params
 from stackcheck.compiles import jax_compiles, torch_compiles
-from stackcheck.stacks import jax_device
+from stackcheck.stacks import jax_device, jax_in, torch_in
 from stackcheck.numerics import make_inputs
 
 
@@ -65,3 +65,35 @@ def test_jax_jit_specializes_on_shape_and_dtype(impl, stack, device):
     assert run(*make_inputs(6, 8, 3, "bfloat16", seed=4), dtype="bfloat16") == 1, "a new dtype makes a new program"
     assert traces == [((4, 8), "float32"), ((6, 8), "float32"), ((6, 8), "bfloat16")], (
         f"Python ran once per trace, not per call: {traces}")
+
+
+def compiles_per_call(impl, stack: str, device: str, calls: list[tuple]) -> list[int]:
+    """Programs compiled by each call of the implementation's compiled forward. The shapes must be
+    new to this process for JAX (whose caches other tests' workloads rely on); Dynamo is reset."""
+    if stack == "jax":
+        need("jax")
+        forward, counter = impl.jax_forward, jax_compiles
+        convert = lambda arrays: jax_in(arrays, device, "float32")  # noqa: E731
+    else:
+        need("torch")._dynamo.reset()
+        forward, counter = impl.torch_compiled_forward, torch_compiles
+        convert = lambda arrays: torch_in(arrays, device, "float32")  # noqa: E731
+    counts = []
+    for arrays in calls:
+        with counter() as count:
+            y = forward(*convert(arrays))
+        assert_matches_reference(y, reference_forward(*arrays), dtype="float32", k=arrays[0].shape[1],
+                                 stack=stack, device=device)
+        counts.append(count.compiles)
+    return counts
+
+
+@pytest.mark.claim("S2.4-specialize")
+@pytest.mark.parametrize("stack, device", stack_params("torch_compile", "jax"))
+def test_the_compiled_forward_is_one_program_compiled_once(impl, stack, device):
+    """The implementation's jit / torch.compile path really compiles: the first call makes exactly
+    one program (not one per op, as op-by-op execution would), and new values reuse it."""
+    first, second = make_inputs(9, 6, 7, seed=31), make_inputs(9, 6, 7, seed=32)  # a shape no other test uses
+    counts = compiles_per_call(impl, stack, device, [first, second])
+    assert counts == [1, 0], (f"{stack}: programs compiled by the first and a repeated call: {counts} "
+                              "(0 first: nothing was compiled; more than 1: op by op)")
