@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from stackcheck import assert_matches_reference, need, stack_params
-from stackcheck.numerics import make_inputs
+from stackcheck.numerics import assert_exact, make_inputs, uniform
 
 # One big value, then 64 ones, then the big value taken away: the exact sum is 64.
 VALUES = np.array([2.0**24] + [1.0] * 64 + [-(2.0**24)], dtype=np.float32)
@@ -24,6 +24,16 @@ def test_summation_order_changes_the_bits(impl):
     assert len(set(results.values())) == 3, (
         f"three orders of one sum must give three different float32 results here, got {results}")
     assert float(backward) == exact, "adding the ones before the big value keeps them all"
+
+
+@pytest.mark.claim("MC13")
+def test_sequential_sum_is_exactly_left_to_right(impl):
+    """sum_sequential must be the left-to-right float32 sum, bit for bit: on these inputs the
+    pairwise sum NumPy uses (np.sum) gives other bits, so a pairwise 'sequential' sum fails."""
+    values = uniform((4096,), seed=13) * np.float32(1e4)
+    left_to_right = np.cumsum(values, dtype=np.float32)[-1]  # cumsum adds one element at a time
+    assert left_to_right != np.sum(values, dtype=np.float32), "the inputs must tell the two orders apart"
+    assert_exact(np.float32(impl.sum_sequential(values)), left_to_right, what="sum_sequential", seed=13)
 
 
 @pytest.mark.claim("MC13")
