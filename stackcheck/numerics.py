@@ -120,9 +120,13 @@ def mismatch_report(actual, expected, tol: Tolerance) -> str | None:
         return f"Shape mismatch: got {list(actual.shape)}, expected {list(expected.shape)}"
     if actual.size == 0:
         return None
-    diff = np.abs(actual - expected)
-    allowed = tol.atol + tol.rtol * np.abs(expected)
-    bad = ~(diff <= allowed)  # NaN counts as a mismatch
+    with np.errstate(invalid="ignore"):  # inf - inf
+        diff = np.abs(actual - expected)
+    equal = actual == expected  # equal infinities match; NaN never does
+    diff = np.where(equal, 0.0, diff)
+    with np.errstate(invalid="ignore"):  # 0 * inf
+        allowed = tol.atol + tol.rtol * np.abs(expected)
+    bad = ~(equal | (diff <= allowed))
     if not bad.any():
         return None
     scored = np.where(np.isnan(diff), np.inf, diff)

@@ -1,0 +1,32 @@
+"""X-numerics, ReLU's exact edges: properties no tolerance may blur, on every stack and dtype.
+
+ReLU(-inf) = 0 (so `z * (z > 0)`, which makes NaN there, is wrong), ReLU(+inf) = +inf, and a
+negative Z gives exactly 0 (so a leaky ReLU, whose small slope fits inside the bf16 and fp16
+tolerances, is wrong). The bias carries the edge values into Z = X @ W + b."""
+import numpy as np
+import pytest
+
+from stackcheck import assert_matches_reference, reference_forward, stack_params
+from stackcheck.numerics import assert_exact, make_inputs
+from stackcheck.stacks import ALL_STACKS, run_forward
+
+N, K = 4, 3  # |X @ W| <= K = 3, so a bias of -100 makes Z at most -97
+BIAS = np.array([-np.inf, np.inf, -100.0, 100.0, 0.5, -0.5], dtype=np.float32)
+NEG_INF, POS_INF, NEGATIVE = 0, 1, 2
+FINITE = [3, 4, 5]
+
+
+@pytest.mark.claim("X-numerics")
+@pytest.mark.parametrize("stack, device, dtype", stack_params(*ALL_STACKS, dtypes=True))
+def test_relu_is_exact_at_the_edges(impl, stack, device, dtype):
+    x, w, _ = make_inputs(N, K, len(BIAS), dtype, seed=17)
+    y = run_forward(impl, stack, device, x, w, BIAS, dtype)
+    where = dict(stack=stack, device=device, seed=17)
+    assert not np.isnan(y).any(), f"ReLU made NaN (at {np.argwhere(np.isnan(y)).tolist()}): {where}, {dtype}"
+    assert (y >= 0).all(), f"ReLU's output is never negative; min {y.min()}: {where}, {dtype}"
+    assert_exact(y[:, NEG_INF], np.zeros(N), what="ReLU(-inf), which is 0", dtype=dtype, **where)
+    assert_exact(y[:, POS_INF], np.full(N, np.inf), what="ReLU(+inf), which is +inf", dtype=dtype, **where)
+    assert_exact(y[:, NEGATIVE], np.zeros(N), what="ReLU of Z <= -97, which is exactly 0", dtype=dtype,
+                 **where)
+    assert_matches_reference(y[:, FINITE], reference_forward(x, w, BIAS)[:, FINITE], dtype=dtype, k=K,
+                             what="Y where Z is finite", **where)

@@ -1,0 +1,21 @@
+"""ReLU written as z * (z > 0): right for every finite z, NaN at z = -inf (since -inf * 0 is NaN)."""
+
+
+def numpy_steps(x, w, b):
+    a = x @ w
+    z = a + b
+    return a, z, z * (z > 0)
+
+
+def numpy_forward(x, w, b):
+    return numpy_steps(x, w, b)[2]
+
+
+def torch_steps(x, w, b):
+    a = x @ w
+    z = a + b
+    return a, z, z * (z > 0)
+
+
+def torch_forward(x, w, b):
+    return torch_steps(x, w, b)[2]
