@@ -87,20 +87,13 @@ def _max_outputs(impl, x, w, b) -> dict[str, np.ndarray]:
 
 # ---- what each path runs ------------------------------------------------------------------
 
-def _numpy_steps(impl, device, dtype, x, w, b):
-    return tuple(numpy_out(o, dtype) for o in impl.numpy_steps(*numpy_in((x, w, b), device, dtype)))
-
-
-def _numpy_forward(impl, device, dtype, x, w, b):
-    return numpy_out(impl.numpy_forward(*numpy_in((x, w, b), device, dtype)), dtype)
-
-
-def _torch_steps(impl, device, dtype, x, w, b):
-    return tuple(torch_out(t, dtype) for t in impl.torch_steps(*torch_in((x, w, b), device, dtype)))
-
-
-def _torch_forward(impl, device, dtype, x, w, b):
-    return torch_out(impl.torch_forward(*torch_in((x, w, b), device, dtype)), dtype)
+def calls(surface: str, convert_in: Callable, convert_out: Callable) -> Callable:
+    """A runner that converts X, W, b for the stack, calls the implementation's ``surface`` name,
+    and converts what it returns (one tensor, or a tuple of them) back to float64 NumPy."""
+    def run(impl, device, dtype, x, w, b):
+        out = getattr(impl, surface)(*convert_in((x, w, b), device, dtype))
+        return tuple(convert_out(o, dtype) for o in out) if isinstance(out, tuple) else convert_out(out, dtype)
+    return run
 
 
 def _compiled_steps(impl, device, dtype, x, w, b):
@@ -108,18 +101,6 @@ def _compiled_steps(impl, device, dtype, x, w, b):
 
     steps = torch.compile(impl.torch_steps, dynamic=True)
     return tuple(torch_out(t, dtype) for t in steps(*torch_in((x, w, b), device, dtype)))
-
-
-def _compiled_forward(impl, device, dtype, x, w, b):
-    return torch_out(impl.torch_compiled_forward(*torch_in((x, w, b), device, dtype)), dtype)
-
-
-def _jax_steps(impl, device, dtype, x, w, b):
-    return tuple(jax_out(o, dtype) for o in impl.jax_steps(*jax_in((x, w, b), device, dtype)))
-
-
-def _jax_forward(impl, device, dtype, x, w, b):
-    return jax_out(impl.jax_forward(*jax_in((x, w, b), device, dtype)), dtype)
 
 
 def _max_steps(impl, device, dtype, x, w, b):
@@ -137,10 +118,6 @@ def _triton_steps(impl, device, dtype, x, w, b):
     xt, wt, bt = torch_in((x, w, b), device, dtype)
     a = xt @ wt
     return torch_out(a, dtype), None, torch_out(impl.triton_bias_relu(a, bt), dtype)
-
-
-def _triton_forward(impl, device, dtype, x, w, b):
-    return torch_out(impl.triton_forward(*torch_in((x, w, b), device, dtype)), dtype)
 
 
 def _mojo_steps(impl, device, dtype, x, w, b):
@@ -197,17 +174,18 @@ class Stack:
 
 
 STACKS = {s.name: s for s in (
-    Stack("numpy", "numpy", None, "numpy", {"cpu": ("float32", "float16")}, _numpy_steps, _numpy_forward),
-    Stack("torch", "torch", "torch", "torch", {"cpu": DTYPES, "cuda": DTYPES}, _torch_steps, _torch_forward,
-          torch_device_missing),
+    Stack("numpy", "numpy", None, "numpy", {"cpu": ("float32", "float16")},
+          calls("numpy_steps", numpy_in, numpy_out), calls("numpy_forward", numpy_in, numpy_out)),
+    Stack("torch", "torch", "torch", "torch", {"cpu": DTYPES, "cuda": DTYPES},
+          calls("torch_steps", torch_in, torch_out), calls("torch_forward", torch_in, torch_out), torch_device_missing),
     Stack("torch_compile", "torch", "torch", "torch", {"cpu": DTYPES, "cuda": DTYPES}, _compiled_steps,
-          _compiled_forward, torch_device_missing, uses=("torch",)),
-    Stack("jax", "jax", "jax", "jax", {"cpu": DTYPES, "cuda": DTYPES, "tpu": DTYPES}, _jax_steps, _jax_forward,
-          jax_device_missing),
+          calls("torch_compiled_forward", torch_in, torch_out), torch_device_missing, uses=("torch",)),
+    Stack("jax", "jax", "jax", "jax", {"cpu": DTYPES, "cuda": DTYPES, "tpu": DTYPES},
+          calls("jax_steps", jax_in, jax_out), calls("jax_forward", jax_in, jax_out), jax_device_missing),
     Stack("max", "max.graph", "max", "max", {"cpu": DTYPES}, _max_steps, _max_forward),
     # The Triton interpreter has no bfloat16 (NumPy has none); compiled CUDA has all three.
     Stack("triton", "triton", "triton", "triton", {"cpu": ("float32", "float16"), "cuda": DTYPES}, _triton_steps,
-          _triton_forward, torch_device_missing, uses=("torch",), fused_steps=True),
+          calls("triton_forward", torch_in, torch_out), torch_device_missing, uses=("torch",), fused_steps=True),
     Stack("mojo", "max.graph", "mojo", "mojo", {"cpu": ("float32",)}, _mojo_steps, _mojo_forward, uses=("max",),
           fused_steps=True, executable="mojo"),
 )}
