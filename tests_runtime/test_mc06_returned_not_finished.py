@@ -18,6 +18,19 @@ def test_jax_result_exists_before_it_is_ready(impl, jax_matmul):
 
 
 @pytest.mark.claim("MC06")
+@pytest.mark.parametrize("device", device_params("jax"))
+def test_jax_sync_waits_for_every_leaf_of_a_result(impl, jax_matmul):
+    """A result is often a pytree (A, Z, Y; loss and gradients). The quick leaf is queued first, the
+    slow one after it: a sync that waits for the first leaf only returns with the slow one running."""
+    f, a, b = jax_matmul
+    quick = a[0, 0] + 1
+    slow = f(a, f(a, f(a, b)))
+    impl.jax_sync({"quick": quick, "slow": (slow,)})
+    waiting = [name for name, leaf in (("quick", quick), ("slow", slow)) if not leaf.is_ready()]
+    assert not waiting, f"after the sync every leaf is computed; still running: {waiting}"
+
+
+@pytest.mark.claim("MC06")
 @pytest.mark.parametrize("device", device_params("torch", devices=("cuda",)))
 def test_cuda_event_is_pending_right_after_launch(impl, device):
     torch = need("torch")

@@ -1,6 +1,8 @@
 """Checkpoint 2, the 0.03 ms bug: a host timer without synchronization measures the submission of a
 large matmul, not the matmul. Measured: synced / unsynced is a large ratio, and the synced timing
 is the work itself (the suite's own clock and sync agree with it)."""
+import time
+
 import pytest
 
 from stackcheck import device_params, need
@@ -42,3 +44,11 @@ def test_torch_unsynced_timer_misses_the_work(impl, torch_matmul, evidence, devi
     fn, _, _ = torch_matmul
     torch = need("torch")
     check(impl, evidence, fn, lambda _: impl.torch_sync(device), lambda _: torch.cuda.synchronize(device), device)
+
+
+@pytest.mark.claim("Q2")
+def test_the_timer_reads_wall_time_even_when_the_cpu_waits(impl):
+    """Device work keeps the host idle while it waits: a timer of CPU time (time.process_time) reads
+    nothing there. A call that sleeps 50 ms, using no CPU, must read at least 50 ms."""
+    seconds = impl.timed_call(lambda: time.sleep(0.05))
+    assert seconds >= 0.05, f"timed_call read {seconds * 1e3:.2f} ms for a 50 ms wait: it does not count wall time"
