@@ -17,7 +17,10 @@ def path(folder: str, *parts: str) -> Path:
     checkout = Path(__file__).resolve().parent.parent / folder
     if checkout.is_dir():
         return checkout.joinpath(*parts)
-    return Path(str(importlib.resources.files(PACKAGES[folder]))).joinpath(*parts)
+    found = importlib.resources.files(PACKAGES[folder])  # a namespace package: join before converting
+    for part in parts:
+        found = found / part
+    return Path(str(found))
 
 
 def cache_dir() -> Path:

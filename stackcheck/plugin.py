@@ -1,7 +1,7 @@
 """The stackcheck pytest plugin: options, markers, what each test needs, and the course pointer.
 
 Per-run state lives in a ``Recorder`` (stackcheck.recorder) stored in ``config.stash``; the
-fixtures are in stackcheck.fixtures. Lower modules never import this one.
+fixtures are in stackcheck.fixturedefs. Lower modules never import this one.
 """
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ from stackcheck.impl import Impl, ImplError, load_module
 from stackcheck.recorder import MISSING, PROPS, RECORDER, Recorder
 from stackcheck.stacks import STACKS
 
-pytest_plugins = ["stackcheck.fixtures"]
+pytest_plugins = ["stackcheck.fixturedefs"]
 
 MISSING_REASON = pytest.StashKey[tuple[str, str]]()
 DRAWN = pytest.StashKey[list[str]]()  # the random inputs a test drew, printed when it fails
