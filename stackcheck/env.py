@@ -84,12 +84,6 @@ def need(stack: str):
     return importlib.import_module(STACKS[stack].module)
 
 
-def need_device(device: str, stack: str | None = None) -> None:
-    reason = device_missing(device, stack)
-    if reason:
-        raise Missing(reason, device)
-
-
 def framework_defaults(environ=os.environ) -> None:
     """Settings for the frameworks, made before any of them starts a backend (the user's win):
 

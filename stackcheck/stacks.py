@@ -162,7 +162,6 @@ class Stack:
     forward: Callable  # (impl, device, dtype, x, w, b) -> Y
     device_missing: Callable[[str], str | None] | None = None  # for devices other than cpu
     uses: tuple[str, ...] = ()  # other stacks this one needs
-    fused_steps: bool = False  # True: Z is not an output of the path (only Y is observable)
     executable: str | None = field(default=None)  # a command-line tool it needs, besides the module
 
     @property
@@ -185,9 +184,9 @@ STACKS = {s.name: s for s in (
     Stack("max", "max.graph", "max", "max", {"cpu": DTYPES}, _max_steps, _max_forward),
     # The Triton interpreter has no bfloat16 (NumPy has none); compiled CUDA has all three.
     Stack("triton", "triton", "triton", "triton", {"cpu": ("float32", "float16"), "cuda": DTYPES}, _triton_steps,
-          calls("triton_forward", torch_in, torch_out), torch_device_missing, uses=("torch",), fused_steps=True),
+          calls("triton_forward", torch_in, torch_out), torch_device_missing, uses=("torch",)),
     Stack("mojo", "max.graph", "mojo", "mojo", {"cpu": ("float32",)}, _mojo_steps, _mojo_forward, uses=("max",),
-          fused_steps=True, executable="mojo"),
+          executable="mojo"),
 )}
 ALL_STACKS = tuple(STACKS)
 
