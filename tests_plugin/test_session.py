@@ -82,3 +82,16 @@ def test_the_xdist_controller_starts_no_framework_backend(monkeypatch):
     assert env.fingerprint(precision.pinned, frameworks=False)["backends"] == "per worker (see workers)"
     with pytest.raises(AssertionError, match="backend was started"):
         env.fingerprint(precision.pinned)
+
+
+def test_data_files_resolve_from_an_installed_namespace_package(tmp_path, monkeypatch):
+    """Installed, fixtures/ and mojo/ are namespace packages (no __init__.py); their files must come
+    back as real paths, not as a MultiplexedPath's text."""
+    from stackcheck import data
+
+    (tmp_path / "stackcheck_test_data").mkdir()
+    (tmp_path / "stackcheck_test_data" / "claims.toml").write_text("x = 1\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setitem(data.PACKAGES, "not_in_the_checkout", "stackcheck_test_data")
+    found = data.path("not_in_the_checkout", "claims.toml")
+    assert found == tmp_path / "stackcheck_test_data" / "claims.toml" and found.read_text() == "x = 1\n"
