@@ -12,9 +12,17 @@ class Count:
 
 @contextlib.contextmanager
 def jax_compiles():
-    """Count XLA backend compilations (JAX's '/jax/core/compile/backend_compile_duration' events)."""
+    """Count XLA backend compilations (JAX's '/jax/core/compile/backend_compile_duration' events).
+
+    The event's name lives in a private module: if a JAX release moves it, the test using this
+    counter is skipped naming the version, rather than erroring."""
     import jax.monitoring
-    from jax._src.dispatch import BACKEND_COMPILE_EVENT
+    import pytest
+
+    try:
+        from jax._src.dispatch import BACKEND_COMPILE_EVENT
+    except ImportError as error:
+        pytest.skip(f"JAX {jax.__version__} moved its compile event ({error}); update stackcheck.compiles")
 
     count = Count()
 
