@@ -19,12 +19,14 @@ def test_ops_nodes_kernels_and_instructions_differ(impl, torch_inputs, example_i
     nodes = len(re.findall(r"call_function\[", export))
     gen = compile_and_read(impl.torch_forward, *torch_inputs)
     kernels = len(gen.externs) + len(gen.kernels)  # library calls plus generated kernels
+    instructions = fused_kernel_instructions(device)
     counts = {"math ops": len(FORMULA_OPS), "ATen graph nodes": nodes, "kernels": kernels,
-              "PTX instructions of a bias+ReLU kernel": fused_kernel_instructions(device)}
+              "PTX instructions of a bias+ReLU kernel": instructions or "no PTX toolchain here"}
     evidence(**counts)
     assert counts["math ops"] == 3 and nodes == 3, counts
     assert kernels == 2, f"fusion: three nodes became two kernels (a library matmul, one fused kernel): {counts}"
-    assert counts["PTX instructions of a bias+ReLU kernel"] > 10 * kernels, counts
+    if instructions is not None:  # the other three counts stand without it
+        assert instructions > 10 * kernels, counts
     assert_matches_reference(gen.result.cpu().numpy(), reference_forward(*example_inputs), dtype="float32", k=32)
 
 
@@ -33,8 +35,9 @@ def instruction_count(ptx: str) -> int:
     return len([line for line in ptx.splitlines() if re.match(r"^\s+(?:@%p\d+\s+)?[a-z][\w.:]*\s", line)])
 
 
-def fused_kernel_instructions(device: str) -> int:
-    """Our Triton bias+ReLU kernel's PTX on CUDA; elsewhere the Mojo one's, built for nvidia:90."""
+def fused_kernel_instructions(device: str) -> int | None:
+    """Our Triton bias+ReLU kernel's PTX on CUDA; elsewhere the Mojo one's, built for nvidia:90;
+    None where neither toolchain is installed."""
     from stackcheck.env import stack_missing
 
     if device == "cuda" and not stack_missing("triton"):
@@ -45,7 +48,7 @@ def fused_kernel_instructions(device: str) -> int:
         kernel = triton_kernels.compiled_kernel.warmup(a, b, a, a.numel(), M=16, BLOCK_SIZE=256, grid=(1,))
         return instruction_count(kernel.asm["ptx"])
     if stack_missing("mojo"):
-        pytest.skip(f"no PTX to count here: {stack_missing('mojo')}")
+        return None
     return instruction_count(mojo_build.kernel_ptx(mojo_build.source("bias_relu_gpu.mojo"), "bias_relu",
                                                    {"N": 64, "M": 16}))
 

@@ -24,7 +24,7 @@ def test_wrong_rank_names_the_operand_and_its_shape(impl, stack, device, which):
         f"the error must name {which} and its shape {list(operands[which].shape)}: {info.value}")
 
 
-@pytest.mark.claim("S2.1-shapes")
+@pytest.mark.claim("S6.2-resident")  # where operands live (§6.2), not their shapes
 @pytest.mark.parametrize("stack, device", stack_params("torch", "torch_compile", "triton", devices=("cuda",)))
 def test_mixed_devices_are_named(impl, stack, device):
     torch = need("torch")
@@ -35,7 +35,7 @@ def test_mixed_devices_are_named(impl, stack, device):
         forward(x.to(device), w, b)
 
 
-@pytest.mark.claim("S2.1-shapes")
+@pytest.mark.claim("S6.2-resident")  # where operands live (§6.2), not their shapes
 @pytest.mark.parametrize("device", device_params("jax", devices=("cuda", "tpu")))
 def test_mixed_devices_are_named_in_jax(impl, device):
     jax = need("jax")
