@@ -13,11 +13,11 @@ import importlib.util
 import os
 import platform
 import shutil
-import subprocess
 import sys
 
 import pytest
 
+from stackcheck import gpus
 from stackcheck.stacks import DEVICES, STACKS
 
 __all__ = ["DEVICES", "Missing", "device_missing", "fingerprint", "need", "stack_missing"]
@@ -119,21 +119,11 @@ def _cpu_name() -> str:
 
 
 def _nvidia_smi() -> tuple[str, str] | None:
-    exe = shutil.which("nvidia-smi")
-    if not exe:
+    rows = gpus.query("name", "driver_version")
+    if not rows:
         return None
-    try:
-        out = subprocess.run(
-            [exe, "--query-gpu=name,driver_version", "--format=csv,noheader"],
-            capture_output=True, text=True, timeout=20, check=True,
-        ).stdout.strip().splitlines()
-    except (subprocess.SubprocessError, OSError):
-        return None
-    if not out:
-        return None
-    names = sorted({line.split(",")[0].strip() for line in out})
-    driver = out[0].split(",")[-1].strip()
-    return f"{len(out)} x {', '.join(names)}", driver
+    names = sorted({name for name, _ in rows})
+    return f"{len(rows)} x {', '.join(names)}", rows[0][1]
 
 
 def fingerprint(pinned_precision, frameworks: bool = True) -> dict:

@@ -8,18 +8,25 @@ import subprocess
 ENV_LIST = "STACKCHECK_GPUS"
 
 
-def visible_gpus(environ=os.environ) -> list[str]:
-    """The GPU ids this process may use: CUDA_VISIBLE_DEVICES if set, else what nvidia-smi lists."""
-    if "CUDA_VISIBLE_DEVICES" in environ:
-        return [g.strip() for g in environ["CUDA_VISIBLE_DEVICES"].split(",") if g.strip() and g.strip() != "-1"]
+def query(*fields: str) -> list[list[str]]:
+    """One row per GPU of the host, the ``fields`` of ``nvidia-smi --query-gpu`` in order; [] when
+    there is no nvidia-smi or it fails. It asks the driver and makes no CUDA context."""
     exe = shutil.which("nvidia-smi")
     if not exe:
         return []
     try:
-        out = subprocess.run([exe, "-L"], capture_output=True, text=True, timeout=20, check=True).stdout
+        out = subprocess.run([exe, f"--query-gpu={','.join(fields)}", "--format=csv,noheader"],
+                             capture_output=True, text=True, timeout=20, check=True).stdout
     except (subprocess.SubprocessError, OSError):
         return []
-    return [str(i) for i, line in enumerate(out.splitlines()) if line.startswith("GPU ")]
+    return [[part.strip() for part in line.split(",", len(fields) - 1)] for line in out.splitlines() if line.strip()]
+
+
+def visible_gpus(environ=os.environ) -> list[str]:
+    """The GPU ids this process may use: CUDA_VISIBLE_DEVICES if set, else every GPU nvidia-smi lists."""
+    if "CUDA_VISIBLE_DEVICES" in environ:
+        return [g.strip() for g in environ["CUDA_VISIBLE_DEVICES"].split(",") if g.strip() and g.strip() != "-1"]
+    return [index for index, in query("index")]
 
 
 def gpu_for_worker(worker: str, gpus: list[str]) -> str | None:
@@ -47,27 +54,15 @@ def pin(environ=os.environ) -> str | None:
     return chosen
 
 
-def _smi_rows() -> dict[str, dict[str, str]]:
-    """nvidia-smi's physical index -> {pci_bus_id, name}, for every GPU (no CUDA context is made)."""
-    exe = shutil.which("nvidia-smi")
-    if not exe:
-        return {}
-    try:
-        out = subprocess.run([exe, "--query-gpu=index,pci.bus_id,name", "--format=csv,noheader"],
-                             capture_output=True, text=True, timeout=20, check=True).stdout
-    except (subprocess.SubprocessError, OSError):
-        return {}
-    rows = {}
-    for line in out.splitlines():
-        index, bus, name = (part.strip() for part in line.split(",", 2))
-        rows[index] = {"pci_bus_id": bus, "name": name}
-    return rows
+def smi_rows() -> dict[str, dict[str, str]]:
+    """nvidia-smi's physical index -> {pci_bus_id, name}, for every GPU of the host."""
+    return {index: {"pci_bus_id": bus, "name": name} for index, bus, name in query("index", "pci.bus_id", "name")}
 
 
 def describe(environ=os.environ) -> dict:
     """This process's GPUs as the report's environment lists them: its xdist worker, what it was
     pinned to, and each visible GPU's PCI bus id and name, read from nvidia-smi."""
-    rows = _smi_rows()
+    rows = smi_rows()
     visible = visible_gpus(environ)
     return {"worker": environ.get("PYTEST_XDIST_WORKER", "main"),
             "cuda_visible_devices": environ.get("CUDA_VISIBLE_DEVICES", "unset"),

@@ -32,3 +32,21 @@ def test_controller_records_gpus_and_each_worker_pins_its_own():
 def test_worker_without_gpus_changes_nothing():
     env = {"PYTEST_XDIST_WORKER": "gw1", ENV_LIST: ""}
     assert pin(env) is None and "CUDA_VISIBLE_DEVICES" not in env
+
+
+def test_nvidia_smi_rows_are_parsed_into_fields(tmp_path, monkeypatch):
+    """Every reading of nvidia-smi (visible GPUs, the fingerprint, each worker's GPUs) goes through
+    gpus.query; a fake nvidia-smi on PATH stands in for two GPUs."""
+    from stackcheck import gpus
+
+    fake = tmp_path / "nvidia-smi"
+    fake.write_text("#!/bin/sh\ncase \"$1\" in\n"
+                    "  --query-gpu=index) printf '0\\n1\\n' ;;\n"
+                    "  --query-gpu=index,pci.bus_id,name) printf '0, 00000000:00:06.0, NVIDIA H200\\n"
+                    "1, 00000000:00:07.0, NVIDIA H200\\n' ;;\nesac\n")
+    fake.chmod(0o755)
+    monkeypatch.setenv("PATH", str(tmp_path), prepend=":")
+    assert visible_gpus({}) == ["0", "1"]
+    assert gpus.smi_rows()["1"] == {"pci_bus_id": "00000000:00:07.0", "name": "NVIDIA H200"}
+    described = gpus.describe({"PYTEST_XDIST_WORKER": "gw1", "CUDA_VISIBLE_DEVICES": "1"})
+    assert described["gpus"] == [{"id": "1", "pci_bus_id": "00000000:00:07.0", "name": "NVIDIA H200"}]

@@ -3,11 +3,11 @@ plugin pinned, identified by PCI bus id. Run it as `pytest -m cuda -n <GPUs>`; t
 each worker's GPU."""
 import os
 import shutil
-import subprocess
 
 import pytest
 
 from stackcheck import need
+from stackcheck import gpus
 from stackcheck.gpus import ENV_LIST, gpu_for_worker
 
 pytestmark = [pytest.mark.meta, pytest.mark.cuda]
@@ -15,9 +15,7 @@ pytestmark = [pytest.mark.meta, pytest.mark.cuda]
 
 def bus_ids() -> dict[str, str]:
     """nvidia-smi's physical GPU index -> PCI bus id (all GPUs, whatever this process may see)."""
-    out = subprocess.run([shutil.which("nvidia-smi"), "--query-gpu=index,pci.bus_id", "--format=csv,noheader"],
-                         capture_output=True, text=True, check=True, timeout=30).stdout
-    return {i.strip(): bus.strip().upper()[-12:] for i, bus in (line.split(",") for line in out.splitlines())}
+    return {index: row["pci_bus_id"].upper()[-12:] for index, row in gpus.smi_rows().items()}
 
 
 def test_worker_sees_its_pinned_gpu_in_torch_and_jax(evidence):
