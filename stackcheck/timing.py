@@ -36,9 +36,15 @@ class Measurement:
         q = statistics.quantiles(self.samples, n=4)
         return q[2] - q[0]
 
+    @property
+    def spread(self) -> float:
+        """Slowest over fastest sample (>= 1): how far the same work drifted between trials, as on
+        a GPU that other processes share."""
+        return max(self.samples) / max(min(self.samples), 1e-12)
+
     def summary(self) -> dict:
         return {"regime": self.regime, "median_ms": round(self.median * 1e3, 4),
-                "iqr_ms": round(self.iqr * 1e3, 4), "trials": len(self.samples)}
+                "iqr_ms": round(self.iqr * 1e3, 4), "spread": round(self.spread, 2), "trials": len(self.samples)}
 
 
 def host_timer(fn: Callable[[], object], sync: Callable[[object], None] | None = None) -> Callable[[], float]:
@@ -110,6 +116,12 @@ def noise_floor(timer: Callable[[], float], regime: str, trials: int = 21) -> fl
     runs = interleaved({"A": timer, "A'": timer}, regime, trials)
     a, b = runs["A"].median, runs["A'"].median
     return max(a, b) / max(min(a, b), 1e-12)
+
+
+def scatter(m: Measurement) -> float:
+    """1 + interquartile range over median: a noise floor read from one series itself, for when a
+    quiet A/A measurement was followed by a noisy trial (another process took the device)."""
+    return 1 + m.iqr / max(m.median, 1e-12)
 
 
 def ratio(slow: Measurement, fast: Measurement) -> float:

@@ -7,27 +7,36 @@ import pytest
 from stackcheck import need, device_params
 from stackcheck import timing
 
-MARGIN = 5.0
+MARGIN = 5.0  # sync at once over sync after the host was busy
+NOISE = 2.0  # the same work drifting by this factor between trials makes both comparisons undecidable
+TRIALS = 5
 
 
 def check(impl, submit, sync, true_sync, evidence, device):
     """``sync`` is the implementation's; ``true_sync`` the framework's own, with which the suite's
-    clock measures how long the work takes (a sync that does not wait cannot shorten that)."""
+    clock measures how long the work takes (a sync that does not wait cannot shorten that). The
+    three series are interleaved, so a GPU that other processes share slows them alike."""
     true_sync(submit())  # warm-up
-    work = timing.Measurement("work", "host-sync", [timing.host_timer(submit, true_sync)() for _ in range(3)]).median
-    waits = {"sync at once": [], "sync after host was busy": []}
-    for _ in range(5):
+    samples = {"work": [], "sync at once": [], "sync after host was busy": []}
+    for _ in range(TRIALS):
+        samples["work"].append(timing.host_timer(submit, true_sync)())
         y = submit()
-        waits["sync at once"].append(impl.timed_call(lambda: y, sync))
+        samples["sync at once"].append(impl.timed_call(lambda: y, sync))
         y = submit()
-        time.sleep(3 * work + 0.01)  # the host does something else, longer than the work
-        waits["sync after host was busy"].append(impl.timed_call(lambda: y, sync))
-    at_once, later = (timing.Measurement(k, "host-sync", v) for k, v in waits.items())
+        time.sleep(3 * max(samples["work"]) + 0.01)  # the host does something else, longer than the work
+        samples["sync after host was busy"].append(impl.timed_call(lambda: y, sync))
+    work, at_once, later = (timing.Measurement(k, "host-sync", v) for k, v in samples.items())
     ratio = timing.ratio(at_once, later)
-    evidence(device=device, work_ms=round(work * 1e3, 2), at_once_over_later=round(ratio, 1),
-             at_once=at_once.summary(), later=later.summary())
-    assert at_once.median >= 0.5 * work, "a sync right after submission waits about as long as the work"
-    assert ratio >= MARGIN, "the work ran while the host was busy: the late sync had nothing left to wait for"
+    report = {"device": device, "at_once_over_work": round(at_once.median / work.median, 2),
+              "at_once_over_later": round(ratio, 1), "work": work.summary(), "at_once": at_once.summary(),
+              "later": later.summary()}
+    evidence(**report)
+    assert at_once.median >= 0.1 * work.median, \
+        f"a sync right after submission returned at once: it must wait for the work to finish: {report}"
+    if at_once.median < 0.5 * work.median or ratio < MARGIN:
+        timing.call_it(ratio, NOISE, work.spread, report)  # the work itself drifted: a shared device
+    assert at_once.median >= 0.5 * work.median, f"a sync right after submission waits about as long as the work: {report}"
+    assert ratio >= MARGIN, f"the work ran while the host was busy: the late sync had nothing left to wait for: {report}"
 
 
 @pytest.mark.claim("MC07")

@@ -10,7 +10,8 @@ from stackcheck.stacks import jax_device
 
 
 def regimes_jax(impl, device):
-    """Seconds per regime for one jitted tanh(A @ A); every number a median of several trials."""
+    """Seconds per regime for one jitted tanh(A @ A), every number a median of several trials; and
+    how far one request's time drifted between trials (slowest over fastest)."""
     jax = need("jax")
     n = 768 if device == "cpu" else 4096
     target = jax_device(device)
@@ -25,13 +26,16 @@ def regimes_jax(impl, device):
     median = timing.Measurement("e2e", "host-sync", steady).median
     firsts = [impl.timed_call(lambda g=fresh_jit(jax, work): g(a, a), impl.jax_sync) for _ in range(3)]
     many = 10
-    return {
+    beside = timing.interleaved({  # one request and a queue of many, A B A B: drift hits both
+        "one": lambda: impl.timed_call(lambda: f(a, a), impl.jax_sync),
+        "many": lambda: impl.timed_call(lambda: [f(a, a) for _ in range(many)][-1], impl.jax_sync) / many,
+    }, "host-sync", trials=5, warmup=1)
+    return beside["one"].spread, {
         "first call": timing.Measurement("first", "first-call", firsts).median,
         "repeated end-to-end": median,
         "first steady sample": steady[0],
-        "mean over many requests": timing.Measurement("many", "host-sync", [
-            impl.timed_call(lambda: [f(a, a) for _ in range(many)][-1], impl.jax_sync) / many
-            for _ in range(3)]).median,
+        "mean over many requests": beside["many"].median,
+        "end-to-end beside them": beside["one"].median,
         "with transfers": timing.Measurement("io", "with-transfers", impl.steady_state(
             lambda: np.asarray(f(jax.device_put(a_np, target), jax.device_put(a_np, target))), trials=5)).median,
         "host, no sync": timing.Measurement("ns", "host-no-sync", [
@@ -42,14 +46,20 @@ def regimes_jax(impl, device):
 @pytest.mark.claim("S6.5-regimes")
 @pytest.mark.parametrize("device", device_params("jax"))
 def test_regimes_give_different_numbers_in_order(impl, evidence, device):
-    t = regimes_jax(impl, device)
-    evidence(device=device, **{k: round(v * 1e3, 3) for k, v in t.items()})
+    drift, t = regimes_jax(impl, device)
+    report = {"device": device, "drift": round(drift, 2), **{k: round(v * 1e3, 3) for k, v in t.items()}}
+    evidence(**report)
     e2e = t["repeated end-to-end"]
     assert t["first call"] > 3 * e2e, f"the first call includes tracing and compiling: {t}"
     assert t["first steady sample"] < t["first call"] / 2, f"the steady state must not contain the first call: {t}"
-    assert t["mean over many requests"] <= 1.5 * e2e, f"queued requests overlap host and device work: {t}"
+    many = t["mean over many requests"] / t["end-to-end beside them"]
+    if many > 1.5:
+        timing.call_it(many, 1.5, drift, report)  # one request's own time drifted as much: a shared device
+    assert many <= 1.5, f"queued requests overlap host and device work: {t}"
     assert t["host, no sync"] < e2e / 5, f"without a sync the host clock sees only the submission: {t}"
     if device != "cpu":  # on a CPU backend a 'transfer' may be a no-copy view
+        if t["with transfers"] <= 1.2 * e2e:
+            timing.call_it(t["with transfers"] / e2e, 1.2, drift, report)
         assert t["with transfers"] > 1.2 * e2e, f"copies to and from the device add time: {t}"
 
 
@@ -65,7 +75,8 @@ def test_device_events_see_only_device_time(impl, torch_matmul, evidence, device
     report = {"events_over_host": round(ratio, 3), "noise_floor": round(floor, 3),
               **{k: v.summary() for k, v in runs.items()}}
     evidence(**report)
-    timing.call_it(ratio, 1.1, floor, report)  # a GPU shared with another process makes this undecidable
+    if ratio > 1.1:  # a GPU shared with other processes: undecidable when the trials scatter as widely
+        timing.call_it(ratio, 1.1, max(floor, *(timing.scatter(m) for m in runs.values())), report)
     assert ratio <= 1.1, f"device events measure the kernel only; the host clock adds launch and sync: {report}"
 
 
