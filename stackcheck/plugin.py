@@ -82,6 +82,15 @@ def pytest_configure(config: pytest.Config) -> None:
     config.pluginmanager.register(recorder, "stackcheck-recorder")
 
 
+@pytest.hookimpl(optionalhook=True, tryfirst=True)
+def pytest_xdist_auto_num_workers(config: pytest.Config) -> int | None:
+    """``-n auto`` on a GPU host: a few workers a GPU (gpus.auto_workers), not one a core.
+    PYTEST_XDIST_AUTO_NUM_WORKERS, xdist's own override, still wins."""
+    if os.environ.get("PYTEST_XDIST_AUTO_NUM_WORKERS"):
+        return None
+    return gpus.auto_workers(os.cpu_count())
+
+
 def pytest_unconfigure(config: pytest.Config) -> None:
     recorder = config.stash.get(RECORDER, None)
     if recorder is not None:

@@ -50,3 +50,24 @@ def test_nvidia_smi_rows_are_parsed_into_fields(tmp_path, monkeypatch):
     assert gpus.smi_rows()["1"] == {"pci_bus_id": "00000000:00:07.0", "name": "NVIDIA H200"}
     described = gpus.describe({"PYTEST_XDIST_WORKER": "gw1", "CUDA_VISIBLE_DEVICES": "1"})
     assert described["gpus"] == [{"id": "1", "pci_bus_id": "00000000:00:07.0", "name": "NVIDIA H200"}]
+
+
+def test_auto_workers_are_a_few_per_gpu_and_never_more_than_the_cores():
+    from stackcheck.gpus import WORKERS_PER_GPU, auto_workers
+
+    assert auto_workers(16, {"CUDA_VISIBLE_DEVICES": "0"}) == WORKERS_PER_GPU
+    assert auto_workers(32, {"CUDA_VISIBLE_DEVICES": "0,1"}) == 2 * WORKERS_PER_GPU
+    assert auto_workers(2, {"CUDA_VISIBLE_DEVICES": "0,1"}) == 2
+    assert auto_workers(16, {"CUDA_VISIBLE_DEVICES": ""}) is None, "no GPU: xdist counts the cores"
+
+
+@pytest.mark.parametrize("override, expected", [("", "2"), ("3", "3")])
+def test_n_auto_on_a_gpu_host_starts_a_few_workers_a_gpu(pytester, monkeypatch, override, expected):
+    """`-n auto` asks the plugin; xdist's own PYTEST_XDIST_AUTO_NUM_WORKERS still wins."""
+    pytest.importorskip("xdist")
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "")  # no GPU: auto_workers defers, so fake one below
+    monkeypatch.setattr("stackcheck.gpus.auto_workers", lambda cores, environ=None: 2)
+    monkeypatch.setenv("PYTEST_XDIST_AUTO_NUM_WORKERS", override)
+    pytester.makepyfile("def test_one(): pass")
+    result = pytester.runpytest_inprocess("-n", "auto", "-p", "no:cacheprovider")
+    result.stdout.fnmatch_lines([f"*created: {expected}/{expected} workers*"])
