@@ -99,6 +99,10 @@ def markdown(report: dict) -> str:
     env = report["environment"]
     lines = ["# stackcheck curriculum report", "", "## Environment (course §14.4)", ""]
     for key, value in env.items():
+        if key == "workers":
+            lines.append(f"- **workers**: {len(value)}")
+            lines += [f"  - {_worker_line(w)}" for w in value]
+            continue
         if isinstance(value, dict):
             value = ", ".join(f"{k}={v}" for k, v in value.items()) or "n/a"
         lines.append(f"- **{key}**: {value}")
@@ -118,6 +122,15 @@ def markdown(report: dict) -> str:
         lines += ["", "## Demonstrations (listed, not counted)", ""]
         lines += [f"- `{cid}` `{nodeid}`" for cid, nodeid in demos]
     return "\n".join(lines) + "\n"
+
+
+def _worker_line(worker: dict) -> str:
+    """gw1: CUDA_VISIBLE_DEVICES=1; GPU 1 NVIDIA H200 at 00000000:00:07.0; torch=cuda, jax=gpu"""
+    gpus = "; ".join(f"GPU {g['id']} {g.get('name', '?')} at {g.get('pci_bus_id', '?')}" for g in worker["gpus"])
+    backends = worker.get("backends")
+    backends = ", ".join(f"{k}={v}" for k, v in backends.items()) if isinstance(backends, dict) else backends
+    return (f"{worker['worker']}: CUDA_VISIBLE_DEVICES={worker['cuda_visible_devices']}; "
+            f"{gpus or 'no GPU'}; {backends or 'no backend'}")
 
 
 def terminal_table(report: dict) -> list[str]:

@@ -108,3 +108,14 @@ def test_a_moved_private_jax_module_skips_with_a_reason(monkeypatch):
     with pytest.raises(pytest.skip.Exception, match=r"JAX .* moved its compile event"):
         with jax_compiles():
             pass
+
+
+def test_framework_defaults_are_set_before_a_backend_starts_and_keep_the_users_choice():
+    from stackcheck.env import framework_defaults
+
+    fresh = {}
+    framework_defaults(fresh)
+    assert fresh == {"XLA_PYTHON_CLIENT_PREALLOCATE": "false", "XLA_FLAGS": "--xla_gpu_autotune_level=0"}
+    mine = {"XLA_PYTHON_CLIENT_PREALLOCATE": "true", "XLA_FLAGS": "--xla_gpu_autotune_level=4"}
+    framework_defaults(chosen := dict(mine))
+    assert chosen == mine
