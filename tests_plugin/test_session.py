@@ -66,6 +66,8 @@ def test_xdist_workers_report_claims_to_the_controller(pytester, suite_file, tmp
     assert [w["worker"] for w in workers] == ["gw0", "gw1"], workers
     assert all("cuda_visible_devices" in w and "gpus" in w and w["backends"] for w in workers), workers
     assert report["environment"]["backends"] == "per worker (see workers)", "the controller starts no backend"
+    markdown = path.with_suffix(".md").read_text()
+    assert "- **workers**: 2\n  - gw0: CUDA_VISIBLE_DEVICES=" in markdown and "\n  - gw1: " in markdown, markdown
 
 
 def test_the_xdist_controller_starts_no_framework_backend(monkeypatch):
