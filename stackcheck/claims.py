@@ -57,6 +57,9 @@ def _test_entry(nodeid: str, r: dict) -> dict:
         entry["counts"] = False
     if r.get("evidence"):
         entry["evidence"] = r["evidence"]
+    for key in ("student", "not_attempted", "message", "reason"):  # homework grading reads these
+        if r.get(key) and (key != "reason" or r["outcome"] == "skipped"):
+            entry[key] = r[key]
     return entry
 
 
@@ -97,7 +100,12 @@ def _counts(report: dict) -> dict[str, int]:
 
 def markdown(report: dict) -> str:
     env = report["environment"]
-    lines = ["# stackcheck curriculum report", "", "## Environment (course §14.4)", ""]
+    lines = ["# stackcheck curriculum report", ""]
+    if "homework" in report:
+        from stackcheck import grading  # it reads this module's catalogue
+
+        lines += ["## Homework", "", "```", *grading.lines(report["homework"]), "```", ""]
+    lines += ["## Environment (course §14.4)", ""]
     for key, value in env.items():
         if key == "workers":
             lines.append(f"- **workers**: {len(value)}")

@@ -1,13 +1,15 @@
 """``--impl MODULE``: swap in another implementation of some or all reference names."""
 from __future__ import annotations
 
+import difflib
 import importlib
 import importlib.util
 import os
 import sys
+import types
 from types import ModuleType
 
-from stackcheck import reference
+from stackcheck import homework, reference
 
 SURFACE = tuple(name for name in dir(reference) if not name.startswith("_") and callable(getattr(reference, name))
                 and getattr(getattr(reference, name), "__module__", "") == reference.__name__)
@@ -69,23 +71,69 @@ def _last_frame_in(error: BaseException, spec: str) -> str:
     return f"{frames[-1].filename}:{frames[-1].lineno}: " if frames else ""
 
 
-class Impl:
-    """Attribute access returns the --impl module's version of a name, else the reference one."""
+def _rebound(fn, namespace: dict):
+    """The reference function ``fn`` with its global names looked up in ``namespace``: a fallback
+    that calls the student's versions of the other surface functions, not the reference's."""
+    rebound = types.FunctionType(fn.__code__, namespace, fn.__name__, fn.__defaults__, fn.__closure__)
+    rebound.__kwdefaults__ = fn.__kwdefaults__
+    rebound.__doc__, rebound.__wrapped__ = fn.__doc__, fn
+    return rebound
 
-    def __init__(self, module: ModuleType | None):
+
+def public_functions(module: ModuleType) -> list[str]:
+    """Public functions the module itself defines (not ones it imported)."""
+    return sorted(n for n, v in vars(module).items() if not n.startswith("_") and callable(v)
+                  and getattr(v, "__module__", None) == module.__name__)
+
+
+def check_names(module: ModuleType, spec: str, assigned: frozenset[str] | None) -> None:
+    """ImplError, one line listing them, for a name that looks like a misspelt surface name, and
+    for a file that provides none of the surface (or, in homework mode, none of its assignment)."""
+    typos = {n: difflib.get_close_matches(n, SURFACE, n=1, cutoff=0.8) for n in public_functions(module)
+             if n not in SURFACE}
+    typos = {n: m[0] for n, m in typos.items() if m}
+    if typos:
+        listed = "; ".join(f"{n} (did you mean {m}?)" for n, m in sorted(typos.items()))
+        raise ImplError(f"--impl {spec}: not surface name(s): {listed}")
+    wanted = sorted(assigned) if assigned else list(SURFACE)
+    if not any(hasattr(module, n) for n in wanted):
+        what = "the names its homework assigns" if assigned else "the surface names"
+        raise ImplError(f"--impl {spec}: defines none of {what}: {', '.join(wanted)}")
+
+
+class Impl:
+    """Attribute access returns the --impl module's version of a name, else the reference one.
+
+    Every reference function used as a fallback calls the module's versions of the others, so a
+    student's ``numpy_steps`` is what the reference ``numpy_forward`` runs. In homework mode
+    (``assigned`` given) an assigned name never falls back: a missing one is a stub raising
+    NotAttempted. The module's functions have their return values checked (homework.checked).
+    ``touched`` collects the names a test asked for, for grading."""
+
+    def __init__(self, module: ModuleType | None, assigned: frozenset[str] | None = None):
         self.module = module
-        unknown = sorted(n for n in vars(module) if not n.startswith("_") and callable(getattr(module, n))
-                         and n not in SURFACE and getattr(getattr(module, n), "__module__", None) == module.__name__
-                         ) if module else []
-        self.provided = sorted(n for n in SURFACE if module is not None and hasattr(module, n))
-        self.unknown = unknown
+        self.assigned = assigned
+        self.provided = sorted(n for n in SURFACE if module is not None and callable(getattr(module, n, None)))
+        self.unknown = [n for n in public_functions(module) if n not in SURFACE] if module else []
+        self.touched: set[str] = set()
+        table = {n: homework.checked(n, getattr(module, n)) for n in self.provided}
+        table.update({n: homework.not_attempted(n) for n in assigned or () if n not in table})
+        namespace = dict(vars(reference))
+        for name in SURFACE:
+            table.setdefault(name, _rebound(getattr(reference, name), namespace) if module else getattr(reference, name))
+        namespace.update(table)
+        self._table = table
 
     def __getattr__(self, name: str):
-        if name not in SURFACE:
+        if name.startswith("_") or name not in SURFACE:
             raise AttributeError(f"{name!r} is not part of the stackcheck implementation surface {SURFACE}")
-        if self.module is not None and hasattr(self.module, name):
-            return getattr(self.module, name)
-        return getattr(reference, name)
+        if not homework.compiling():
+            self.touched.add(name)
+        return self._table[name]
+
+    def student_names(self, names) -> list[str]:
+        """Of ``names``, those graded as the student's: the assigned ones in homework mode."""
+        return sorted(set(names) & (self.assigned or set()))
 
     def __repr__(self) -> str:
         return f"<Impl: {self.describe()}>"
@@ -94,5 +142,10 @@ class Impl:
         if self.module is None:
             return "stackcheck.reference (the course's solutions)"
         extra = f"; ignored (not in the surface): {', '.join(self.unknown)}" if self.unknown else ""
+        if self.assigned is not None:
+            missing = sorted(self.assigned - set(self.provided))
+            return (f"homework {self.module.__name__}: {len(self.assigned) - len(missing)} of {len(self.assigned)} "
+                    f"assigned functions defined" + (f" (missing, graded as not attempted: {', '.join(missing)})"
+                                                     if missing else "") + "; nothing assigned falls back" + extra)
         return (f"{self.module.__name__} provides {', '.join(self.provided) or 'nothing of the surface'}; "
                 f"the rest falls back to stackcheck.reference{extra}")

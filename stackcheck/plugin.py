@@ -12,12 +12,11 @@ from pathlib import Path
 
 import pytest
 
-from stackcheck import claims, env, gpus, numerics
-from stackcheck.impl import Impl, ImplError, load_module
+from stackcheck import claims, env, grader, gpus, numerics
 from stackcheck.recorder import MISSING, PROPS, RECORDER, Recorder
 from stackcheck.stacks import STACKS
 
-pytest_plugins = ["stackcheck.fixturedefs"]
+pytest_plugins = ["stackcheck.fixturedefs", "stackcheck.grader"]
 
 MISSING_REASON = pytest.StashKey[tuple[str, str]]()
 DRAWN = pytest.StashKey[list[str]]()  # the random inputs a test drew, printed when it fails
@@ -47,7 +46,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                          "run when no test of a required device passed (repeatable)")
     group.addoption("--impl", default=None, metavar="MODULE",
                     help="module (dotted name or .py path) whose functions replace the reference "
-                         "implementations in stackcheck.reference; missing names fall back")
+                         "implementations in stackcheck.reference; missing names fall back, and call the "
+                         "module's versions of the others (--strict-impl: no fallback, a score)")
     group.addoption("--curriculum-report", default=None, metavar="PATH",
                     help="write the claim-by-claim report as JSON and Markdown (PATH may end in .json or .md; "
                          "the other file goes beside it)")
@@ -69,15 +69,13 @@ def pytest_configure(config: pytest.Config) -> None:
     for marker, text in MARKERS.items():
         config.addinivalue_line("markers", f"{marker}: {text}")
     _register_hypothesis_profiles()
-    spec = config.getoption("impl", None)
-    try:
-        impl = Impl(load_module(spec) if spec else None)
-    except ImplError as error:
-        raise pytest.UsageError(str(error)) from None
+    _check_rootdir(config)
+    impl = grader.select_impl(config)
     report_path = config.getoption("curriculum_report", None)
     if report_path:
         _check_writable(report_path)
-    recorder = Recorder(config, impl, frozenset(config.getoption("require", [])), report_path)
+    recorder = Recorder(config, impl, frozenset(config.getoption("require", [])), report_path,
+                        grade=lambda report: grader.grade(config, report))
     config.stash[RECORDER] = recorder
     config.pluginmanager.register(recorder, "stackcheck-recorder")
 
@@ -96,6 +94,23 @@ def pytest_unconfigure(config: pytest.Config) -> None:
     if recorder is not None:
         config.pluginmanager.unregister(recorder)
         del config.stash[RECORDER]
+
+
+def _check_rootdir(config: pytest.Config) -> None:
+    """pytest picks the root folder before this plugin's options are known, so the value of
+    ``--homework DIR`` (or any path option) outside the checkout becomes the root, and the suite's
+    folders go missing. Say so, with the spelling that avoids it."""
+    invoked, root = config.invocation_params.dir.resolve(), config.rootpath.resolve()
+    if root == invoked or root in invoked.parents:
+        return
+    for name in ("homework", "impl", "mojo_prebuilt", "curriculum_report"):
+        value = config.getoption(name, None)
+        if value and os.path.exists(value):
+            given = Path(value).resolve()
+            if root in (given, given.parent):
+                flag = "--" + name.replace("_", "-")
+                raise pytest.UsageError(f"{flag} {value}: pytest took {root} for the test root; write "
+                                        f"{flag}={value} (with '='), or add --rootdir=.")
 
 
 def _check_writable(path: str) -> None:

@@ -9,16 +9,27 @@ from __future__ import annotations
 import collections
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Callable
 
 import pytest
 
-from stackcheck import claims, env, gpus, precision
+from stackcheck import claims, env, gpus, grading, precision
 from stackcheck.impl import Impl
 
 RECORDER = pytest.StashKey["Recorder"]()
 PROPS = "stackcheck"  # user_properties key: claims, device, meta, counts of a test
 EVIDENCE = "stackcheck_evidence"
 MISSING = "stackcheck_missing"  # what a skipped test lacked (a device, a stack, a tool)
+STUDENT = "stackcheck_student"  # homework: the assigned functions a test ran
+NOT_ATTEMPTED = "stackcheck_not_attempted"  # homework: the stubs a test ran into
+
+
+def failure_line(report: pytest.TestReport) -> str:
+    """The one line that says why a test failed: the exception's message, as pytest's short summary."""
+    crash = getattr(report.longrepr, "reprcrash", None)
+    text = crash.message if crash is not None else str(report.longrepr)
+    first = next((line.strip() for line in text.splitlines() if line.strip()), "failed")
+    return first if len(first) <= 300 else first[:297] + "..."
 
 
 @dataclass
@@ -31,10 +42,14 @@ class TestRecord:
     evidence: list[dict] = field(default_factory=list)
     missing: str | None = None
     reason: str | None = None
+    student: list[str] = field(default_factory=list)  # homework: the assigned functions it ran
+    not_attempted: list[str] = field(default_factory=list)  # homework: stubs it ran into
+    message: str | None = None  # one line: why it failed
 
     def as_dict(self) -> dict:
         return {"claims": self.claims, "device": self.device, "meta": self.meta, "counts": self.counts,
-                "outcome": self.outcome, "evidence": self.evidence}
+                "outcome": self.outcome, "evidence": self.evidence, "reason": self.reason,
+                "student": self.student, "not_attempted": self.not_attempted, "message": self.message}
 
 
 @dataclass(eq=False)  # a plugin object: hashed by identity
@@ -43,12 +58,14 @@ class Recorder:
     impl: Impl
     require: frozenset[str]
     report_path: str | None
+    grade: Callable[[dict], dict | None] = lambda report: None  # homework mode: the score
     results: dict[str, TestRecord] = field(default_factory=dict)
     unknown_claims: set[str] = field(default_factory=set)
     environment: dict | None = None
     problems: list[str] = field(default_factory=list)
     written: tuple[Path, ...] = ()
     workers: list[dict] = field(default_factory=list)  # each xdist worker's GPUs (controller only)
+    final: dict | None = None  # the report as written at the session's end
 
     @property
     def is_worker(self) -> bool:
@@ -89,6 +106,13 @@ class Recorder:
         if record is None:
             record = self.results[report.nodeid] = TestRecord(**props)
         record.evidence += [v for k, v in report.user_properties if k == EVIDENCE and v not in record.evidence]
+        for key, value in report.user_properties:
+            if key == STUDENT:
+                record.student = sorted(set(record.student) | set(value))
+            elif key == NOT_ATTEMPTED:
+                record.not_attempted = sorted(set(record.not_attempted) | set(value))
+        if report.failed and record.message is None:
+            record.message = failure_line(report)
         if report.skipped and not hasattr(report, "wasxfail"):
             record.missing = dict(report.user_properties).get(MISSING)
             record.reason = report.longrepr[2] if isinstance(report.longrepr, tuple) else str(report.longrepr)
@@ -105,7 +129,11 @@ class Recorder:
     def report(self) -> dict:
         environment = dict(self.environment_fingerprint())
         environment["workers"] = sorted(self.workers, key=lambda w: w["worker"]) or [self.describe_process()]
-        return claims.build_report({n: r.as_dict() for n, r in self.results.items()}, environment)
+        report = claims.build_report({n: r.as_dict() for n, r in self.results.items()}, environment)
+        score = self.grade(report)
+        if score is not None:
+            report["homework"] = score
+        return report
 
     def describe_process(self) -> dict:
         return {**gpus.describe(), "backends": self.environment_fingerprint()["backends"]}
@@ -114,7 +142,7 @@ class Recorder:
         if self.is_worker:
             self.config.workeroutput["stackcheck_worker"] = self.describe_process()
             return
-        report = self.report()
+        report = self.final = self.report()
         if self.report_path:
             try:
                 self.written = claims.write_report(report, self.report_path)
@@ -143,9 +171,15 @@ class Recorder:
                        sep="-", yellow=True)
             for nodeid in unclaimed:
                 tr.write_line(f"  {nodeid}")
+        report = self.final or self.report()
         tr.section("stackcheck: course claims", sep="-")
-        for line in claims.terminal_table(self.report()):
+        for line in claims.terminal_table(report):
             tr.write_line(line)
+        if "homework" in report:
+            tr.section("stackcheck: homework", sep="-")
+            for line in grading.lines(report["homework"]):
+                tr.write_line(line, green=line.startswith("PASS") or line.startswith("score"),
+                              red=line.startswith("FAIL"), yellow=line.startswith("TODO"))
         if self.written:
             tr.write_line("   report: " + " and ".join(str(p) for p in self.written))
         for problem in self.problems:

@@ -45,7 +45,10 @@ def _shape(t) -> list[int]:
 
 
 def check_operands(x, w, b) -> None:
-    """Raise ValueError, naming shapes (or devices), unless X[N, K] @ W[K, M] + b[M] is well formed."""
+    """§2.1, §6.2. Return None if X[N, K] @ W[K, M] + b[M] is well formed; otherwise raise
+    ValueError naming the operand and its shape: X, W and b must be 2-D, 2-D and 1-D; X's K must
+    equal W's K (a shape error, not a device error); b must be exactly [M] (not [1], [] or [N, M],
+    even where broadcasting would allow it); operands on different devices are named too."""
     for name, t, rank, form in (("X", x, 2, "[N, K]"), ("W", w, 2, "[K, M]"), ("b", b, 1, "[M]")):
         if len(t.shape) != rank:
             raise ValueError(f"{name} must be {rank}-D {form}, got shape {_shape(t)} (course §2.1)")
@@ -65,6 +68,10 @@ def check_operands(x, w, b) -> None:
 
 
 def numpy_steps(x, w, b):
+    """§2.2. X[N, K], W[K, M], b[M] as NumPy arrays -> (A, Z, Y), three NumPy arrays of shape
+    [N, M] in the inputs' dtype: A = X @ W, Z = A + b (b broadcast over the N rows), Y = ReLU(Z)
+    = max(Z, 0), exactly 0 where Z < 0, NaN where Z is NaN. Validate first with
+    ``check_operands(x, w, b)``: a malformed input raises its ValueError, never a wrong answer."""
     check_operands(x, w, b)
     a = x @ w
     z = a + b
@@ -72,14 +79,19 @@ def numpy_steps(x, w, b):
 
 
 def numpy_forward(x, w, b):
+    """§2.2. Y = ReLU(X @ W + b) with NumPy: the Y of ``numpy_steps`` (validated the same way)."""
     return numpy_steps(x, w, b)[2]
 
 
 def broadcast_bias(b, n: int):
+    """§2.3. b[M] (NumPy) seen as an [n, M] array whose rows are all b, without copying b n times:
+    a read-only view that shares b's memory (stride 0 over the rows)."""
     return np.broadcast_to(b, (n, b.shape[0]))
 
 
 def torch_steps(x, w, b):
+    """§2.2, §8. (A, Z, Y) as ``numpy_steps``, with torch eager: three tensors of shape [N, M] on
+    the inputs' device and in their dtype. Validate first with ``check_operands(x, w, b)``."""
     import torch
 
     check_operands(x, w, b)
@@ -89,14 +101,17 @@ def torch_steps(x, w, b):
 
 
 def torch_forward(x, w, b):
+    """§8.1. Y = ReLU(X @ W + b) with torch eager, on the inputs' device and dtype (validated first)."""
     return torch_steps(x, w, b)[2]
 
 
 def torch_broadcast_bias(b, n: int):
+    """§2.3. b[M] (torch) as an [n, M] tensor sharing b's memory: a view, not n copies."""
     return b.expand(n, b.shape[0])
 
 
 def w_from_linear(linear):
+    """§2.1. The course's W[K, M] from ``torch.nn.Linear(K, M)``, whose weight is stored [M, K]."""
     return linear.weight.T
 
 
@@ -118,11 +133,15 @@ def _torch_plain(x, w, b):
 
 
 def torch_compiled_forward(x, w, b):
+    """§8.1. Y through ``torch.compile`` (Inductor): same values, shape, device and dtype as
+    ``torch_forward``; it must really compile (Dynamo captures a graph). Validate first."""
     check_operands(x, w, b)
     return _compiled(_torch_plain)(x, w, b)
 
 
 def torch_grads(forward, x, w, b):
+    """§8.2. Autograd through ``forward(x, w, b)`` with loss = mean(Y²): returns the tuple
+    (Y, loss, dX, dW, db), all detached tensors; the caller's x, w, b are left unchanged."""
     x, w, b = (t.detach().clone().requires_grad_(True) for t in (x, w, b))
     y = forward(x, w, b)
     loss = y.square().mean()
@@ -139,6 +158,8 @@ def _jax_steps_traced(x, w, b):
 
 
 def jax_steps(x, w, b):
+    """§9. (A, Z, Y) as ``numpy_steps``, computed by one ``jax.jit``-compiled function: three JAX
+    arrays on the inputs' device, in their dtype. Validate first with ``check_operands``."""
     import jax
 
     check_operands(x, w, b)
@@ -146,6 +167,7 @@ def jax_steps(x, w, b):
 
 
 def jax_forward(x, w, b):
+    """§9. Y = ReLU(X @ W + b) by ``jax.jit`` (one compiled program, not op by op). Validate first."""
     return jax_steps(x, w, b)[2]
 
 
@@ -154,6 +176,8 @@ def _jax_loss(x, w, b):
 
 
 def jax_loss_and_grads(x, w, b):
+    """§9.5. (loss, (dX, dW, db)) of loss = mean(Y²) by ``jax.value_and_grad`` over all three
+    operands, under ``jax.jit``. Validate first with ``check_operands``."""
     import jax
 
     check_operands(x, w, b)
@@ -161,6 +185,8 @@ def jax_loss_and_grads(x, w, b):
 
 
 def max_steps(x, w, b):
+    """§10.3. Graph builder: given MAX graph values X, W, b, return (A, Z, Y) as graph values
+    (``ops.matmul``, an add, ``ops.relu``). It runs while the graph is built, not on data."""
     from max.graph import ops
 
     a = ops.matmul(x, w)
@@ -169,6 +195,8 @@ def max_steps(x, w, b):
 
 
 def mojo_relu(z):
+    """§10.4. Graph builder: ReLU(z) through the Mojo custom op ``study_relu`` (``ops.custom``), one
+    output of z's dtype, shape and device."""
     from max.graph import TensorType, ops
 
     out = TensorType(z.dtype, z.shape, device=z.device)
@@ -176,23 +204,31 @@ def mojo_relu(z):
 
 
 def mojo_package():
+    """§10.4. Path of the Mojo source package that registers ``study_relu``."""
     from stackcheck.mojo_build import source
 
     return source("study_relu")
 
 
 def triton_bias_relu(a, b, block_size: int = 256, out=None):
+    """§11.2. Y = ReLU(A + b) by a Triton kernel (the interpreter on CPU): a[N, M] and b[M] torch
+    tensors on one device, contiguous, same dtype, else ValueError; ``block_size`` a power of two,
+    else ValueError; masks the last block, so any N * M works; an empty A returns without a
+    launch; writes into ``out`` (a contiguous tensor like A) when given, and returns it."""
     from stackcheck.triton_kernels import bias_relu
 
     return bias_relu(a, b, block_size=block_size, out=out)
 
 
 def triton_forward(x, w, b):
+    """§11.4. torch's matmul for A = X @ W, then ``triton_bias_relu(A, b)``: two kernels. Validate first."""
     check_operands(x, w, b)
     return triton_bias_relu(x @ w, b)
 
 
 def sum_sequential(values):
+    """MC13. float32 sum of ``values``, left to right, one element at a time, rounding to float32
+    after every addition; returns a NumPy float32 scalar (not a pairwise ``np.sum``)."""
     total = np.float32(0)
     for v in np.asarray(values, dtype=np.float32):
         total = np.float32(total + v)
@@ -200,18 +236,24 @@ def sum_sequential(values):
 
 
 def sum_blocked(values, block: int):
+    """MC13. float32 sum of per-block partial sums: each run of ``block`` elements summed left to
+    right, then the partials summed left to right; returns a NumPy float32 scalar."""
     values = np.asarray(values, dtype=np.float32)
     partials = [sum_sequential(values[i:i + block]) for i in range(0, len(values), block)]
     return sum_sequential(partials)
 
 
 def jax_sync(value):
+    """§6.3. Wait until a JAX result is computed: every leaf of a pytree (a tuple, dict, ...), not
+    only the first; returns ``value``."""
     import jax
 
     return jax.block_until_ready(value)
 
 
 def torch_sync(device):
+    """§6.5. Wait until all work queued on ``device`` is done (``torch.cuda.synchronize`` on a
+    CUDA device); return at once on the CPU. Returns None."""
     import torch
 
     if str(device).startswith("cuda"):
@@ -219,12 +261,16 @@ def torch_sync(device):
 
 
 def timed_call(fn, sync=None) -> float:
+    """§6.5, checkpoint 2. Seconds (a float) for one ``result = fn()`` by the host's wall clock
+    (``time.perf_counter``), with ``sync(result)`` inside the clock when ``sync`` is given."""
     from stackcheck.timing import host_timer
 
     return host_timer(fn, sync)()
 
 
 def steady_state(fn, sync=None, trials: int = 9, warmup: int = 2) -> list[float]:
+    """§6.5, MC09. ``warmup`` untimed calls of ``fn`` (each synced), then a list of ``trials``
+    ``timed_call(fn, sync)`` timings: no compile or first-call cost in them."""
     for _ in range(warmup):
         result = fn()
         if sync is not None:
