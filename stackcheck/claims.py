@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import functools
 import json
+import re
 import tomllib
 from pathlib import Path
 
@@ -22,6 +23,23 @@ def catalogue() -> dict[str, dict]:
     with open(catalogue_path(), "rb") as f:
         entries = tomllib.load(f)["claim"]
     return {entry["id"]: entry for entry in entries}
+
+
+@functools.cache
+def hints() -> list[dict]:
+    with open(data.path("fixtures", "hints.toml"), "rb") as f:
+        return [{**h, "regex": re.compile(h["pattern"])} for h in tomllib.load(f)["hint"]]
+
+
+def likely_causes(failure: str, ids: list[str]) -> list[str]:
+    """Lines naming the claim a failure text points to, when it is not the test's own
+    (fixtures/hints.toml): a shape test failing on a broadcast error is a §2.3 problem."""
+    lines = []
+    for hint in hints():
+        if hint["claim"] not in ids and hint["regex"].search(failure):
+            entry = catalogue()[hint["claim"]]
+            lines.append(f"Likely cause, course §{entry['section']} [{hint['claim']}]: {hint['why']}")
+    return lines
 
 
 def course_pointer(ids: list[str]) -> list[str]:

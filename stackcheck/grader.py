@@ -17,7 +17,6 @@ from stackcheck import checkpoints, grading, homework
 from stackcheck.impl import Impl, ImplError, check_names, load_module
 from stackcheck.recorder import NOT_ATTEMPTED, RECORDER, STUDENT
 
-TIMEOUT_S = 60.0  # per test, in homework mode, unless --timeout says otherwise
 OUTPUT_LINES = 40  # captured output kept per section (head and tail) when a student's code runs
 SUITE_FOLDERS = ("tests_plugin", "tests_meta", "tests_math", "tests_ir", "tests_runtime", "tests_kernels",
                  "tests_hardware")
@@ -70,11 +69,14 @@ def select_impl(config: pytest.Config) -> Impl:
             raise ImplError(f"--impl {spec}: {error}") from None
         check_names(module, spec, assigned)
     except ImplError as error:
-        raise pytest.UsageError(str(error)) from None
+        text = str(error)
+        if folder:  # name the folder given and the file in it: "--homework hw: homework.py:3: SyntaxError: ..."
+            text = text.replace(f"--impl {spec}: ", f"--homework {folder}: ", 1).replace(f"{spec}:", "homework.py:")
+        raise pytest.UsageError(text) from None
     path = os.path.abspath(getattr(module, "__file__", spec) or spec)
     config.stash[HOMEWORK] = Homework(parts, assigned, path, os.path.join(os.path.dirname(path), "answers.toml"))
     if hasattr(config.option, "timeout") and config.option.timeout is None and not os.environ.get("PYTEST_TIMEOUT"):
-        config.option.timeout = TIMEOUT_S  # read by pytest-timeout's own pytest_configure, after this
+        config.option.timeout = homework.TIMEOUT_S  # read by pytest-timeout's own pytest_configure, after this
     return Impl(module, assigned)
 
 
@@ -165,7 +167,7 @@ def _one_line(excinfo: pytest.ExceptionInfo, student_file: str, item: pytest.Ite
     if isinstance(excinfo.value, homework.ReturnError):
         return f"{excinfo.value}" + (f" [{where}]" if where else ""), []
     if excinfo.typename == "Failed" and "Timeout" in str(excinfo.value):
-        seconds = item.config.getoption("timeout", None) or TIMEOUT_S
+        seconds = item.config.getoption("timeout", None) or homework.TIMEOUT_S
         if frames:
             return (f"timed out after {float(seconds):g} s: {frames[-1].name} ({where}) did not return "
                     "(an endless loop?)"), []

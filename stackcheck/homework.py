@@ -16,6 +16,8 @@ from typing import Callable
 
 from stackcheck import reference
 
+TIMEOUT_S = 60.0  # per test, in homework mode, unless pytest-timeout's --timeout says otherwise
+
 
 class NotAttempted(NotImplementedError):
     """An assigned function the student has not written (a stub, or a name the file lacks)."""
@@ -178,16 +180,23 @@ def stub_source(parts: list[str]) -> str:
 
 
 def stripped_reference(parts: list[str]) -> str:
-    """stackcheck/reference.py with the assigned functions' bodies replaced by stubs: the file an
-    instructor ships to students so the solutions of ``parts`` are not in their install."""
-    source = inspect.getsource(reference)
-    lines = source.splitlines()
-    for name in sorted(assigned(parts), key=lambda n: -inspect.getsourcelines(getattr(reference, n))[1]):
+    """stackcheck/reference.py with the assigned functions' bodies (and the private helpers only
+    they use) replaced by stubs: the file an instructor ships so ``parts``' solutions stay out of
+    the students' install. Homework mode never falls back to an assigned name, so grading works."""
+    names = set(assigned(parts))
+    helpers = {n for n in vars(reference) if n.startswith("_") and inspect.isfunction(getattr(reference, n))}
+    users = {h: {n for n in TASKS if h in getattr(reference, n).__code__.co_names} for h in helpers}
+    names |= {h for h, used_by in users.items() if used_by and used_by <= names}
+    lines = inspect.getsource(reference).splitlines()
+    for name in sorted(names, key=lambda n: -inspect.getsourcelines(getattr(reference, n))[1]):
         body, start = inspect.getsourcelines(getattr(reference, name))
-        first = start - 1
-        doc_end = first + 1
-        while doc_end < first + len(body) and not lines[doc_end].rstrip().endswith('"""'):
-            doc_end += 1
-        lines[doc_end + 1:first + len(body)] = [
-            f"    raise NotImplementedError(\"§{TASKS[name].section}: {name} is the students' homework\")"]
+        first, end = start - 1, start - 1 + len(body)
+        keep = first + 1  # past the signature; and past the docstring, the contract, if there is one
+        if getattr(reference, name).__doc__:
+            while keep == first + 1 and lines[keep].strip() == '"""' or not lines[keep].rstrip().endswith('"""'):
+                keep += 1
+            keep += 1
+        section = TASKS[name].section if name in TASKS else TASKS[sorted(users[name])[0]].section
+        lines[keep:end] = [f"    raise NotImplementedError(\"§{section}: {name} is the students' homework\")"]
     return "\n".join(lines) + "\n"
+

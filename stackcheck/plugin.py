@@ -266,7 +266,7 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
             report.longrepr = f"--require {needed}: {excinfo.value.msg}"
     if report.failed and item_claims(item):
         drawn = item.stash.get(DRAWN, [])
-        lines = claims.course_pointer(item_claims(item))
+        lines = claims.likely_causes(str(report.longrepr), item_claims(item)) + claims.course_pointer(item_claims(item))
         lines += [f"Random inputs (seeded): {'; '.join(drawn)}"] if drawn else []
         lines.append(f"Rerun: python -m pytest '{rerun_id(item)}'")
         report.sections.append(("stackcheck: what to revisit", "\n".join(lines)))
