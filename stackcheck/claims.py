@@ -51,6 +51,7 @@ def course_pointer(ids: list[str]) -> list[str]:
         if entry is None:
             continue
         lines.append(f"Course §{entry['section']} [{cid}]: {entry['title']}")
+        lines.append(f"  본문: {entry['ko']}")
         for mc in filter(None, (cid if "misconception" in entry else None, entry.get("revisit"))):
             lines.append(f"  Misconception to revisit, {mc}: {known[mc]['misconception']}")
     return lines

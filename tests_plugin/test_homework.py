@@ -132,6 +132,7 @@ def test_bad_homework_gets_one_line_of_feedback(pytester, suite_file, body, expe
     else:
         assert block.splitlines()[1].strip() != "", block
         result.stdout.fnmatch_lines([f"*{expected}"])
+        assert "본문: 수학적으로 기대되는 값은" in block, "the failure quotes the course's own words"
         assert "def test_hand_example" not in block, "the feedback replaces the test's traceback"
 
 
