@@ -95,6 +95,10 @@ def check_names(module: ModuleType, spec: str, assigned: frozenset[str] | None) 
     if typos:
         listed = "; ".join(f"{n} (did you mean {m}?)" for n, m in sorted(typos.items()))
         raise ImplError(f"--impl {spec}: not surface name(s): {listed}")
+    others = [n for n in public_functions(module) if n not in SURFACE]
+    if assigned is not None and others:  # homework: every public function must be graded, or private
+        raise ImplError(f"--impl {spec}: not surface name(s): {', '.join(others)}; name helpers with a "
+                        f"leading _ (e.g. _{others[0]})")
     wanted = sorted(assigned) if assigned else list(SURFACE)
     if not any(hasattr(module, n) for n in wanted):
         what = "the names its homework assigns" if assigned else "the surface names"

@@ -88,6 +88,8 @@ def test_a_return_of_the_wrong_kind_names_the_function_and_what_it_must_return()
 @pytest.mark.parametrize("source, options, expected", [
     ("def numpy_step(x, w, b):\n    pass\n", ["--strict-impl"], "*not surface name(s): numpy_step (did you mean numpy_steps?)*"),
     ("X = 1\n", ["--strict-impl"], "*defines none of the names its homework assigns: *numpy_steps*"),
+    ("def numpy_steps(x, w, b):\n    pass\ndef relu(z):\n    pass\n", ["--strict-impl"],
+     "*not surface name(s): relu; name helpers with a leading _ (e.g. _relu)"),
     ("X = 1\n", [], "*defines none of the surface names: *"),
     ("ASSIGNED = ('maths',)\ndef numpy_steps(x, w, b):\n    pass\n", ["--strict-impl"], "*unknown part(s) ?'maths'?*"),
 ])
