@@ -51,21 +51,11 @@ def eager_intermediates() -> tuple[int, str]:
     if env.stack_missing("torch"):
         return 2, "analytic (torch is not installed): A and Z"
     import torch
-    from torch.utils._python_dispatch import TorchDispatchMode
 
-    class Outputs(TorchDispatchMode):
-        def __init__(self):
-            super().__init__()
-            self.ops = []
+    from stackcheck.ir import eager_ops
 
-        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-            self.ops.append(str(func.overloadpacket))
-            return func(*args, **(kwargs or {}))
-
-    x, w, b = torch.ones(4, 3), torch.ones(3, 2), torch.ones(2)
-    with Outputs() as seen:
-        torch.relu(x @ w + b)
-    return len(seen.ops) - 1, f"measured with torch {torch.__version__} eager: ops {seen.ops}"
+    _, ops = eager_ops(lambda x, w, b: torch.relu(x @ w + b), torch.ones(4, 3), torch.ones(3, 2), torch.ones(2))
+    return len(ops) - 1, f"measured with torch {torch.__version__} eager: ops {[o['op'] for o in ops]}"
 
 
 def fixed_timer_agrees(timed_call) -> tuple[bool, str]:

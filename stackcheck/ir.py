@@ -116,3 +116,33 @@ def hlo_fusions(hlo: str) -> dict[str, str]:
     bodies = dict(re.findall(r"^(%?[\w.\-]+) \([^\n]*\{\n(.*?)^\}", hlo, re.M | re.S))
     called = re.findall(r"\bfusion\([^\n]*?calls=(%?[\w.\-]+)", hlo)
     return {name: bodies.get(name, "") for name in called}
+
+
+def hlo_entry(hlo: str) -> list[str]:
+    """The instructions of an optimized HLO module's ENTRY computation, one line each."""
+    body = re.search(r"^ENTRY [^\n]*\{\n(.*?)^\}", hlo, re.M | re.S)
+    return [line.strip() for line in body.group(1).splitlines() if line.strip()] if body else []
+
+
+def eager_ops(fn, *args) -> tuple[object, list[dict]]:
+    """(fn's result, every ATen op torch eager ran for it): name, input shapes, output shapes."""
+    import torch
+    from torch.utils._python_dispatch import TorchDispatchMode
+    from torch.utils._pytree import tree_leaves
+
+    def shapes(tree):
+        return [tuple(t.shape) for t in tree_leaves(tree) if isinstance(t, torch.Tensor)]
+
+    class Record(TorchDispatchMode):
+        def __init__(self):
+            super().__init__()
+            self.ops = []
+
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            out = func(*args, **(kwargs or {}))
+            self.ops.append({"op": str(func.overloadpacket), "inputs": shapes((args, kwargs)), "outputs": shapes(out)})
+            return out
+
+    with Record() as seen:
+        result = fn(*args)
+    return result, seen.ops

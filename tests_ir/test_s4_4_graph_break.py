@@ -1,10 +1,12 @@
 """§4.4: a graph break cuts the compiled region; results stay right; fullgraph=True refuses it;
 a shape change recompiles when shapes are static."""
+import numpy as np
 import pytest
 
 from stackcheck import assert_matches_reference, need, reference_forward, device_params
 from stackcheck.compiles import torch_compiles
-from stackcheck.numerics import make_inputs
+from stackcheck.inductor import compile_and_read
+from stackcheck.numerics import assert_exact, make_inputs
 
 
 def with_print(x, w, b):
@@ -63,3 +65,42 @@ def test_a_shape_change_recompiles_with_static_shapes(impl, device):
         counts.append(count.compiles)
         assert_matches_reference(y.cpu().numpy(), reference_forward(x, w, b), dtype="float32", k=8)
     assert counts == [1, 0, 1], f"compiles per call for N = 4, 4, 5: {counts}"
+
+
+def epilogue(a, b):
+    return torch_module().relu(a + b)
+
+
+def epilogue_with_print(a, b):
+    z = a + b
+    print("z computed")
+    return torch_module().relu(z)
+
+
+def torch_module():
+    return need("torch")
+
+
+@pytest.mark.claim("S4.4-graph-break")
+@pytest.mark.parametrize("device", device_params("torch_compile"))
+def test_a_break_costs_the_fusion_of_add_and_relu(device):
+    """What a break costs: in one graph Inductor fuses + b and ReLU into one kernel; with a break
+    between them each graph gets its own kernel, and Z makes a round trip through memory. (A is
+    given: on CPU Inductor folds + b into the GEMM library call, whether or not there is a break.)"""
+    torch = need("torch")
+    x, w, b_np = make_inputs(64, 16, 32, seed=8)
+    a_np = x @ w
+    a, b = torch.from_numpy(a_np).to(device), torch.from_numpy(b_np).to(device)
+    whole = compile_and_read(epilogue, a, b)
+    split = compile_and_read(epilogue_with_print, a, b)
+
+    def fused_add_relu(generated):
+        return [k for k in generated.kernels if {"add", "relu"} <= set(k.split("_"))]
+
+    assert whole.programs == 1 and fused_add_relu(whole), \
+        f"one graph: + b and ReLU fused in one kernel: {whole.programs} graph(s), kernels {whole.kernels}"
+    assert split.programs >= 2 and not fused_add_relu(split) and len(split.kernels) >= 2, \
+        f"broken between add and ReLU, they cannot fuse: {split.programs} graph(s), kernels {split.kernels}"
+    expected = np.maximum(a_np + b_np, np.float32(0))  # one float32 add and a max: exact in every order
+    for generated in (whole, split):
+        assert_exact(generated.result.cpu().numpy(), expected, what="ReLU(A + b)", device=device)

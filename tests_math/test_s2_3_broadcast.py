@@ -1,9 +1,13 @@
 """§2.1/§2.3 and experiment B: b is broadcast over N rows as a view, not copied N times."""
+import re
+
 import numpy as np
 import pytest
 
 from stackcheck import need, device_params
-from stackcheck.numerics import assert_exact, make_inputs
+from stackcheck.ir import eager_ops, hlo_entry, hlo_fusions, jax_stages
+from stackcheck.numerics import assert_exact, assert_matches_reference, make_inputs, reference_forward
+from stackcheck.stacks import jax_in, jax_out, stack_params
 
 N, M = 64, 5
 
@@ -30,3 +34,40 @@ def test_torch_bias_is_a_stride_zero_view(impl, device):
     assert view.untyped_storage().data_ptr() == b.untyped_storage().data_ptr(), "the view must share b's storage"
     assert view.untyped_storage().nbytes() == M * b.element_size(), "no N-fold copy of b may exist behind the view"
     assert torch.equal(view, b.unsqueeze(0).repeat(N, 1))
+
+
+@pytest.mark.claim("S2.3-broadcast")
+@pytest.mark.parametrize("stack, device", stack_params("torch"))
+def test_torch_eager_adds_b_without_an_n_fold_copy(impl, stack, device):
+    """In the stack itself: no op of eager Y = ReLU(X @ W + b) turns b alone into an [N, M] tensor."""
+    torch = need("torch")
+    x, w, b = make_inputs(N, 7, M, seed=5)
+    y, ops = eager_ops(impl.torch_forward, *(torch.from_numpy(v).to(device) for v in (x, w, b)))
+    copies = [o for o in ops if o["inputs"] and all(s == (M,) for s in o["inputs"]) and (N, M) in o["outputs"]]
+    assert not copies, f"b[{M}] was materialized as [{N}, {M}] before the add: {copies} (all ops: {ops})"
+    assert any(o["inputs"] and {(N, M), (M,)} <= set(o["inputs"]) for o in ops), \
+        f"the add must take A[{N}, {M}] and b[{M}] as they are: {ops}"
+    assert_matches_reference(y.cpu().numpy(), reference_forward(x, w, b), dtype="float32", k=7, stack=stack,
+                             device=device)
+
+
+@pytest.mark.claim("S2.3-broadcast")
+@pytest.mark.parametrize("stack, device", stack_params("jax"))
+def test_xla_broadcasts_b_inside_the_fused_add(impl, stack, device):
+    """Optimized HLO: b[M] enters a fusion (or library call) as it is; the broadcast to [N, M] lives
+    inside the fused computation, so no [N, M] copy of b is ever written to memory."""
+    x, w, b = make_inputs(N, 7, M, seed=6)
+    stages = jax_stages(impl.jax_forward, *jax_in((x, w, b), device, "float32"))
+    entry = hlo_entry(stages["hlo"])
+    bias = next((line.split(" = ")[0] for line in entry if re.search(rf"\[{M}\]\{{0\}} parameter\(2\)", line)), None)
+    assert bias, f"b[{M}] must be the program's third parameter: {entry}"
+    assert not [line for line in entry if " broadcast(" in line], f"a broadcast in ENTRY materializes [N, M]: {entry}"
+    users = [line for line in entry if re.search(rf"[(,] ?{re.escape(bias)}[,)]", line)]
+    assert users and all(re.search(r"= \S+ (fusion|custom-call)\(", u) for u in users), \
+        f"b must go as it is into a fused computation or a library call: {users}"
+    fused = "\n".join(hlo_fusions(stages["hlo"]).values())
+    assert re.search(rf"\[{N},{M}\]\S* broadcast\(", fused) or any("custom-call(" in u for u in users), \
+        f"the broadcast of b to [{N}, {M}] must be inside a fusion: {fused}"
+    y = stages["compiled"](*jax_in((x, w, b), device, "float32"))
+    assert_matches_reference(jax_out(y, "float32"), reference_forward(x, w, b), dtype="float32", k=7, stack=stack,
+                             device=device)
