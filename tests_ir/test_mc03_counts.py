@@ -54,20 +54,17 @@ def fused_kernel_instructions(device: str) -> int | None:
 
 
 @pytest.mark.claim("MC03")
-@pytest.mark.parametrize("device", device_params("torch_compile"))
+@pytest.mark.parametrize("device", device_params("torch_compile", devices=("cuda", "tpu")))
 def test_one_node_can_become_several_kernels(device):
+    """Counted from what Inductor generated (kernel definitions), not its kernel counter: on a CPU
+    the counter counts each loop nest of one C++ function (softmax: 4 for one function), so the
+    CPU shows passes, not kernels; on a GPU a large sum is split into two reduction kernels."""
     torch = need("torch")
-    if device == "cpu":  # softmax: one node, several loop kernels (max, exp-sum, divide)
-        x_np = uniform((256, 1024), seed=3)
-        fn, k = (lambda t: torch.softmax(t, -1)), x_np.shape[1]
-        z = np.exp(x_np.astype(np.float64) - x_np.max(axis=1, keepdims=True))
-        expected = z / z.sum(axis=1, keepdims=True)
-    else:  # a large sum: one node, split into two reduction kernels on the GPU
-        x_np = uniform((1 << 24,), seed=3)
-        fn, k, expected = (lambda t: t.sum()), x_np.size, x_np.astype(np.float64).sum()
+    x_np = uniform((1 << 24,), seed=3)
+    fn, k, expected = (lambda t: t.sum()), x_np.size, x_np.astype(np.float64).sum()
     x = torch.from_numpy(x_np).to(device)
     nodes = len(re.findall(r"call_function\[", ir.torch_export_graph(lambda a, b, c: fn(a), x, x, x)))
     gen = compile_and_read(fn, x)
-    assert nodes == 1 and gen.counted >= 2, f"one node, {gen.counted} kernels ({gen.kernels})"
+    assert nodes == 1 and len(gen.kernels) >= 2, f"one node, {len(gen.kernels)} generated kernels: {gen.kernels}"
     assert_matches_reference(gen.result, expected, dtype="float32", k=k, what="the compiled reduction",
                              device=device, seed=3)

@@ -1,5 +1,12 @@
 """§11.2: the wrapper refuses what the kernel cannot take, with a ValueError saying what is wrong;
-an empty input returns an empty result without a launch."""
+an empty input returns an empty result without a launch.
+
+The course's wrapper promises exactly this: inputs on one CUDA device, float32, A[N, M] with b[M],
+contiguous, no autograd, each refused with a ValueError; an empty A returns at once. Each of those
+refusals is a case below. The suite's wrapper extends the course in two places, and says so in
+its docstring (stackcheck.reference.triton_bias_relu): it also runs on the CPU through Triton's
+interpreter, and it also takes float16 and bfloat16 (so a float64 or integer input is what the
+dtype cases refuse), plus ``block_size`` and ``out``, which the listing fixes or lacks."""
 import pytest
 
 from stackcheck import need, device_params

@@ -25,15 +25,18 @@ def test_the_grid_is_cdiv_n_block_size_programs(impl, launches, device, n, m, bl
 
 @pytest.mark.claim("S11.3-program")
 @pytest.mark.parametrize("device", device_params("triton", devices=("cuda",)))
-@pytest.mark.parametrize("block_size", [256, 1024])
-def test_block_size_is_not_the_thread_count(device, block_size, evidence):
+@pytest.mark.parametrize("block_size, num_warps", [(256, 4), (1024, 4), (1024, 8), (256, 2)])
+def test_block_size_is_not_the_thread_count(device, block_size, num_warps, evidence):
+    """num_warps is set here, not left to Triton's default: threads = num_warps x the warp size."""
     torch = need("torch")
     a_np, _, b_np = make_inputs(33, 65, 65)
     a, b = torch.from_numpy(a_np).to(device), torch.from_numpy(b_np).to(device)
     y = torch.empty_like(a)
-    kernel = triton_kernels.compiled_kernel.warmup(a, b, y, a.numel(), M=65, BLOCK_SIZE=block_size, grid=(1,))
+    kernel = triton_kernels.compiled_kernel.warmup(a, b, y, a.numel(), M=65, BLOCK_SIZE=block_size,
+                                                    num_warps=num_warps, grid=(1,))
     warp = getattr(torch.cuda.get_device_properties(device), "warp_size", 32)  # NVIDIA: 32
-    threads = kernel.metadata.num_warps * warp
-    evidence(block_size=block_size, num_warps=kernel.metadata.num_warps, threads_per_program=threads)
+    assert kernel.metadata.num_warps == num_warps, f"compiled with {kernel.metadata.num_warps} warps, asked {num_warps}"
+    threads = num_warps * warp
+    evidence(block_size=block_size, num_warps=num_warps, threads_per_program=threads)
     assert threads != block_size, f"{threads} threads handle {block_size} elements per program"
-    assert block_size % threads == 0, "each thread handles several elements"
+    assert block_size % threads == 0, f"each of {threads} threads handles {block_size // threads} elements"

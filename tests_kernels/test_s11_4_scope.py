@@ -1,4 +1,6 @@
 """§11.4: the Triton path is two kernels, torch's matmul then bias+ReLU, not one fused ReLU(XW + b)."""
+import re
+
 import pytest
 
 from stackcheck import assert_matches_reference, need, reference_forward, device_params
@@ -32,6 +34,8 @@ def test_profiler_sees_two_gpu_kernels(impl, device, evidence):
     kernels = [e.name for e in prof.events() if e.device_type == torch.autograd.DeviceType.CUDA
                and not e.name.startswith(("Memcpy", "Memset"))]
     evidence(gpu_kernels=kernels)
-    assert len(kernels) == 2, f"a GEMM and the bias+ReLU kernel, not one fused kernel: {kernels}"
-    assert any("bias_relu" in k for k in kernels), kernels
+    ours = [k for k in kernels if "bias_relu" in k]
+    gemms = [k for k in kernels if "bias_relu" not in k and re.search(r"(?i)gemm|xmma|nvjet|cutlass|sm\d+_|matmul", k)]
+    assert len(ours) == 1 and gemms, \
+        f"the GEMM and the bias+ReLU kernel are separate launches (a library may add a helper): {kernels}"
     assert_matches_reference(y, reference_forward(*(v.cpu().numpy() for v in (x, w, b))), dtype="float32", k=128)
