@@ -34,6 +34,20 @@ def pinned(torch=None, jax=None):
             undo()
 
 
+@contextlib.contextmanager
+def torch_tf32(torch, enabled: bool):
+    """fp32 matmuls on Tensor Cores in TF32 (10-bit mantissa inputs) or in full float32, inside the
+    block only (MC13, for tests marked ``precision``)."""
+    saved = torch.backends.cuda.matmul.allow_tf32, torch.get_float32_matmul_precision()
+    torch.backends.cuda.matmul.allow_tf32 = enabled
+    torch.set_float32_matmul_precision("high" if enabled else "highest")
+    try:
+        yield
+    finally:
+        torch.backends.cuda.matmul.allow_tf32 = saved[0]
+        torch.set_float32_matmul_precision(saved[1])
+
+
 def read(torch=None, jax=None) -> dict:
     settings = {}
     if torch is not None:

@@ -6,8 +6,8 @@ adding the ones one at a time after the big value loses them, while adding them 
 import numpy as np
 import pytest
 
-from stackcheck import assert_matches_reference, need, stack_params
-from stackcheck.numerics import assert_exact, make_inputs, uniform
+from stackcheck import assert_matches_reference, need, precision, stack_params
+from stackcheck.numerics import assert_exact, make_inputs, reference_forward, uniform
 
 # One big value, then 64 ones, then the big value taken away: the exact sum is 64.
 VALUES = np.array([2.0**24] + [1.0] * 64 + [-(2.0**24)], dtype=np.float32)
@@ -70,3 +70,28 @@ def test_eager_vs_compiled_bits_are_reported_and_tolerance_decides(impl, evidenc
     evidence(eager_vs_compiled_bits_differing=differing, elements=eager.numel(), device=device)
     assert_matches_reference(compiled.cpu().numpy(), eager.cpu().numpy(), dtype="float32", k=1024,
                              stack=stack, device=device, what="compiled Y vs eager Y")
+
+
+@pytest.mark.claim("MC13")
+@pytest.mark.precision  # the test sets TF32 itself, both ways
+@pytest.mark.parametrize("stack, device", stack_params("torch", devices=("cuda",)))
+def test_tf32_and_float32_matmuls_differ_in_bits_and_each_meets_its_own_tolerance(impl, evidence, stack, device):
+    """The same float32 formula, with TF32 off and on: different bits; each within the tolerance of
+    its own precision, and the TF32 result outside float32's (it really is less precise)."""
+    torch = need("torch")
+    x, w, b = make_inputs(256, 1024, 256, seed=13)
+    operands = [torch.from_numpy(v).to(device) for v in (x, w, b)]
+    results = {}
+    for enabled in (False, True):
+        with precision.torch_tf32(torch, enabled):
+            results[enabled] = impl.torch_forward(*operands).cpu().numpy()
+    reference = reference_forward(x, w, b)
+    differing = int((results[False] != results[True]).sum())
+    evidence(device=device, tf32_vs_fp32_elements_differing=differing, elements=results[False].size)
+    assert differing > 0, "TF32 rounds the inputs to 10 mantissa bits: the bits must differ from float32's"
+    assert_matches_reference(results[False], reference, dtype="float32", k=1024, stack=stack, device=device,
+                             what="Y with TF32 off")
+    assert_matches_reference(results[True], reference, dtype="tfloat32", k=1024, stack=stack, device=device,
+                             what="Y with TF32 on")
+    with pytest.raises(AssertionError, match="does not match"):
+        assert_matches_reference(results[True], reference, dtype="float32", k=1024, what="Y with TF32 on")
