@@ -146,3 +146,22 @@ def eager_ops(fn, *args) -> tuple[object, list[dict]]:
     with Record() as seen:
         result = fn(*args)
     return result, seen.ops
+
+
+def hlo_opcodes(hlo: str) -> list[str]:
+    """The opcode of every instruction of an optimized HLO module (fused computations included)."""
+    return re.findall(r"^\s*(?:ROOT )?%?[\w.\-]+ = \S+ ([a-z][\w\-]*)\(", hlo, re.M)
+
+
+def assert_dead_matmul_removed(jaxpr: str, hlo: str) -> None:
+    """S5.1-dce: two matmuls in the traced program, one in the compiled one."""
+    traced, compiled = jaxpr.count("dot_general["), hlo_opcodes(hlo).count("dot")
+    assert (traced, compiled) == (2, 1), \
+        f"the unused matmul must be gone after compiling: {traced} in the jaxpr, {compiled} in the optimized HLO"
+
+
+def assert_constant_folded(stablehlo: str, hlo: str) -> None:
+    """S5.1-constfold: W * 2 of a constant W is a multiply as written, and gone once compiled."""
+    written, left = "stablehlo.multiply" in stablehlo, hlo_opcodes(hlo).count("multiply")
+    assert written and left == 0, \
+        f"W * 2 must be written in StableHLO ({written}) and computed ahead of time, not at run time ({left} left)"

@@ -61,3 +61,32 @@ def test_mc10_decision_needs_a_regime_where_the_kernel_is_not_faster():
     assert not_faster_somewhere(slower_when_tiny, "triton", 1.1, {"tiny": 1.0, "large": 1.0}) == ["tiny"]
     assert not_faster_somewhere(slower_when_tiny, "triton", 1.1, {"tiny": 1.5, "large": 1.0}) == [], (
         "a regime noisier than the margin decides nothing")
+
+
+@pytest.mark.meta
+@pytest.mark.mutant_for("S5.1-dce")
+@pytest.mark.jax
+def test_dce_check_fails_when_the_second_matmul_is_used():
+    """S5.1-dce's check, on a program whose second matmul feeds the output (0 * it is kept: it
+    could be NaN), must fail: it counts what the compiler left, not what was written."""
+    jax = need("jax")
+    x, w, b = (jax.numpy.ones(s) for s in ((8, 4), (4, 3), (3,)))
+
+    def used(p, q, r):
+        return jax.nn.relu(p @ q + r) + 0 * (p @ (q * 3))
+
+    stages = ir.jax_stages(used, x, w, b)
+    with pytest.raises(AssertionError, match="unused matmul must be gone"):
+        ir.assert_dead_matmul_removed(stages["jaxpr"], stages["hlo"])
+
+
+@pytest.mark.meta
+@pytest.mark.mutant_for("S5.1-constfold")
+@pytest.mark.jax
+def test_constant_folding_check_fails_when_w_is_a_parameter():
+    """S5.1-constfold's check, on W * 2 of a W passed in (nothing to fold), must fail."""
+    jax = need("jax")
+    x, w, b = (jax.numpy.ones(s) for s in ((8, 4), (4, 3), (3,)))
+    stages = ir.jax_stages(lambda p, q, r: jax.nn.relu(p @ (q * 2) + r), x, w, b)
+    with pytest.raises(AssertionError, match="computed ahead of time"):
+        ir.assert_constant_folded(stages["stablehlo"], stages["hlo"])

@@ -1,4 +1,4 @@
-"""Claims: the catalogue holds the course's 45 ids; tests declare them; the report counts them."""
+"""Claims: the catalogue holds the course's 49 ids; tests declare them; the report counts them."""
 import json
 
 import pytest
@@ -11,7 +11,8 @@ EAGER = "numpy-cpu or torch-cpu"  # the eager variants: fast, and nothing compil
 
 IDS = {
     "math": "S2.1-shapes S2.2-hand S2.3-broadcast S2.1-linear S2.4-specialize S8.2-grads S9.5-grads X-numerics MC13",
-    "ir": "S4.3-ir S9.3-hlo S5.2-fusion Q1 MC01 MC02 MC03 MC12 S4.4-graph-break S10.2-record",
+    "ir": "S1.2-abstract S1.2-static S4.3-ir S9.3-hlo S5.1-dce S5.1-constfold S5.2-fusion Q1 MC01 MC02 MC03 MC12 "
+          "S4.4-graph-break S10.2-record",
     "runtime": "MC06 MC07 MC09 Q2 S6.3-shape S6.5-regimes S6.2-resident S6.4-order",
     "kernels": "S11.2-mask S11.2-guard S11.3-program S11.4-scope S10.4-custom S10.5-mojo-gpu MC10",
     "hardware": "MC04 MC05 MC08 Q3 Q5 S7.2-hierarchy S7.3-tpu S5.3-tiling",
@@ -22,10 +23,11 @@ IDS = {
 def test_catalogue_has_every_course_claim_once_with_its_wording():
     catalogue = claims.catalogue()
     expected = {cid: area for area, ids in IDS.items() for cid in ids.split()}
-    assert len(expected) == 45 and set(catalogue) == set(expected)
+    assert len(expected) == 49 and set(catalogue) == set(expected)
     for cid, entry in catalogue.items():
         assert entry["area"] == expected[cid], cid
         assert entry["section"] and entry["title"] and entry["ko"], cid
+        assert isinstance(entry["points"], int) and entry["points"] >= 1, f"{cid}: points for homework scores"
         assert any("\uac00" <= ch <= "\ud7a3" for ch in entry["ko"]), f"{cid}: ko must quote the Korean course"
     misconceptions = [cid for cid in catalogue if cid.startswith("MC")]
     assert sorted(misconceptions) == [f"MC{i:02d}" for i in range(1, 14)]
@@ -64,7 +66,7 @@ def test_curriculum_report_json_and_markdown(pytester, suite_file, tmp_path):
     markdown = path.with_suffix(".md").read_text(encoding="utf-8")
     assert "| `S2.2-hand` | 2.2 | verified | 2/0/0/0/0 |" in markdown
     result.stdout.fnmatch_lines(["*math: .S2.1-shapes +S2.2-hand*",
-                                 "*claims: 1 verified, 0 failed, 0 skipped, 44 untested*"])
+                                 f"*claims: 1 verified, 0 failed, 0 skipped, {len(claims.catalogue()) - 1} untested*"])
 
 
 def test_status_rules():
@@ -82,7 +84,7 @@ def test_require_claims_fails_the_run_when_claims_are_untested(pytester, suite_f
                                           "-p", "no:cacheprovider", "--require-claims")
     result.assert_outcomes(passed=2)
     assert result.ret == pytest.ExitCode.TESTS_FAILED
-    result.stdout.fnmatch_lines(["*FAIL --require-claims: 44 claim(s) not verified*"])
+    result.stdout.fnmatch_lines([f"*FAIL --require-claims: {len(claims.catalogue()) - 1} claim(s) not verified*"])
 
 
 CLAIMED = """

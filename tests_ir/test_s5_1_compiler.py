@@ -1,0 +1,62 @@
+"""§5.1: a compiler is more than a translator: it removes what is never used (S5.1-dce) and computes
+ahead of time what it can (S5.1-constfold), keeping the meaning. Read in XLA's optimized HLO and in
+Inductor's output, each paired with the numbers."""
+import numpy as np
+import pytest
+
+from stackcheck import assert_matches_reference, need, reference_forward, stack_params
+from stackcheck import ir
+from stackcheck.inductor import compile_and_read
+from stackcheck.numerics import make_inputs
+from stackcheck.stacks import jax_in, jax_out
+
+N, K, M = 8, 4, 3
+
+
+def with_unused_matmul(forward):
+    def f(x, w, b):
+        unused = (x @ w) * 3  # computed as written, never used
+        del unused
+        return forward(x, w, b)
+    return f
+
+
+@pytest.mark.claim("S5.1-dce")
+@pytest.mark.parametrize("stack, device", stack_params("jax"))
+def test_xla_removes_an_unused_matmul(impl, stack, device):
+    x, w, b = make_inputs(N, K, M, seed=16)
+    stages = ir.jax_stages(with_unused_matmul(impl.jax_forward), *jax_in((x, w, b), device, "float32"))
+    ir.assert_dead_matmul_removed(stages["jaxpr"], stages["hlo"])
+    y = stages["compiled"](*jax_in((x, w, b), device, "float32"))
+    assert_matches_reference(jax_out(y, "float32"), reference_forward(x, w, b), dtype="float32", k=K, stack=stack,
+                             device=device)
+
+
+@pytest.mark.claim("S5.1-dce")
+@pytest.mark.parametrize("stack, device", stack_params("torch_compile"))
+def test_inductor_runs_one_matmul_for_two_written(impl, stack, device):
+    torch = need("torch")
+    x, w, b = make_inputs(N, K, M, seed=17)
+    generated = compile_and_read(with_unused_matmul(impl.torch_forward), *(torch.from_numpy(v).to(device)
+                                                                           for v in (x, w, b)))
+    matmuls = [e for e in generated.externs if e in ("mm", "addmm", "bmm")] + \
+        [k for k in generated.kernels if "_mm" in k or "tem_fused" in k]
+    assert len(matmuls) == 1, f"one matmul runs, the unused one was removed: {generated.externs} {generated.kernels}"
+    assert_matches_reference(generated.result.cpu().numpy(), reference_forward(x, w, b), dtype="float32", k=K,
+                             stack=stack, device=device)
+
+
+@pytest.mark.claim("S5.1-constfold")
+@pytest.mark.parametrize("stack, device", stack_params("jax"))
+def test_xla_folds_a_constant_w_times_2(impl, stack, device):
+    jax = need("jax")
+    x, w, b = make_inputs(N, K, M, seed=18)
+
+    def forward(p, q):
+        return impl.jax_forward(p, jax.numpy.asarray(w) * 2, q)  # W is a constant of the program
+
+    stages = ir.jax_stages(forward, *jax_in((x, b), device, "float32"))
+    ir.assert_constant_folded(stages["stablehlo"], stages["hlo"])
+    y = stages["compiled"](*jax_in((x, b), device, "float32"))
+    assert_matches_reference(jax_out(y, "float32"), reference_forward(x, w * np.float32(2), b), dtype="float32",
+                             k=K, stack=stack, device=device)
