@@ -165,3 +165,16 @@ def assert_constant_folded(stablehlo: str, hlo: str) -> None:
     written, left = "stablehlo.multiply" in stablehlo, hlo_opcodes(hlo).count("multiply")
     assert written and left == 0, \
         f"W * 2 must be written in StableHLO ({written}) and computed ahead of time, not at run time ({left} left)"
+
+
+def call_targets(graph) -> list[str]:
+    """The targets of an FX graph's calls, as text (``aten.relu.default``, ``<built-in function add>``)."""
+    return [str(node.target) for node in graph.nodes if node.op in ("call_function", "call_method")]
+
+
+def assert_export_and_dynamo_levels(exported: list[str], dynamo: list[str]) -> None:
+    """S8.3: the same three ops at two levels: torch.export's targets ATen overloads, Dynamo's not."""
+    assert op_sequence("\n".join(exported)) == op_sequence("\n".join(dynamo)) == ["matmul", "add", "relu"], \
+        (exported, dynamo)
+    assert all(t.startswith("aten.") for t in exported), f"torch.export records ATen overloads: {exported}"
+    assert not any(t.startswith("aten.") for t in dynamo), f"Dynamo records the Python-level calls: {dynamo}"

@@ -90,3 +90,12 @@ def test_constant_folding_check_fails_when_w_is_a_parameter():
     stages = ir.jax_stages(lambda p, q, r: jax.nn.relu(p @ (q * 2) + r), x, w, b)
     with pytest.raises(AssertionError, match="computed ahead of time"):
         ir.assert_constant_folded(stages["stablehlo"], stages["hlo"])
+
+
+@pytest.mark.meta
+@pytest.mark.mutant_for("S8.3-export-vs-dynamo")
+def test_graph_level_check_fails_when_both_graphs_are_the_export():
+    """S8.3's check, handed torch.export's targets twice (no Dynamo graph at all), must fail."""
+    exported = ["aten.matmul.default", "aten.add.Tensor", "aten.relu.default"]
+    with pytest.raises(AssertionError, match="Python-level"):
+        ir.assert_export_and_dynamo_levels(exported, exported)

@@ -1,0 +1,23 @@
+"""§8.3: torch.export's graph and the graph Dynamo hands torch.compile's backend are two graphs of
+one computation: ATen operator overloads in one, Python-level torch functions in the other."""
+import pytest
+
+from stackcheck import assert_matches_reference, need, reference_forward, device_params
+from stackcheck import ir
+
+
+@pytest.mark.claim("S8.3-export-vs-dynamo")
+@pytest.mark.parametrize("device", device_params("torch_compile"))
+def test_export_and_dynamo_graphs_differ_in_level(impl, torch_inputs, example_inputs):
+    torch = need("torch")
+
+    class Forward(torch.nn.Module):
+        def forward(self, x, w, b):
+            return impl.torch_forward(x, w, b)
+
+    exported = torch.export.export(Forward(), tuple(torch_inputs))
+    graphs, y = ir.dynamo_graphs(impl.torch_forward, *torch_inputs)
+    assert len(graphs) == 1, "one Dynamo graph"
+    ir.assert_export_and_dynamo_levels(ir.call_targets(exported.graph), ir.call_targets(graphs[0].graph))
+    for result in (exported.module()(*torch_inputs), y):
+        assert_matches_reference(result.cpu().numpy(), reference_forward(*example_inputs), dtype="float32", k=32)

@@ -1,0 +1,45 @@
+"""§6.1: the runtime binds a prepared program to data. Called again, a compiled forward compiles
+nothing, and each call gets a fresh output buffer: an earlier result is never overwritten."""
+import pytest
+
+from stackcheck import assert_matches_reference, need, reference_forward, stack_params
+from stackcheck.compiles import jax_compiles, torch_compiles
+from stackcheck.numerics import make_inputs
+from stackcheck.stacks import jax_in, jax_out, torch_in, torch_out
+
+SHAPE = (16, 8, 4)
+
+
+def inputs(seeds):
+    return [make_inputs(*SHAPE, seed=s) for s in seeds]
+
+
+@pytest.mark.claim("S6.1-runtime")
+@pytest.mark.parametrize("stack, device", stack_params("torch_compile"))
+def test_torch_compiled_calls_reuse_the_program_not_the_output(impl, stack, device):
+    need("torch")
+    data = inputs((31, 32, 33))
+    impl.torch_compiled_forward(*torch_in(data[0], device, "float32"))  # compile once, outside the count
+    with torch_compiles() as count:
+        outs = [impl.torch_compiled_forward(*torch_in(d, device, "float32")) for d in data[1:]]
+    assert count.compiles == 0, f"the second and third calls compile nothing: {count.compiles} compiles"
+    assert outs[0].data_ptr() != outs[1].data_ptr(), "each call gets a fresh output buffer"
+    for out, d in zip(outs, data[1:]):  # the first result is intact after the second call
+        assert_matches_reference(torch_out(out, "float32"), reference_forward(*d), dtype="float32", k=SHAPE[1],
+                                 stack=stack, device=device)
+
+
+@pytest.mark.claim("S6.1-runtime")
+@pytest.mark.parametrize("stack, device", stack_params("jax"))
+def test_jax_calls_reuse_the_program_not_the_output(impl, stack, device):
+    need("jax")
+    data = inputs((34, 35, 36))
+    impl.jax_sync(impl.jax_forward(*jax_in(data[0], device, "float32")))
+    with jax_compiles() as count:
+        outs = [impl.jax_forward(*jax_in(d, device, "float32")) for d in data[1:]]
+        impl.jax_sync(outs)
+    assert count.compiles == 0, f"the second and third calls compile nothing: {count.compiles} compiles"
+    assert outs[0].unsafe_buffer_pointer() != outs[1].unsafe_buffer_pointer(), "each call gets a fresh buffer"
+    for out, d in zip(outs, data[1:]):
+        assert_matches_reference(jax_out(out, "float32"), reference_forward(*d), dtype="float32", k=SHAPE[1],
+                                 stack=stack, device=device)
