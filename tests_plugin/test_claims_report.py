@@ -1,11 +1,15 @@
 """Claims: the catalogue holds the course's 53 ids; tests declare them; the report counts them."""
 import json
+import os
+import re
+from pathlib import Path
 
 import pytest
 
 from stackcheck import claims
 
 pytestmark = pytest.mark.meta
+ROOT = Path(__file__).resolve().parent.parent
 
 EAGER = "numpy-cpu or torch-cpu"  # the eager variants: fast, and nothing compiled in-process
 
@@ -159,3 +163,23 @@ def test_a_bad_report_path_is_a_usage_error_before_any_test(pytester, where):
     result.stderr.fnmatch_lines(["ERROR: --curriculum-report *"])
     assert "Traceback" not in result.stdout.str() + result.stderr.str()
     assert "collected" not in result.stdout.str(), "the path is checked before any test runs"
+
+
+COURSE_TEXT = Path(os.environ.get("STACKCHECK_COURSE_TEXT", ROOT.parent / "shared" / "curriculum" /
+                                  "week02-ai-execution-stack.ko.txt"))
+
+
+@pytest.mark.skipif(not COURSE_TEXT.is_file(), reason=f"the course text is not at {COURSE_TEXT} "
+                    "(set STACKCHECK_COURSE_TEXT to check the quotes against it)")
+def test_every_korean_quote_is_the_courses_own_words():
+    """Each claim's ko is the course verbatim, sentence by sentence (whitespace and list dashes
+    aside): a reader can find it with the browser's search."""
+    def squeeze(text):
+        return re.sub(r"[\s\-]+", "", text)
+
+    course = squeeze(COURSE_TEXT.read_text(encoding="utf-8"))
+    missing = {}
+    for cid, entry in claims.catalogue().items():
+        parts = [p for p in re.split(r"\s*(?:→|\||\.\.\.|…)\s*|(?<=[.?!])\s+", entry["ko"]) if p.strip()]
+        missing.update({cid: p for p in parts if squeeze(p) not in course})
+    assert not missing, f"not in the course, word for word: {missing}"
