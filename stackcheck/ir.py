@@ -178,3 +178,13 @@ def assert_export_and_dynamo_levels(exported: list[str], dynamo: list[str]) -> N
         (exported, dynamo)
     assert all(t.startswith("aten.") for t in exported), f"torch.export records ATen overloads: {exported}"
     assert not any(t.startswith("aten.") for t in dynamo), f"Dynamo records the Python-level calls: {dynamo}"
+
+
+def assert_fusion_is_not_fma(fused_ptx: str, mul_add_ptx: str) -> None:
+    """S5.2-fma: the graph-fused add + ReLU kernel adds and takes a max, with no FMA; the FMA
+    instruction appears where a * b + c is written."""
+    fma = re.compile(r"^\s*(?:@%p\d+\s+)?fma\.rn\.f32\b", re.M)
+    assert re.search(r"^\s*(?:@%p\d+\s+)?add\.f32\b", fused_ptx, re.M) and "max.f32" in fused_ptx, \
+        "the fused kernel's PTX adds b and takes the max (ReLU)"
+    assert not fma.search(fused_ptx), "graph fusion of add and ReLU is not an FMA: no fma.rn.f32 in its PTX"
+    assert fma.search(mul_add_ptx), "a * b + c becomes one fma.rn.f32 instruction"

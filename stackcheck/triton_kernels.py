@@ -54,6 +54,30 @@ def jit_both(fn):
 compiled_kernel, interpreted_kernel = jit_both(_bias_relu_kernel)
 
 
+def _mul_add_kernel(a_ptr, b_ptr, c_ptr, y_ptr, n_elements, BLOCK_SIZE: tl.constexpr):
+    """y = a * b + c, elementwise: what an FMA instruction computes (course §5.2)."""
+    offsets = tl.program_id(axis=0) * BLOCK_SIZE + tl.arange(0, BLOCK_SIZE)
+    mask = offsets < n_elements
+    a = tl.load(a_ptr + offsets, mask=mask)
+    b = tl.load(b_ptr + offsets, mask=mask)
+    c = tl.load(c_ptr + offsets, mask=mask)
+    tl.store(y_ptr + offsets, a * b + c, mask=mask)
+
+
+mul_add_compiled, mul_add_interpreted = jit_both(_mul_add_kernel)
+
+
+def ptx_sm90(kernel, signature: dict[str, str], constexprs: dict[str, int]) -> str:
+    """The PTX Triton writes for an H100/H200 (sm_90), on any machine, GPU or not. FP fusion is
+    asked for explicitly (Triton 3.10 turns its default off): FMA forms only where a*b+c is written."""
+    from triton.backends.compiler import GPUTarget
+    from triton.compiler import ASTSource
+
+    source = ASTSource(fn=kernel, signature={**signature, **{k: "constexpr" for k in constexprs}},
+                       constexprs=constexprs)
+    return triton.compile(source, target=GPUTarget("cuda", 90, 32), options={"enable_fp_fusion": True}).asm["ptx"]
+
+
 def validate(a: torch.Tensor, b: torch.Tensor) -> None:
     """ValueError saying what is wrong, for every input the kernel does not handle."""
     if not isinstance(a, torch.Tensor) or not isinstance(b, torch.Tensor):

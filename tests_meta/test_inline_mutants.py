@@ -99,3 +99,16 @@ def test_graph_level_check_fails_when_both_graphs_are_the_export():
     exported = ["aten.matmul.default", "aten.add.Tensor", "aten.relu.default"]
     with pytest.raises(AssertionError, match="Python-level"):
         ir.assert_export_and_dynamo_levels(exported, exported)
+
+
+@pytest.mark.meta
+@pytest.mark.mutant_for("S5.2-fma")
+@pytest.mark.triton
+def test_fma_check_fails_when_the_fused_kernel_is_a_mul_add():
+    """S5.2-fma's check, handed the a * b + c kernel's PTX as the 'fused' one, must fail."""
+    from stackcheck import triton_kernels
+
+    signature = {"a_ptr": "*fp32", "b_ptr": "*fp32", "c_ptr": "*fp32", "y_ptr": "*fp32", "n_elements": "i32"}
+    mul_add = triton_kernels.ptx_sm90(triton_kernels.mul_add_compiled, signature, {"BLOCK_SIZE": 256})
+    with pytest.raises(AssertionError):
+        ir.assert_fusion_is_not_fma(mul_add, mul_add)
