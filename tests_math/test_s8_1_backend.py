@@ -1,0 +1,26 @@
+"""§8.1: torch.compile's default backend is Inductor. torch.compile is not OpenXLA: PyTorch/XLA is
+a separate path, and the compiled forward never imports it."""
+import sys
+
+import pytest
+
+from stackcheck import assert_matches_reference, need, reference_forward, stack_params
+from stackcheck.numerics import make_inputs
+from stackcheck.stacks import torch_in, torch_out
+
+
+@pytest.mark.claim("S8.1-backend")
+@pytest.mark.parametrize("stack, device", stack_params("torch_compile"))
+def test_the_compiled_forward_runs_through_inductor_not_xla(impl, stack, device):
+    torch = need("torch")
+    from torch._inductor import config
+    from torch._inductor.utils import run_and_get_code
+
+    x, w, b = make_inputs(16, 8, 4, seed=71)
+    torch._dynamo.reset()  # compile afresh: Inductor writes its code while the forward runs
+    with config.patch(fx_graph_cache=False):
+        y, codes = run_and_get_code(impl.torch_compiled_forward, *torch_in((x, w, b), device, "float32"))
+    assert codes and "async_compile" in codes[0], "the compiled forward went through Inductor: it wrote code"
+    assert "torch_xla" not in sys.modules, "torch.compile does not use PyTorch/XLA"
+    assert_matches_reference(torch_out(y, "float32"), reference_forward(x, w, b), dtype="float32", k=8, stack=stack,
+                             device=device)
