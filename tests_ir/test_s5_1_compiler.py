@@ -60,3 +60,34 @@ def test_xla_folds_a_constant_w_times_2(impl, stack, device):
     y = stages["compiled"](*jax_in((x, b), device, "float32"))
     assert_matches_reference(jax_out(y, "float32"), reference_forward(x, w * np.float32(2), b), dtype="float32",
                              k=K, stack=stack, device=device)
+
+
+@pytest.mark.claim("S5.1-layout")
+@pytest.mark.parametrize("stack, device", stack_params("torch_compile"))
+def test_inductor_absorbs_a_transposed_w_without_a_copy(impl, stack, device):
+    """W given as Wᵀ's transpose view: the GEMM reads it strided; no kernel copies it, no buffer holds it."""
+    torch = need("torch")
+    x, w, b = make_inputs(N, K, M, seed=19)
+    wt = np.ascontiguousarray(w.T)
+    generated = compile_and_read(lambda p, q, r: impl.torch_forward(p, q.T, r),
+                                 *(torch.from_numpy(v).to(device) for v in (x, wt, b)))
+    copies = [k for k in generated.kernels if {"clone", "permute", "copy", "transpose"} & set(k.split("_"))]
+    w_buffers = [a for a in generated.allocations if sorted(int(d) for d in a[1].replace(" ", "").split(",") if d)
+                 == sorted((K, M))]
+    assert not copies and not w_buffers, \
+        f"the transposed W is read in place: copy kernels {copies}, [K, M] buffers {w_buffers}"
+    assert_matches_reference(generated.result.cpu().numpy(), reference_forward(x, w, b), dtype="float32", k=K,
+                             stack=stack, device=device)
+
+
+@pytest.mark.claim("S5.1-layout")
+@pytest.mark.parametrize("stack, device", stack_params("jax"))
+def test_xla_absorbs_a_transposed_w_into_the_dot(impl, stack, device):
+    x, w, b = make_inputs(N, K, M, seed=20)
+    wt = np.ascontiguousarray(w.T)
+    stages = ir.jax_stages(lambda p, q, r: impl.jax_forward(p, q.T, r), *jax_in((x, wt, b), device, "float32"))
+    ops = ir.hlo_opcodes(stages["hlo"])
+    assert "transpose" not in ops and "copy" not in ops, f"no transpose or copy of W is executed: {ops}"
+    y = stages["compiled"](*jax_in((x, wt, b), device, "float32"))
+    assert_matches_reference(jax_out(y, "float32"), reference_forward(x, w, b), dtype="float32", k=K, stack=stack,
+                             device=device)
