@@ -85,6 +85,7 @@ TASKS = {t.name: t for t in (
          lambda v: isinstance(v, (list, tuple)) and all(_seconds(x) for x in v)),
     Task("triton_bias_relu", "kernels", "11.2", "triton", "Y: one tensor", _array),
     Task("triton_forward", "kernels", "11.4", "triton", "Y: one tensor", _array),
+    Task("pallas_bias_relu", "kernels", "12.1", None, "Y: one array", _array),
     Task("mojo_relu", "kernels", "10.4", "mojo", "one graph value", _anything),
     Task("mojo_package", "kernels", "10.4", "mojo", "a path", _anything),
 )}

@@ -23,6 +23,8 @@ a name the module lacks falls back to the one here. The surface:
 ``triton_bias_relu(a,b,``  ReLU(A + b) by the Triton kernel, interpreter on CPU (§11.2); ValueError for
 ``block_size=256,out=)``    inputs it cannot take; empty A returns without a launch; writes ``out`` if given
 ``triton_forward(x,w,b)``   torch matmul, then ``triton_bias_relu`` (§11.4: two kernels)
+``pallas_bias_relu(a,b,``   ReLU(A + b) by a Pallas kernel over blocks of rows, any N (the interpreter on
+``block_rows=8)``           CPU; §12.1: Pallas is JAX's way to write a kernel, as Triton is PyTorch's)
 ``jax_sync(value)``         wait until a JAX result (any pytree) is computed: block_until_ready (§6.3)
 ``torch_sync(device)``      wait until the device's queued work is done: torch.cuda.synchronize (§6.5)
 ``timed_call(fn, sync)``    seconds for one ``fn()`` by the host clock, ``sync(result)`` inside (§6.5)
@@ -224,6 +226,27 @@ def triton_forward(x, w, b):
     """§11.4. torch's matmul for A = X @ W, then ``triton_bias_relu(A, b)``: two kernels. Validate first."""
     check_operands(x, w, b)
     return triton_bias_relu(x @ w, b)
+
+
+def _pallas_bias_relu_kernel(a_ref, b_ref, y_ref):
+    import jax.numpy as jnp
+
+    y_ref[...] = jnp.maximum(a_ref[...] + b_ref[...], 0)
+
+
+def pallas_bias_relu(a, b, block_rows: int = 8):
+    """§12.1. Y = ReLU(A + b) by a Pallas kernel: a[N, M] and b[M] JAX arrays; a grid of
+    cdiv(N, block_rows) programs, each taking ``block_rows`` rows of A and all of b, so any N works
+    (the last block is partial); Pallas's interpreter on a CPU. Returns Y[N, M], A's dtype."""
+    import jax
+    from jax.experimental import pallas as pl
+
+    n, m = a.shape
+    interpret = all(d.platform == "cpu" for d in a.devices())
+    return pl.pallas_call(
+        _pallas_bias_relu_kernel, out_shape=jax.ShapeDtypeStruct(a.shape, a.dtype), grid=(pl.cdiv(n, block_rows),),
+        in_specs=[pl.BlockSpec((block_rows, m), lambda i: (i, 0)), pl.BlockSpec((1, m), lambda i: (0, 0))],
+        out_specs=pl.BlockSpec((block_rows, m), lambda i: (i, 0)), interpret=interpret)(a, b.reshape(1, m))
 
 
 def sum_sequential(values):

@@ -1,4 +1,4 @@
-"""Claims: the catalogue holds the course's 58 ids; tests declare them; the report counts them."""
+"""Claims: the catalogue holds the course's 59 ids; tests declare them; the report counts them."""
 import json
 import os
 import re
@@ -18,7 +18,7 @@ IDS = {
     "ir": "S3.1-decompose S1.2-abstract S1.2-static S4.3-ir S9.3-hlo S5.1-dce S5.1-constfold S5.1-layout S5.2-fma S5.2-fusion Q1 MC01 MC02 MC03 MC12 "
           "S4.4-graph-break S10.2-record S8.3-export-vs-dynamo",
     "runtime": "S6.1-runtime MC06 MC07 MC09 Q2 S6.3-shape S6.5-regimes S6.2-resident S6.4-order",
-    "kernels": "S11.2-mask S11.2-guard S11.3-program S11.4-scope S10.4-custom S10.5-mojo-gpu MC10",
+    "kernels": "S11.2-mask S11.2-guard S11.3-program S11.4-scope S10.4-custom S10.5-mojo-gpu S12.1-pallas MC10",
     "hardware": "MC04 MC05 MC08 Q3 Q5 S7.2-hierarchy S7.3-tpu S5.3-tiling",
     "course": "MC11 Q4 S14.4-repro",
 }
@@ -27,7 +27,7 @@ IDS = {
 def test_catalogue_has_every_course_claim_once_with_its_wording():
     catalogue = claims.catalogue()
     expected = {cid: area for area, ids in IDS.items() for cid in ids.split()}
-    assert len(expected) == 58 and set(catalogue) == set(expected)
+    assert len(expected) == 59 and set(catalogue) == set(expected)
     for cid, entry in catalogue.items():
         assert entry["area"] == expected[cid], cid
         assert entry["section"] and entry["title"] and entry["ko"], cid

@@ -1,0 +1,21 @@
+"""§12.1: each stack has its way to write a kernel by hand (Triton, Pallas, Mojo). The Pallas bias +
+ReLU runs a grid of row blocks; boundary sizes as parameters, the last block partial."""
+import numpy as np
+import pytest
+
+from stackcheck import need, stack_params
+from stackcheck.numerics import assert_exact, uniform
+from stackcheck.stacks import jax_in, jax_out
+
+
+@pytest.mark.claim("S12.1-pallas")
+@pytest.mark.parametrize("stack, device", stack_params("jax", devices=("cpu",)))
+@pytest.mark.parametrize("n, m, block_rows", [(1, 5, 8), (7, 5, 8), (8, 5, 8), (33, 65, 8), (16, 3, 4)])
+def test_pallas_bias_relu_is_exact_at_every_block_boundary(impl, stack, device, n, m, block_rows):
+    need("jax")
+    a_np, b_np = uniform((n, m), seed=n * 100 + m), uniform((m,), seed=m)
+    a, b = jax_in((a_np, b_np), device, "float32")
+    y = impl.pallas_bias_relu(a, b, block_rows=block_rows)
+    expected = np.maximum(a_np + b_np, np.float32(0))  # one float32 add and a max: exact
+    assert_exact(jax_out(y, "float32").astype(np.float32), expected, what="ReLU(A + b) by Pallas", N=n, M=m,
+                 block_rows=block_rows, stack=stack, device=device)
