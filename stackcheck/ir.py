@@ -188,3 +188,18 @@ def assert_fusion_is_not_fma(fused_ptx: str, mul_add_ptx: str) -> None:
         "the fused kernel's PTX adds b and takes the max (ReLU)"
     assert not fma.search(fused_ptx), "graph fusion of add and ReLU is not an FMA: no fma.rn.f32 in its PTX"
     assert fma.search(mul_add_ptx), "a * b + c becomes one fma.rn.f32 instruction"
+
+
+def xla_dump(forward, *args, folder) -> list[str]:
+    """Compile ``forward`` with XLA dumping every stage into ``folder``; the dumped file names."""
+    import jax
+
+    jax.jit(forward).lower(*args).compile(compiler_options={"xla_dump_to": str(folder)})
+    return sorted(p.name for p in folder.iterdir())
+
+
+def assert_llvm_not_llo(names: list[str]) -> None:
+    """S9.7-llo: a CPU build's dump holds LLVM IR modules and no LLO stage."""
+    llvm = [n for n in names if n.endswith(".ll")]
+    llo = [n for n in names if re.search(r"(?i)(^|[._-])llo([._-]|$)", n)]
+    assert llvm and not llo, f"XLA's CPU backend lowers HLO to LLVM IR ({llvm}), with no LLO stage ({llo})"

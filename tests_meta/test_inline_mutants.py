@@ -112,3 +112,13 @@ def test_fma_check_fails_when_the_fused_kernel_is_a_mul_add():
     mul_add = triton_kernels.ptx_sm90(triton_kernels.mul_add_compiled, signature, {"BLOCK_SIZE": 256})
     with pytest.raises(AssertionError):
         ir.assert_fusion_is_not_fma(mul_add, mul_add)
+
+
+@pytest.mark.meta
+@pytest.mark.mutant_for("S9.7-llo")
+def test_llo_check_fails_on_a_dump_with_an_llo_stage():
+    """S9.7-llo's check, on a dump listing that holds an LLO stage (as a TPU's would), must fail."""
+    names = ["module_0001.jit_forward.before_optimizations.txt", "module_0001.jit_forward.llo.txt",
+             "module_0001.jit_forward.fusion_kernel_module.ir-with-opt.ll"]
+    with pytest.raises(AssertionError, match="no LLO stage"):
+        ir.assert_llvm_not_llo(names)
