@@ -5,9 +5,11 @@ import pytest
 from stackcheck import assert_matches_reference, need, reference_forward, device_params
 from stackcheck import ir
 
+CPU_ONLY = ("cpu",)  # the GPU and TPU variants have not run on such a machine yet: added once they have
+
 
 @pytest.mark.claim("S8.3-export-vs-dynamo")
-@pytest.mark.parametrize("device", device_params("torch_compile"))
+@pytest.mark.parametrize("device", device_params("torch_compile", devices=CPU_ONLY))
 def test_export_and_dynamo_graphs_differ_in_level(impl, torch_inputs, example_inputs):
     torch = need("torch")
 

@@ -7,9 +7,11 @@ from stackcheck.compiles import torch_compiles
 from stackcheck.numerics import make_inputs
 from stackcheck.stacks import torch_in, torch_out
 
+CPU_ONLY = ("cpu",)  # the GPU and TPU variants have not run on such a machine yet: added once they have
+
 
 @pytest.mark.claim("S8.4-grad-mode")
-@pytest.mark.parametrize("stack, device", stack_params("torch_compile"))
+@pytest.mark.parametrize("stack, device", stack_params("torch_compile", devices=CPU_ONLY))
 def test_no_grad_after_a_grad_mode_warm_up_compiles_once_more(impl, stack, device):
     torch = need("torch")
     x, w, b = make_inputs(12, 6, 5, seed=81)

@@ -12,11 +12,13 @@ from stackcheck.gradients import closed_form
 from stackcheck.numerics import assert_matches_reference, make_inputs
 from stackcheck.stacks import jax_in
 
+CPU_ONLY = ("cpu",)  # the GPU and TPU variants have not run on such a machine yet: added once they have
+
 N, K, M = 16, 8, 4
 
 
 @pytest.mark.claim("S9.5-grad-ir")
-@pytest.mark.parametrize("stack, device", stack_params("jax"))
+@pytest.mark.parametrize("stack, device", stack_params("jax", devices=CPU_ONLY))
 def test_the_gradient_is_a_compiled_program_of_matmuls_elementwise_ops_and_reductions(impl, stack, device):
     need("jax")
     x, w, b = make_inputs(N, K, M, seed=41)
