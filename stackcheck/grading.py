@@ -67,6 +67,8 @@ def lines(result: dict) -> list[str]:
             out += [f"     {item['title']}", f"     {item['ko']}", f"     first failure: {item['feedback']}",
                     f"     rerun: python -m pytest '{item['first_failure']}'"]
             out += [f"     misconception to revisit, {m}" for m in item["misconceptions"]]
+    if result.get("answers_problem"):
+        out.append(f"---- checkpoints: {result['answers_problem']}")
     for q in result["checkpoints"]:
         mark = "PASS" if q["passed"] else ("TODO" if not q["attempted"] else "FAIL")
         out.append(f"{mark} checkpoint {q['id']} {q['earned']:g}/{q['points']:g}: {q['ko'][:60]}...")

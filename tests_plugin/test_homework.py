@@ -203,6 +203,15 @@ def test_checkpoints_are_graded_against_keys_analytics_and_measurements():
     assert tomllib.loads(checkpoints.template())["Q1"] == {"always_stored": "", "eager_intermediates": ""}
 
 
+def test_a_broken_answers_file_is_named_in_the_feedback(tmp_path):
+    (tmp_path / "answers.toml").write_text("[Q1]\nalways_stored = \n")
+    answers, problem = checkpoints.load_answers(tmp_path / "answers.toml")
+    assert answers == {} and "not valid TOML" in problem
+    result = grading.score({"claims": []}, checkpoints.grade(answers))
+    result["answers_problem"] = problem
+    assert any("not valid TOML" in line for line in grading.lines(result)), grading.lines(result)
+
+
 def test_stripped_reference_keeps_the_contracts_and_drops_the_solutions():
     text = homework.stripped_reference(["math"])
     tree = {n.name: n for n in ast.parse(text).body if isinstance(n, ast.FunctionDef)}
