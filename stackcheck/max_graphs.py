@@ -139,11 +139,26 @@ def model(kind: str, impl):
     return graph, compiled, names
 
 
-def execute(kind: str, impl, x, w, b) -> dict[str, np.ndarray]:
-    """Run graph ``kind`` on float32 NumPy X, W, b (every chain gets the same); outputs as float32 NumPy."""
+def compile_then_init(kind: str, impl):
+    """§10.3's two steps, apart: (the artifact ``compile()`` gives, the model ``init()`` makes of it),
+    in a session of its own, for graph ``kind`` (whose compile MAX has cached by then)."""
+    from max.driver import CPU
+    from max.engine import InferenceSession
+
+    graph, _, _ = model(kind, impl)
+    session = InferenceSession(devices=[CPU()])
+    with _compile_lock():
+        artifact = session.compile(graph)
+    return artifact, session.init(artifact)
+
+
+def execute(kind: str, impl, x, w, b, runnable=None) -> dict[str, np.ndarray]:
+    """Run graph ``kind`` (or ``runnable``, a model of it) on float32 NumPy X, W, b (every chain gets
+    the same); outputs as float32 NumPy."""
     from max.driver import Buffer
 
     graph, compiled, names = model(kind, impl)
+    compiled = runnable or compiled
     arrays = [x, w, b] * (len(graph.inputs) // 3)
     buffers = [Buffer.from_numpy(np.ascontiguousarray(v, dtype=np.float32)) for v in arrays]
     return {name: out.to_numpy() for name, out in zip(names, compiled.execute(*buffers))}

@@ -122,3 +122,16 @@ def test_llo_check_fails_on_a_dump_with_an_llo_stage():
              "module_0001.jit_forward.fusion_kernel_module.ir-with-opt.ll"]
     with pytest.raises(AssertionError, match="no LLO stage"):
         ir.assert_llvm_not_llo(names)
+
+
+@pytest.mark.meta
+@pytest.mark.mutant_for("S10.3-compile-init")
+def test_same_model_check_fails_when_one_output_differs():
+    """S10.3's check, on two output sets that differ in one element of Y, must fail."""
+    import numpy as np
+
+    by_load = {"a": np.ones((2, 2), np.float32), "y": np.zeros((2, 2), np.float32)}
+    by_init = {"a": by_load["a"].copy(), "y": by_load["y"].copy()}
+    by_init["y"][1, 0] = np.float32(1e-7)
+    with pytest.raises(AssertionError, match="differing"):
+        ir.assert_same_model(by_init, by_load)
