@@ -209,7 +209,7 @@ def assert_same_model(by_init: dict, by_load: dict) -> None:
     """S10.3: compile() + init() and load() give one model: every output equal, bit for bit."""
     import numpy as np
 
-    differing = {name: "missing" if name not in by_init else int(np.size(by_init[name] != by_load[name]))
+    differing = {name: "missing" if name not in by_init else int(np.sum(by_init[name] != by_load[name]))
                  for name in by_load if name not in by_init or not np.array_equal(by_init[name], by_load[name])}
     assert by_init.keys() == by_load.keys() and not differing, \
         f"compile() + init() must give the model load() gives: outputs differing {differing}"
