@@ -8,9 +8,8 @@ from stackcheck import assert_matches_reference, need, reference_forward, stack_
 from stackcheck.compiles import jax_compiles
 from stackcheck.ir import op_sequence
 from stackcheck.numerics import make_inputs
-from stackcheck.stacks import jax_in, jax_out
+from stackcheck.stacks import CPU_ONLY, jax_in, jax_out
 
-CPU_ONLY = ("cpu",)  # the GPU and TPU variants have not run on such a machine yet: added once they have
 
 SHAPES = (8, 4, 3)
 

@@ -8,9 +8,8 @@ import pytest
 
 from stackcheck import need, stack_params
 from stackcheck.numerics import assert_matches_reference, uniform
-from stackcheck.stacks import jax_in, jax_out
+from stackcheck.stacks import CPU_ONLY, jax_in, jax_out
 
-CPU_ONLY = ("cpu",)  # the GPU and TPU variants have not run on such a machine yet: added once they have
 
 T, D = 6, 8  # tokens, features
 

@@ -9,9 +9,8 @@ import pytest
 from stackcheck import need, stack_params
 from stackcheck import ir
 from stackcheck.numerics import assert_matches_reference, make_inputs, reference_forward
-from stackcheck.stacks import jax_in, jax_out
+from stackcheck.stacks import CPU_ONLY, jax_in, jax_out
 
-CPU_ONLY = ("cpu",)  # the GPU and TPU variants have not run on such a machine yet: added once they have
 
 SHAPE = (8, 4, 3)
 

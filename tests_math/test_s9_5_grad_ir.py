@@ -10,9 +10,8 @@ from stackcheck import need, stack_params
 from stackcheck import ir
 from stackcheck.gradients import closed_form
 from stackcheck.numerics import assert_matches_reference, make_inputs
-from stackcheck.stacks import jax_in
+from stackcheck.stacks import CPU_ONLY, jax_in
 
-CPU_ONLY = ("cpu",)  # the GPU and TPU variants have not run on such a machine yet: added once they have
 
 N, K, M = 16, 8, 4
 

@@ -5,9 +5,8 @@ import pytest
 from stackcheck import assert_matches_reference, need, reference_forward, stack_params
 from stackcheck.compiles import jax_compiles, torch_compiles
 from stackcheck.numerics import make_inputs
-from stackcheck.stacks import jax_in, jax_out, torch_in, torch_out
+from stackcheck.stacks import CPU_ONLY, jax_in, jax_out, torch_in, torch_out
 
-CPU_ONLY = ("cpu",)  # the GPU and TPU variants have not run on such a machine yet: added once they have
 
 SHAPE = (16, 8, 4)
 
