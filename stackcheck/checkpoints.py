@@ -52,7 +52,7 @@ def eager_intermediates() -> tuple[int, str]:
         return 2, "analytic (torch is not installed): A and Z"
     import torch
 
-    from stackcheck.ir import eager_ops
+    from stackcheck.inductor import eager_ops
 
     _, ops = eager_ops(lambda x, w, b: torch.relu(x @ w + b), torch.ones(4, 3), torch.ones(3, 2), torch.ones(2))
     return len(ops) - 1, f"measured with torch {torch.__version__} eager: ops {[o['op'] for o in ops]}"

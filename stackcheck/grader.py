@@ -14,12 +14,11 @@ from pathlib import Path
 import pytest
 
 from stackcheck import checkpoints, grading, homework
-from stackcheck.impl import Impl, ImplError, check_names, load_module
+from stackcheck.impl import Impl, ImplError, check_names, deepest_frame_in, load_module
 from stackcheck.recorder import NOT_ATTEMPTED, RECORDER, STUDENT
+from stackcheck.stacks import STACKS
 
 OUTPUT_LINES = 40  # captured output kept per section (head and tail) when a student's code runs
-SUITE_FOLDERS = ("tests_plugin", "tests_meta", "tests_math", "tests_ir", "tests_runtime", "tests_kernels",
-                 "tests_hardware")
 HOMEWORK = pytest.StashKey["Homework"]()
 
 
@@ -103,7 +102,8 @@ def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool 
         top = collection_path.relative_to(config.rootpath).parts[0]
     except (ValueError, IndexError):
         return None
-    if top in SUITE_FOLDERS and top not in homework.folders(work.parts):
+    suite = {*config.getini("testpaths"), *homework.PARTS.values()}  # the suite's own folders
+    if top in suite and top not in homework.folders(work.parts):
         return True
     return None
 
@@ -111,8 +111,6 @@ def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool 
 @pytest.hookimpl(trylast=True)
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Drop the suite's self-tests and the tests of stacks the homework does not touch."""
-    from stackcheck.stacks import STACKS
-
     work = config.stash.get(HOMEWORK, None)
     if work is None:
         return
@@ -158,18 +156,18 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
 
 def _one_line(excinfo: pytest.ExceptionInfo, student_file: str, item: pytest.Item):
     """(feedback, stubs hit) replacing the traceback, for the failures a student causes; or None."""
-    frames = [e for e in excinfo.traceback if os.path.abspath(str(e.path)) == student_file]
-    where = f"{os.path.basename(student_file)}:{frames[-1].lineno + 1}" if frames else None
-    if isinstance(excinfo.value, homework.NotAttempted) or (excinfo.errisinstance(NotImplementedError) and frames):
-        name = frames[-1].name if frames else str(excinfo.value).split(": ", 1)[-1].split()[0]
+    frame = deepest_frame_in(excinfo.tb, student_file)
+    where = f"{os.path.basename(student_file)}:{frame.lineno}" if frame else None
+    if isinstance(excinfo.value, homework.NotAttempted) or (excinfo.errisinstance(NotImplementedError) and frame):
+        name = frame.name if frame else str(excinfo.value).split(": ", 1)[-1].split()[0]
         section = homework.TASKS[name].section if name in homework.TASKS else "?"
         return f"not attempted: {name} (course §{section}) still raises NotImplementedError", [name]
     if isinstance(excinfo.value, homework.ReturnError):
         return f"{excinfo.value}" + (f" [{where}]" if where else ""), []
     if excinfo.typename == "Failed" and "Timeout" in str(excinfo.value):
         seconds = item.config.getoption("timeout", None) or homework.TIMEOUT_S
-        if frames:
-            return (f"timed out after {float(seconds):g} s: {frames[-1].name} ({where}) did not return "
+        if frame:
+            return (f"timed out after {float(seconds):g} s: {frame.name} ({where}) did not return "
                     "(an endless loop?)"), []
         return f"timed out after {float(seconds):g} s in {excinfo.traceback[-1].name}", []
     return None

@@ -160,7 +160,8 @@ def _describe(value) -> str:
 
 def stub_source(parts: list[str]) -> str:
     """homework.py for ``parts``: every assigned function as a stub that states its contract."""
-    names = [n for n in TASKS if n in assigned(parts)]
+    chosen = assigned(parts)
+    names = [n for n in TASKS if n in chosen]
     lines = [
         '"""Week 02 homework: Y = ReLU(X @ W + b) on every stack (stackcheck homework).',
         "",

@@ -62,13 +62,20 @@ def _load_file(spec: str) -> ModuleType:
     return module
 
 
-def _last_frame_in(error: BaseException, spec: str) -> str:
-    """'file:line: ' of the deepest traceback frame inside the --impl file, or ''."""
+def deepest_frame_in(tb, path: str):
+    """The innermost frame of traceback ``tb`` that runs in the file ``path`` (a FrameSummary:
+    filename, 1-based lineno, name), or None."""
     import traceback
 
-    frames = [f for f in traceback.extract_tb(error.__traceback__) if os.path.basename(f.filename)
-              == os.path.basename(spec)]
-    return f"{frames[-1].filename}:{frames[-1].lineno}: " if frames else ""
+    target = os.path.abspath(path)
+    frames = [f for f in traceback.extract_tb(tb) if os.path.abspath(f.filename) == target]
+    return frames[-1] if frames else None
+
+
+def _last_frame_in(error: BaseException, spec: str) -> str:
+    """'file:line: ' of the deepest traceback frame inside the --impl file, or ''."""
+    frame = deepest_frame_in(error.__traceback__, spec)
+    return f"{frame.filename}:{frame.lineno}: " if frame else ""
 
 
 def _rebound(fn, namespace: dict):
@@ -89,13 +96,12 @@ def public_functions(module: ModuleType) -> list[str]:
 def check_names(module: ModuleType, spec: str, assigned: frozenset[str] | None) -> None:
     """ImplError, one line listing them, for a name that looks like a misspelt surface name, and
     for a file that provides none of the surface (or, in homework mode, none of its assignment)."""
-    typos = {n: difflib.get_close_matches(n, SURFACE, n=1, cutoff=0.8) for n in public_functions(module)
-             if n not in SURFACE}
+    others = [n for n in public_functions(module) if n not in SURFACE]
+    typos = {n: difflib.get_close_matches(n, SURFACE, n=1, cutoff=0.8) for n in others}
     typos = {n: m[0] for n, m in typos.items() if m}
     if typos:
         listed = "; ".join(f"{n} (did you mean {m}?)" for n, m in sorted(typos.items()))
         raise ImplError(f"--impl {spec}: not surface name(s): {listed}")
-    others = [n for n in public_functions(module) if n not in SURFACE]
     if assigned is not None and others:  # homework: every public function must be graded, or private
         raise ImplError(f"--impl {spec}: not surface name(s): {', '.join(others)}; name helpers with a "
                         f"leading _ (e.g. _{others[0]})")
@@ -123,8 +129,8 @@ class Impl:
         table = {n: homework.checked(n, getattr(module, n)) for n in self.provided}
         table.update({n: homework.not_attempted(n) for n in assigned or () if n not in table})
         namespace = dict(vars(reference))
-        for name in SURFACE:
-            table.setdefault(name, _rebound(getattr(reference, name), namespace) if module else getattr(reference, name))
+        for name in (n for n in SURFACE if n not in table):
+            table[name] = _rebound(getattr(reference, name), namespace) if module else getattr(reference, name)
         namespace.update(table)
         self._table = table
 

@@ -42,18 +42,30 @@ def compile_and_read(fn, *args, **compile_kwargs) -> Generated:
                      allocations=ALLOC.findall(code), reuses=len(REUSE.findall(code)), result=result)
 
 
-def eager_aten_ops(fn, *args):
-    """(names of the ATen ops eager mode ran, each writing a new tensor; fn's result), recorded
-    with a dispatch mode."""
+def eager_ops(fn, *args) -> tuple[object, list[dict]]:
+    """(fn's result, every ATen op eager mode ran for it: its name and the shapes of its tensor
+    inputs and outputs), recorded with a dispatch mode."""
+    import torch
     from torch.utils._python_dispatch import TorchDispatchMode
+    from torch.utils._pytree import tree_leaves
+
+    def shapes(tree):
+        return [tuple(t.shape) for t in tree_leaves(tree) if isinstance(t, torch.Tensor)]
 
     ops = []
 
     class Record(TorchDispatchMode):
         def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-            ops.append(func.overloadpacket.__name__)
-            return func(*args, **(kwargs or {}))
+            out = func(*args, **(kwargs or {}))
+            ops.append({"op": func.overloadpacket.__name__, "inputs": shapes((args, kwargs)), "outputs": shapes(out)})
+            return out
 
     with Record():
         result = fn(*args)
-    return ops, result
+    return result, ops
+
+
+def eager_aten_ops(fn, *args):
+    """(names of the ATen ops eager mode ran, each writing a new tensor; fn's result)."""
+    result, ops = eager_ops(fn, *args)
+    return [o["op"] for o in ops], result

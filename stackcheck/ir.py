@@ -124,30 +124,6 @@ def hlo_entry(hlo: str) -> list[str]:
     return [line.strip() for line in body.group(1).splitlines() if line.strip()] if body else []
 
 
-def eager_ops(fn, *args) -> tuple[object, list[dict]]:
-    """(fn's result, every ATen op torch eager ran for it): name, input shapes, output shapes."""
-    import torch
-    from torch.utils._python_dispatch import TorchDispatchMode
-    from torch.utils._pytree import tree_leaves
-
-    def shapes(tree):
-        return [tuple(t.shape) for t in tree_leaves(tree) if isinstance(t, torch.Tensor)]
-
-    class Record(TorchDispatchMode):
-        def __init__(self):
-            super().__init__()
-            self.ops = []
-
-        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-            out = func(*args, **(kwargs or {}))
-            self.ops.append({"op": str(func.overloadpacket), "inputs": shapes((args, kwargs)), "outputs": shapes(out)})
-            return out
-
-    with Record() as seen:
-        result = fn(*args)
-    return result, seen.ops
-
-
 def hlo_opcodes(hlo: str) -> list[str]:
     """The opcode of every instruction of an optimized HLO module (fused computations included)."""
     return re.findall(r"^\s*(?:ROOT )?%?[\w.\-]+ = \S+ ([a-z][\w\-]*)\(", hlo, re.M)

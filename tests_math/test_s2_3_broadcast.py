@@ -5,7 +5,8 @@ import numpy as np
 import pytest
 
 from stackcheck import need, device_params
-from stackcheck.ir import eager_ops, hlo_entry, hlo_fusions, jax_stages
+from stackcheck.inductor import eager_ops
+from stackcheck.ir import hlo_entry, hlo_fusions, jax_stages
 from stackcheck.numerics import assert_exact, assert_matches_reference, make_inputs, reference_forward
 from stackcheck.stacks import jax_in, jax_out, stack_params
 
