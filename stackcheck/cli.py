@@ -120,7 +120,7 @@ def grade_one(folder: Path, root: Path, report: Path, parts, extra: list[str], t
     folder = folder.resolve()
     command = [sys.executable, "-m", "pytest", f"--homework={folder}", f"--curriculum-report={report}.json",
                "-p", "no:cacheprovider", "-q", f"--rootdir={root}", *(f"--homework-part={p}" for p in parts or []),
-               *extra]
+               *(str(root / folder) for folder in homework.PARTS.values()), *extra]  # an install has no testpaths
     env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}
     try:
         done = subprocess.run(command, cwd=root, capture_output=True, text=True, timeout=timeout, env=env)
