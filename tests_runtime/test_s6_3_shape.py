@@ -14,22 +14,28 @@ MARGIN = 20.0
 SIZES = {"cpu": 2048, "cuda": 4096, "tpu": 4096}  # ~0.1 s on 2 CPU cores; ~ms on a GPU
 
 
-def trial(impl, make, read):
+def trial(impl, make, read, true_sync):
+    """One round: shape, then values, of a fresh result; then the work alone, timed by the suite's clock
+    with the framework's own wait, in the same round so a device that others share slows both alike."""
     y = make()
     shape_seconds = impl.timed_call(lambda: (y.shape, y.dtype))
-    return shape_seconds, impl.timed_call(lambda: read(y))
+    values_seconds = impl.timed_call(lambda: read(y))
+    return shape_seconds, values_seconds, timing.host_timer(make, true_sync)()
 
 
 def check(impl, make, read, true_sync, evidence, device):
     """``true_sync`` is the framework's own wait, for the suite's clock of the work itself."""
-    samples = [trial(impl, make, read) for _ in range(7)]
-    shape = timing.Measurement("shape/dtype", "host-no-sync", [s for s, _ in samples])
-    values = timing.Measurement("read values", "host-sync", [v for _, v in samples])
-    work = timing.Measurement("the work", "host-sync", [timing.host_timer(make, true_sync)() for _ in range(3)])
-    ratio = timing.ratio(values, shape)
-    evidence(device=device, values_over_shape=round(ratio, 1), values_over_work=round(timing.ratio(values, work), 2),
-             shape=shape.summary(), values=values.summary(), work=work.summary())
-    assert values.median >= 0.5 * work.median, (
+    samples = [trial(impl, make, read, true_sync) for _ in range(7)]
+    shape, values, work = (timing.Measurement(name, regime, [s[i] for s in samples]) for i, (name, regime) in
+                           enumerate([("shape/dtype", "host-no-sync"), ("read values", "host-sync"),
+                                      ("the work", "host-sync")]))
+    ratio, waited = timing.ratio(values, shape), timing.ratio(values, work)
+    found = dict(device=device, values_over_shape=round(ratio, 1), values_over_work=round(waited, 2),
+                 shape=shape.summary(), values=values.summary(), work=work.summary())
+    evidence(**found)
+    if waited < 0.5:  # the work itself drifted as much as the margin: say so, never flake
+        timing.call_it(waited, 2.0, max(timing.scatter(values), timing.scatter(work)), found)
+    assert waited >= 0.5, (
         f"reading the values waits for the work, which the call left running: read {values.median * 1e3:.3f} ms, "
         f"work {work.median * 1e3:.3f} ms (a forward that waits before returning leaves nothing to wait for)")
     assert ratio >= MARGIN, f"reading values waits for the work, shape does not: {ratio:.1f}x"
