@@ -20,7 +20,9 @@ import pytest
 from stackcheck import gpus
 from stackcheck.stacks import DEVICES, STACKS
 
-__all__ = ["DEVICES", "Missing", "device_missing", "fingerprint", "need", "stack_missing"]
+__all__ = ["DEVICES", "TOOLS", "Missing", "device_missing", "fingerprint", "need", "stack_missing"]
+
+TOOLS = ("ncu",)  # command-line tools a test may need besides a stack: --require accepts them too
 
 
 class Missing(pytest.skip.Exception):

@@ -1,5 +1,5 @@
 """The fixtures every claim test may use: the implementations under test, the §2.2 hand example,
-evidence for the report, and the pinned matmul precision (autouse)."""
+evidence for the report, the Triton launches a test caused, and the pinned matmul precision (autouse)."""
 from __future__ import annotations
 
 import sys
@@ -26,6 +26,29 @@ def hand_example() -> dict[str, np.ndarray]:
     with open(data.path("fixtures", "hand_example.toml"), "rb") as f:
         values = tomllib.load(f)
     return {k: (np.asarray(v, dtype=np.float32) if isinstance(v, list) else v) for k, v in values.items()}
+
+
+class LaunchSpy:
+    """Stands in for a Triton kernel object: records each launch grid, then launches the real kernel."""
+
+    def __init__(self, kernel):
+        self.kernel = kernel
+        self.grids = []
+
+    def __getitem__(self, grid):
+        self.grids.append(tuple(grid))
+        return self.kernel[grid]
+
+
+@pytest.fixture
+def launches(monkeypatch):
+    """Record every launch of stackcheck's Triton bias+ReLU kernel (compiled or interpreted)."""
+    from stackcheck import triton_kernels
+
+    spies = {name: LaunchSpy(getattr(triton_kernels, name)) for name in ("compiled_kernel", "interpreted_kernel")}
+    for name, spy in spies.items():
+        monkeypatch.setattr(triton_kernels, name, spy)
+    return lambda: [grid for spy in spies.values() for grid in spy.grids]
 
 
 @pytest.fixture

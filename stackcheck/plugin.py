@@ -41,9 +41,9 @@ SYNONYMS = {"gpu": "cuda", "nvidia": "cuda", "cuda_gpu": "cuda", "host": "cpu", 
 def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("stackcheck", "stackcheck: the AI execution stack course as tests")
     group.addoption("--require", action="append", default=[], metavar="DEVICE_OR_STACK",
-                    choices=list(env.DEVICES) + list(STACKS),
-                    help="fail, instead of skip, what needs DEVICE_OR_STACK when it is missing; also fail the "
-                         "run when no test of a required device passed (repeatable)")
+                    choices=list(env.DEVICES) + list(STACKS) + list(env.TOOLS),
+                    help="fail, instead of skip, what needs DEVICE_OR_STACK (or the tool ncu) when it is missing; "
+                         "also fail the run when no test of a required device passed (repeatable)")
     group.addoption("--impl", default=None, metavar="MODULE",
                     help="module (dotted name or .py path) whose functions replace the reference "
                          "implementations in stackcheck.reference; missing names fall back, and call the "

@@ -8,6 +8,7 @@ compiled kernel, so one process can test both.
 from __future__ import annotations
 
 import contextlib
+from dataclasses import dataclass
 import os
 
 import torch
@@ -131,3 +132,98 @@ def bias_relu(a: torch.Tensor, b: torch.Tensor, block_size: int = 256, out: torc
         return out
     launch(kernels or (compiled_kernel, interpreted_kernel), a, b, out, block_size)
     return out
+
+
+def _matmul_bias_relu_kernel(x_ptr, w_ptr, b_ptr, y_ptr, N, M, K, BLOCK_N: tl.constexpr, BLOCK_M: tl.constexpr,
+                             BLOCK_K: tl.constexpr, PRECISION: tl.constexpr):
+    """Y = ReLU(X @ W + b), one BLOCK_N x BLOCK_M tile of Y per program, K in BLOCK_K steps (course
+    §5.3). Bias and ReLU are the epilogue, applied to the accumulator in registers: A and Z never
+    reach memory (checkpoint 3). Every load and the store are masked, so no size must be a multiple
+    of its tile."""
+    rows = tl.program_id(0) * BLOCK_N + tl.arange(0, BLOCK_N)
+    cols = tl.program_id(1) * BLOCK_M + tl.arange(0, BLOCK_M)
+    acc = tl.full((BLOCK_N, BLOCK_M), 0.0, tl.float32)
+    for k0 in range(0, K, BLOCK_K):
+        ks = k0 + tl.arange(0, BLOCK_K)
+        x = tl.load(x_ptr + rows[:, None] * K + ks[None, :], mask=(rows[:, None] < N) & (ks[None, :] < K), other=0.0)
+        w = tl.load(w_ptr + ks[:, None] * M + cols[None, :], mask=(ks[:, None] < K) & (cols[None, :] < M), other=0.0)
+        acc = tl.dot(x, w, acc, input_precision=PRECISION)
+    bias = tl.load(b_ptr + cols, mask=cols < M, other=0.0)
+    y = tl.maximum(acc + bias[None, :].to(tl.float32), 0.0)
+    tl.store(y_ptr + rows[:, None] * M + cols[None, :], y.to(y_ptr.dtype.element_ty),
+             mask=(rows[:, None] < N) & (cols[None, :] < M))
+
+
+matmul_compiled, matmul_interpreted = jit_both(_matmul_bias_relu_kernel)
+TILE_SIGNATURE = {"x_ptr": "*{dtype}", "w_ptr": "*{dtype}", "b_ptr": "*{dtype}", "y_ptr": "*{dtype}",
+                  "N": "i32", "M": "i32", "K": "i32"}
+
+
+@dataclass(frozen=True)
+class Tile:
+    """One tiling of the fused matmul: the tile of Y a program owns, the K step, and how many K
+    steps are kept in flight in shared memory (``stages``)."""
+    n: int
+    m: int
+    k: int
+    stages: int = 2
+    warps: int = 4
+
+    def constexprs(self, precision: str) -> dict:
+        return {"BLOCK_N": self.n, "BLOCK_M": self.m, "BLOCK_K": self.k, "PRECISION": precision}
+
+
+FUSED_TILE = Tile(128, 128, 32, stages=3, warps=8)  # a large tile for sm_90, as GEMM libraries use
+
+
+def tile_compiled_sm90(tile: Tile, dtype: str = "fp32", precision: str = "tf32"):
+    """The fused matmul compiled for an H100/H200 (sm_90) on any machine: ``.asm["ptx"]`` and
+    ``.metadata.shared`` (bytes of shared memory a program needs)."""
+    from triton.backends.compiler import GPUTarget
+    from triton.compiler import ASTSource
+
+    signature = {k: v.format(dtype=dtype) for k, v in TILE_SIGNATURE.items()}
+    constexprs = tile.constexprs(precision)
+    source = ASTSource(fn=matmul_compiled, signature={**signature, **{k: "constexpr" for k in constexprs}},
+                       constexprs=constexprs)
+    return triton.compile(source, target=GPUTarget("cuda", 90, 32),
+                          options={"num_stages": tile.stages, "num_warps": tile.warps})
+
+
+def matmul_bias_relu(x: torch.Tensor, w: torch.Tensor, b: torch.Tensor, tile: Tile = Tile(64, 64, 32),
+                     precision: str = "tf32", kernels=None) -> torch.Tensor:
+    """Y = ReLU(X @ W + b) by the tiled Triton kernel (the interpreter on CPU), one launch:
+    cdiv(N, tile.n) x cdiv(M, tile.m) programs. Triton's OutOfResources reaches the caller when the
+    tile needs more shared memory than the device has."""
+    (n, k), m = x.shape, w.shape[1]
+    if w.shape[0] != k or b.shape != (m,) or not (x.is_contiguous() and w.is_contiguous()):
+        raise ValueError(f"X [N, K], W [K, M], b [M], contiguous: got {list(x.shape)}, {list(w.shape)}, "
+                         f"{list(b.shape)}")
+    y = torch.empty((n, m), dtype=x.dtype, device=x.device)
+    grid = (triton.cdiv(n, tile.n), triton.cdiv(m, tile.m))
+    compiled, interpreted = kernels or (matmul_compiled, matmul_interpreted)
+    if x.device.type == "cuda":
+        compiled[grid](x, w, b, y, n, m, k, **tile.constexprs(precision), num_stages=tile.stages,
+                       num_warps=tile.warps)
+    else:
+        with interpreter(True):
+            interpreted[grid](x, w, b, y, n, m, k, **tile.constexprs("ieee"))
+    return y
+
+
+TILES = [(16, 16, 16, 2), (32, 16, 16, 2), (32, 64, 32, 2), (64, 64, 32, 3)]  # tl.dot needs BLOCK_K >= 16
+
+
+def assert_tilings_right(device: str, tiles=TILES, kernels=None, n: int = 100, k: int = 70, m: int = 45) -> None:
+    """Each tiling's ReLU(X @ W + b) against the float64 reference, at sizes no tile divides (§5.3)."""
+    import numpy as np
+
+    from stackcheck.numerics import as_numpy, assert_matches_reference, make_inputs
+
+    x, w, b = make_inputs(n, k, m, seed=53)
+    want = np.maximum(x.astype(np.float64) @ w + b, 0)
+    for sizes in tiles:
+        tile = Tile(*sizes)
+        y = matmul_bias_relu(*(torch.from_numpy(a).to(device) for a in (x, w, b)), tile, kernels=kernels)
+        assert_matches_reference(as_numpy(y), want, dtype="tfloat32" if device == "cuda" else "float32", k=k,
+                                 what=f"ReLU(X @ W + b) with {tile}", N=n, K=k, M=m)

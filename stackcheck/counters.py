@@ -1,0 +1,194 @@
+"""Hardware counters (course §7, checkpoints 3 and 5): run a workload of ``stackcheck.workloads``
+under Nsight Compute in a subprocess and read its metrics per kernel.
+
+The workload compiles and warms up first, then brackets what is measured with
+cudaProfilerStart/Stop; ncu runs with ``--profile-from-start off``, so compiles and autotuning are
+never replayed. A missing ncu, or counters this machine does not permit, raise ``Missing`` (a skip;
+``--require ncu`` makes it a failure) carrying ncu's own message.
+"""
+from __future__ import annotations
+
+import csv
+import json
+import os
+import subprocess
+import sys
+from dataclasses import dataclass
+
+from stackcheck import env
+
+# Short names for the sm_90 metrics this suite reads (each verified to read on an H200).
+METRICS = {
+    "gmma": "sm__inst_executed_pipe_tensor_op_gmma.sum",  # warpgroup MMA (wgmma): Hopper's Tensor Cores
+    "hmma": "sm__inst_executed_pipe_tensor_op_hmma.sum",  # mma.sync on the tensor pipe
+    "ffma": "sm__sass_thread_inst_executed_op_ffma_pred_on.sum",  # FP32 fused multiply-add, per thread
+    "alu": "sm__inst_executed_pipe_alu.sum",  # the general integer/compare/min-max pipe
+    "dram_read": "dram__bytes_read.sum",
+    "dram_write": "dram__bytes_write.sum",
+    "time_ns": "gpu__time_duration.sum",
+}
+TRAFFIC = ["dram_read", "dram_write", "time_ns"]  # one replay pass: for workloads of GiB-sized buffers
+TIMEOUT_S = 120
+INSTALL_HINT = "Nsight Compute comes with the CUDA toolkit; put `ncu` on PATH"
+
+
+@dataclass
+class Kernel:
+    """One profiled kernel launch: its (demangled) name and the metrics read, by short name."""
+    name: str
+    values: dict[str, float]
+
+    @property
+    def tensor_pipe(self) -> float:
+        """Instructions issued to the Tensor Core pipe. On sm_90 the hmma counter includes the
+        warpgroup (gmma) ones (an H200 reads the same number for both on a bf16 GEMM), so the larger."""
+        return max(self.values["gmma"], self.values["hmma"])
+
+    @property
+    def dram_bytes(self) -> float:
+        return self.values["dram_read"] + self.values["dram_write"]
+
+    def summary(self) -> dict:
+        return {"kernel": self.name[:80], **{k: int(v) for k, v in self.values.items()}}
+
+
+def ncu_missing() -> str | None:
+    """Why ncu cannot be used here (None when it is on PATH)."""
+    return None if env.tool_path("ncu") else f"the ncu command is not on PATH ({INSTALL_HINT})"
+
+
+def command(workload: str, kwargs: dict, metrics: list[str], cache: str) -> list[str]:
+    return [env.tool_path("ncu") or "ncu", "--clock-control", "none", "--profile-from-start", "off",
+            "--cache-control", cache, "--print-units", "base", "--csv",
+            "--metrics", ",".join(METRICS[m] for m in metrics),
+            sys.executable, "-m", "stackcheck.workloads", workload, json.dumps(kwargs)]
+
+
+def profile(workload: str, cache: str = "all", metrics: list[str] | None = None, **kwargs) -> list[Kernel]:
+    """The kernels ``workloads.<workload>(**kwargs)`` launches in its measured region, with their
+    counters. ``cache="all"`` flushes the caches before each kernel (its own DRAM traffic);
+    ``"none"`` keeps them warm across kernels (what one kernel leaves in L2 for the next)."""
+    reason = ncu_missing()
+    if reason:
+        raise env.Missing(reason, "ncu")
+    metrics = metrics or list(METRICS)
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    environ = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [root, os.environ.get("PYTHONPATH")]))}
+    try:
+        done = subprocess.run(command(workload, kwargs, metrics, cache), capture_output=True, text=True,
+                              timeout=TIMEOUT_S, env=environ)
+    except subprocess.TimeoutExpired:
+        raise AssertionError(f"ncu on workload {workload}{kwargs} ran past {TIMEOUT_S} s") from None
+    return parse(done.stdout, done.stderr, done.returncode, metrics)
+
+
+def parse(stdout: str, stderr: str, returncode: int, metrics: list[str]) -> list[Kernel]:
+    """ncu's CSV (one row per kernel and metric) as Kernels in launch order. ncu's own refusal
+    (no permission for the counters, a profiler library that does not load) raises Missing with its
+    message; a workload that failed raises AssertionError with its last lines."""
+    errors = [line for line in (stdout + stderr).splitlines() if line.startswith("==ERROR==")]
+    if errors:
+        raise env.Missing(f"ncu cannot read counters here: {errors[0].removeprefix('==ERROR==').strip()}", "ncu")
+    if returncode != 0:
+        tail = "\n".join((stderr or stdout).strip().splitlines()[-8:])
+        raise AssertionError(f"the profiled workload exited with {returncode}:\n{tail}")
+    lines = stdout.splitlines()
+    start = next((i for i, line in enumerate(lines) if line.startswith('"ID"')), None)
+    if start is None:
+        return []
+    names = {full: short for short, full in METRICS.items()}
+    kernels: dict[str, Kernel] = {}
+    for row in csv.DictReader(lines[start:]):
+        if row.get("Metric Name") not in names:
+            continue
+        kernel = kernels.setdefault(row["ID"], Kernel(row["Kernel Name"], {}))
+        value = row["Metric Value"].replace(",", "")
+        kernel.values[names[row["Metric Name"]]] = float(value) if value not in ("", "n/a") else float("nan")
+    found = list(kernels.values())
+    for kernel in found:
+        absent = set(metrics) - set(kernel.values)
+        if absent:
+            raise AssertionError(f"ncu gave no {sorted(absent)} for kernel {kernel.name[:60]}")
+    return found
+
+
+def total(kernels: list[Kernel], metric: str) -> float:
+    return sum(k.values[metric] for k in kernels)
+
+
+# ---- the claims, judged from counters (each fails with the readings it judged) ---------------
+
+def _readings(kernels: list[Kernel]) -> str:
+    return "\n".join(f"  {k.summary()}" for k in kernels) or "  (no kernel was profiled)"
+
+
+def assert_tensor_cores(kernels: list[Kernel], expected: bool, what: str) -> None:
+    """MC04: ``expected`` says whether ``what`` does its multiply-adds on Tensor Cores. One warp-level
+    MMA does the work of thousands of FFMAs, so the line is tensor-pipe instructions at 0.1 % of
+    the FP32 FFMA (thread) instructions: above it on Tensor Cores, at or below it on the general
+    pipes (cuBLAS's fp32 GEMM issues a few thousand stray MMAs against 10^10 FFMAs)."""
+    tensor, ffma = sum(k.tensor_pipe for k in kernels), total(kernels, "ffma")
+    verdict = tensor > 1e-3 * ffma if expected else (ffma > 0 and tensor <= 1e-3 * ffma)
+    assert kernels and verdict, "\n".join([
+        f"{what}: expected {'Tensor Core (gmma/hmma) instructions' if expected else 'FFMA, not the tensor pipe'};"
+        f" read {tensor:.0f} tensor-pipe and {ffma:.0f} FFMA instructions", _readings(kernels)])
+
+
+def assert_general_pipes_only(kernels: list[Kernel], what: str) -> None:
+    """MC05: ``what`` (an elementwise kernel) runs on the general ALUs, never the tensor pipe."""
+    tensor, alu = sum(k.tensor_pipe for k in kernels), total(kernels, "alu")
+    assert kernels and tensor == 0 and alu > 0, "\n".join([
+        f"{what}: expected ALU work and no tensor-pipe instructions; read {tensor:.0f} tensor-pipe, {alu:.0f} ALU",
+        _readings(kernels)])
+
+
+def compulsory_bytes(n: int, m: int, k: int, itemsize: int = 4) -> int:
+    """What ReLU(X @ W + b) must move however it runs: read X, W and b once, write Y once."""
+    return (n * k + k * m + m + n * m) * itemsize
+
+
+def assert_intermediates_removed(eager: list[Kernel], fused: list[Kernel], n: int, m: int, k: int) -> dict:
+    """Checkpoint 3: eager moves A and Z through DRAM (written once, read once: 4 * N * M * 4 bytes,
+    within 15 %); the epilogue-fused kernel moves at most 5 % of that beyond the compulsory bytes."""
+    course = 4 * n * m * 4
+    extra = {name: total(ks, "dram_read") + total(ks, "dram_write") - compulsory_bytes(n, m, k)
+             for name, ks in (("eager", eager), ("fused", fused))}
+    found = {"intermediate_bytes_4NM4": course, "eager_extra_bytes": int(extra["eager"]),
+             "fused_extra_bytes": int(extra["fused"]), "eager_kernels": len(eager), "fused_kernels": len(fused)}
+    assert len(fused) == 1 and len(eager) >= 3, f"expected 1 fused kernel and >= 3 eager ones: {found}"
+    assert abs(extra["eager"] - course) <= 0.15 * course, "\n".join([
+        f"eager DRAM traffic beyond the compulsory bytes is {extra['eager'] / 1e6:.0f} MB, not the course's "
+        f"4 x N x M x 4 = {course / 1e6:.0f} MB (A and Z written and read once)", _readings(eager)])
+    assert extra["fused"] <= 0.05 * course, "\n".join([
+        f"the fused kernel still moves {extra['fused'] / 1e6:.0f} MB beyond the compulsory bytes (the course: "
+        f"0 MB; allowed: 5 % of {course / 1e6:.0f} MB)", _readings(fused)])
+    return found
+
+
+def assert_fewer_launches_and_bytes(eager: list[Kernel], compiled: list[Kernel], chain_length: int) -> dict:
+    """Checkpoint 5: the compiled chain is one kernel against one per op, and moves several times
+    fewer DRAM bytes (each eager op reads and writes the whole tensor)."""
+    moved = {name: sum(k.dram_bytes for k in ks) for name, ks in (("eager", eager), ("compiled", compiled))}
+    found = {"eager_kernels": len(eager), "compiled_kernels": len(compiled),
+             "eager_dram_bytes": int(moved["eager"]), "compiled_dram_bytes": int(moved["compiled"])}
+    assert len(compiled) == 1 and len(eager) >= chain_length, f"expected 1 compiled kernel and >= {chain_length} eager: {found}"
+    assert moved["eager"] >= chain_length / 2 * moved["compiled"], "\n".join([
+        f"the compiled chain should move far fewer bytes than eager: {found}", _readings(eager + compiled)])
+    return found
+
+
+def assert_l2_reuse(small: list[Kernel], large: list[Kernel], passes: int, small_bytes: int, large_bytes: int) -> dict:
+    """§7.2: a working set well inside L2, read ``passes`` times, comes from DRAM at most once (later
+    passes read < 10 % of it); one far larger than L2 is read from DRAM every pass (>= 80 %)."""
+    def per_pass(kernels):
+        size = len(kernels) // passes
+        assert size and len(kernels) == size * passes, f"expected the same kernels each of {passes} passes: " \
+                                                       f"{len(kernels)} kernels"
+        return [total(kernels[i * size:(i + 1) * size], "dram_read") for i in range(passes)]
+
+    small_reads, large_reads = per_pass(small), per_pass(large)
+    found = {"small_bytes": small_bytes, "small_dram_read_per_pass": [int(r) for r in small_reads],
+             "large_bytes": large_bytes, "large_dram_read_per_pass": [int(r) for r in large_reads]}
+    assert max(small_reads[1:]) <= 0.1 * small_bytes, f"a working set inside L2 was re-read from DRAM: {found}"
+    assert min(large_reads) >= 0.8 * large_bytes, f"a working set larger than L2 was not read from DRAM each pass: {found}"
+    return found

@@ -1,0 +1,56 @@
+"""MC04 (§14.1, §7.2): not every matmul uses Tensor Cores; dtype and settings decide. Read from the
+H200's counters for cuBLAS, and, on any machine, from the PTX Triton writes for sm_90."""
+import re
+
+import numpy as np
+import pytest
+
+from stackcheck import counters, need
+from stackcheck.numerics import as_numpy, assert_matches_reference, make_inputs
+
+# (dtype, TF32 allowed, expected on the tensor pipe, the tolerance row its result is held to)
+CASES = [pytest.param("bfloat16", False, True, "bfloat16", id="bf16"),
+         pytest.param("float16", False, True, "float16", id="fp16"),
+         pytest.param("float32", True, True, "tfloat32", id="fp32-tf32"),
+         pytest.param("float32", False, False, "float32", id="fp32-ieee")]
+N = 2048
+
+
+@pytest.mark.claim("MC04")
+@pytest.mark.cuda
+@pytest.mark.torch
+@pytest.mark.parametrize("dtype, tf32, tensor_cores, tolerance", CASES)
+def test_cublas_uses_tensor_cores_by_dtype_and_setting(dtype, tf32, tensor_cores, tolerance, evidence):
+    from stackcheck import workloads
+
+    kernels = counters.profile("matmul", n=N, dtype=dtype, tf32=tf32)
+    gemv = counters.profile("matmul", n=1, m=N, k=N, dtype=dtype, tf32=tf32) if tensor_cores else []
+    evidence(dtype=dtype, tf32=tf32, gemm=[k.summary() for k in kernels],
+             gemv_1xN=[k.summary() for k in gemv])  # a shape cuBLAS may keep off the tensor pipe
+    counters.assert_tensor_cores(kernels, tensor_cores, f"{N}^3 {dtype} matmul, TF32 {'on' if tf32 else 'off'}")
+    prepared = workloads.matmul(256, dtype, tf32)
+    x, w = (as_numpy(t) for t in prepared.inputs)
+    assert_matches_reference(prepared.step(), x @ w, dtype=tolerance, k=256, what=f"{dtype} X @ W")
+
+
+WGMMA, FMA = re.compile(r"\bwgmma\.mma_async\b"), re.compile(r"\bfma\.rn\.f32\b")
+
+
+@pytest.mark.claim("MC04")
+@pytest.mark.triton
+def test_triton_dot_for_sm90_is_wgmma_for_bf16_and_tf32_and_fma_for_ieee_fp32():
+    """The same tl.dot becomes warpgroup MMA (Tensor Cores) or FP32 FMAs by dtype and input precision."""
+    torch = need("torch")
+    from stackcheck.triton_kernels import Tile, matmul_bias_relu, tile_compiled_sm90
+
+    tile = Tile(64, 64, 32)
+    found = {f"{dtype}/{precision}": tile_compiled_sm90(tile, dtype, precision).asm["ptx"]
+             for dtype, precision in (("bf16", "tf32"), ("fp32", "tf32"), ("fp32", "ieee"))}
+    counts = {name: (len(WGMMA.findall(ptx)), len(FMA.findall(ptx))) for name, ptx in found.items()}
+    assert counts["bf16/tf32"][0] > 0 and counts["fp32/tf32"][0] > 0, f"(wgmma, fma.rn.f32) per dot: {counts}"
+    assert counts["fp32/ieee"][0] == 0 and counts["fp32/ieee"][1] >= tile.n * tile.m * tile.k // 128, \
+        f"an IEEE fp32 dot should be FMAs, no wgmma: (wgmma, fma.rn.f32) = {counts}"
+    x, w, b = make_inputs(33, 40, 17, seed=41)
+    y = matmul_bias_relu(*(torch.from_numpy(a) for a in (x, w, b)), Tile(16, 16, 16))  # the interpreter
+    assert_matches_reference(y.numpy(), np.maximum(x.astype(np.float64) @ w + b, 0), dtype="float32", k=40,
+                             what="the tiled kernel's ReLU(X @ W + b)")

@@ -1,0 +1,51 @@
+"""MC05 (§14.1, §7.2, §7.3): ReLU does not run on the matrix unit. The bias + ReLU kernel issues no
+Tensor Core instruction (H200 counters); in the fused epilogue the dot is on the tensor pipe and the
+ReLU is an ordinary max after it (PTX for sm_90, on any machine)."""
+import re
+
+import numpy as np
+import pytest
+
+from stackcheck import counters, device_params, need
+from stackcheck.numerics import as_numpy, assert_matches_reference, uniform
+
+MMA, MAX = re.compile(r"\b(?:wgmma|mma)\.\w+"), re.compile(r"\bmax\.f32\b")
+A32 = {"a_ptr": "*fp32", "b_ptr": "*fp32", "y_ptr": "*fp32", "n_elements": "i32"}
+
+
+def bias_relu_checked(impl, device: str, n: int = 257, m: int = 129):
+    torch = need("torch")
+    a, b = uniform((n, m), seed=51), uniform((m,), seed=52)
+    y = impl.triton_bias_relu(torch.from_numpy(a).to(device), torch.from_numpy(b).to(device))
+    assert_matches_reference(as_numpy(y), np.maximum(a.astype(np.float64) + b, 0), dtype="float32", k=1,
+                             what="ReLU(A + b)")
+
+
+@pytest.mark.claim("MC05")
+@pytest.mark.parametrize("device", device_params("triton", devices=("cuda",)))
+def test_bias_relu_counts_no_tensor_pipe_and_the_fused_dot_does(impl, device, evidence):
+    elementwise = counters.profile("bias_relu", n=4096, m=4096)
+    fused = counters.profile("fused_forward", n=2048, m=2048, k=256)
+    evidence(bias_relu=[k.summary() for k in elementwise], fused=[k.summary() for k in fused])
+    counters.assert_general_pipes_only(elementwise, "the Triton bias + ReLU kernel")
+    counters.assert_tensor_cores(fused, True, "the fused matmul + bias + ReLU kernel")
+    bias_relu_checked(impl, device)
+
+
+@pytest.mark.claim("MC05")
+@pytest.mark.triton
+def test_relu_is_a_max_after_the_last_wgmma_in_the_sm90_ptx(impl):
+    from stackcheck import triton_kernels as tk
+
+    elementwise = tk.ptx_sm90(tk.compiled_kernel, A32, {"M": 65, "BLOCK_SIZE": 256})
+    assert not MMA.findall(elementwise) and MAX.search(elementwise), \
+        f"bias + ReLU: MMA instructions {MMA.findall(elementwise)[:3]}, max.f32 {len(MAX.findall(elementwise))}"
+    tile = tk.Tile(64, 64, 32)
+    lines = tk.tile_compiled_sm90(tile, "bf16").asm["ptx"].splitlines()
+    last_mma = max((i for i, line in enumerate(lines) if MMA.search(line)), default=None)
+    epilogue_max = [i for i, line in enumerate(lines) if MAX.search(line) and last_mma is not None and i > last_mma]
+    per_thread = tile.n * tile.m // (tile.warps * 32)
+    assert last_mma is not None and len(epilogue_max) >= per_thread, (
+        f"the fused kernel: last MMA at PTX line {last_mma}, {len(epilogue_max)} max.f32 after it "
+        f"(expected one per accumulator value a thread holds: {per_thread})")
+    bias_relu_checked(impl, "cpu")

@@ -1,0 +1,33 @@
+"""§7.2: a GPU is many SMs, each with its own registers and shared memory, in front of one L2 and
+HBM, each level larger and farther than the last. Read from the device's properties, and seen in
+the DRAM counters: a working set inside L2 is read from HBM once; one far larger, every pass."""
+import pytest
+
+from stackcheck import chip, counters, device_params, need
+from stackcheck.numerics import as_numpy, assert_matches_reference
+
+PASSES = 4
+LARGE = 2**30  # bytes: far past any L2 so far (the H200's is 60 MB)
+
+
+@pytest.mark.claim("S7.2-hierarchy")
+@pytest.mark.parametrize("device", device_params("torch", devices=("cuda",)))
+def test_each_level_is_larger_and_l2_keeps_what_fits(device, evidence):
+    torch = need("torch")
+    from stackcheck import workloads
+
+    props = torch.cuda.get_device_properties(device)
+    levels = chip.gpu_levels(props)
+    evidence(device=props.name, sms=props.multi_processor_count, **levels)
+    near = max(levels["registers_per_sm"], levels["shared_memory_per_sm"])  # each SM's own, on chip
+    assert props.multi_processor_count > 1 and near < levels["l2"] < levels["hbm"], \
+        f"each SM's registers and shared memory, then L2, then HBM, each larger: {levels}"
+    small = props.L2_cache_size // 4
+    found = counters.assert_l2_reuse(counters.profile("reread", "none", counters.TRAFFIC, nbytes=small, passes=PASSES),
+                                     counters.profile("reread", "none", counters.TRAFFIC, nbytes=LARGE, passes=PASSES),
+                                     PASSES, small, LARGE)
+    evidence(**found)
+    prepared = workloads.reread(small, 1)
+    (x,) = prepared.inputs
+    assert_matches_reference(prepared.step()[0].reshape(1), as_numpy(x).sum().reshape(1), dtype="float32",
+                             k=x.numel(), what="sum of the working set")

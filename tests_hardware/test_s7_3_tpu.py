@@ -1,0 +1,43 @@
+"""§7.3, §7.4: a TPU runs the matmul on its MXU and elementwise work on its VPU, with VMEM beside
+them and HBM behind; one TPU "TensorCore" is a whole core, not NVIDIA's matrix unit. Runs only
+where jax.devices("tpu") exists."""
+import numpy as np
+import pytest
+
+from stackcheck import chip, need
+from stackcheck.numerics import assert_matches_reference, uniform
+
+
+def _vmem_bias_relu(a_ref, b_ref, y_ref):
+    """ReLU(A + b) on one block, read from and written to VMEM refs (the VPU's elementwise work)."""
+    import jax.numpy as jnp
+
+    y_ref[...] = jnp.maximum(a_ref[...] + b_ref[...], 0)
+
+
+@pytest.mark.claim("S7.3-tpu")
+@pytest.mark.tpu
+@pytest.mark.jax
+def test_pallas_works_in_vmem_on_a_tpu_core(impl, evidence):
+    jax = need("jax")
+    from jax.experimental import pallas as pl
+    from jax.experimental.pallas import tpu as pltpu
+
+    target = jax.devices("tpu")[0]
+    evidence(**chip.tpu_facts(target))
+    n, m = 256, 128
+    a_np, b_np = uniform((n, m), seed=71), uniform((1, m), seed=72)
+    a, b = jax.device_put(a_np, target), jax.device_put(b_np, target)
+    vmem = pltpu.MemorySpace.VMEM
+    call = pl.pallas_call(
+        _vmem_bias_relu,
+        out_shape=jax.ShapeDtypeStruct((n, m), a.dtype), grid=(n // 128,),
+        in_specs=[pl.BlockSpec((128, m), lambda i: (i, 0), memory_space=vmem),
+                  pl.BlockSpec((1, m), lambda i: (0, 0), memory_space=vmem)],
+        out_specs=pl.BlockSpec((128, m), lambda i: (i, 0), memory_space=vmem))
+    lowered = jax.jit(call).lower(a, b).as_text()
+    assert "tpu_custom_call" in lowered, "a Pallas TPU kernel lowers to a Mosaic custom call"
+    want = np.maximum(a_np.astype(np.float64) + b_np, 0)
+    assert_matches_reference(np.asarray(call(a, b)), want, dtype="float32", k=1, what="Pallas ReLU(A + b) in VMEM")
+    assert_matches_reference(np.asarray(impl.pallas_bias_relu(a, b[0])), want, dtype="float32", k=1,
+                             what="impl.pallas_bias_relu on the TPU")

@@ -1,0 +1,106 @@
+"""Meta-tests for the chip's claims (tests_hardware): each counter judgment rejects the wrong
+reading it exists to reject. Readings are shaped like the H200's (issue 11's measurements), so
+these run on any machine."""
+import pytest
+
+from stackcheck import chip, counters
+from stackcheck.counters import Kernel
+
+N = M = 8192
+K = 256
+TENSOR = N * M * 4
+
+
+def kernel(name, **values):
+    return Kernel(name, {**dict.fromkeys(counters.METRICS, 0.0), **values})
+
+
+FP32_GEMM = kernel("sm80_xmma_gemm_f32f32", ffma=68.7e9, hmma=4096)
+BF16_GEMM = kernel("nvjet_sm90_tst", gmma=2_097_152)
+RELU = kernel("triton_bias_relu", alu=4.98e6)
+EAGER = [kernel("gemm", dram_read=16e6, dram_write=244e6), kernel("add", dram_read=269e6, dram_write=249e6),
+         kernel("clamp", dram_read=268e6, dram_write=244e6)]
+FUSED = [kernel("matmul_bias_relu", gmma=1e6, dram_read=17e6, dram_write=268e6)]
+
+
+@pytest.mark.meta
+@pytest.mark.mutant_for("MC04")
+def test_a_reader_that_sums_the_fma_pipe_as_tensor_work_is_caught():
+    """The fp32 GEMM's FFMAs read under the tensor-pipe name must fail the 'not on Tensor Cores' check."""
+    counters.assert_tensor_cores([FP32_GEMM], False, "fp32 GEMM")
+    misread = kernel(FP32_GEMM.name, gmma=FP32_GEMM.values["ffma"], ffma=FP32_GEMM.values["ffma"])
+    with pytest.raises(AssertionError, match="FFMA, not the tensor pipe"):
+        counters.assert_tensor_cores([misread], False, "fp32 GEMM")
+    with pytest.raises(AssertionError, match="Tensor Core"):
+        counters.assert_tensor_cores([FP32_GEMM], True, "fp32 GEMM claimed on Tensor Cores")
+
+
+@pytest.mark.meta
+@pytest.mark.mutant_for("MC05")
+def test_relu_on_the_tensor_pipe_is_caught():
+    counters.assert_general_pipes_only([RELU], "bias + ReLU")
+    with pytest.raises(AssertionError, match="no tensor-pipe"):
+        counters.assert_general_pipes_only([RELU, BF16_GEMM], "bias + ReLU fused into a GEMM reading")
+
+
+@pytest.mark.meta
+@pytest.mark.mutant_for("Q3")
+def test_an_eager_path_that_is_really_compiled_is_caught():
+    counters.assert_intermediates_removed(EAGER, FUSED, N, M, K)
+    with pytest.raises(AssertionError):
+        counters.assert_intermediates_removed(FUSED, FUSED, N, M, K)
+    with pytest.raises(AssertionError, match="fused kernel still moves"):
+        counters.assert_intermediates_removed(EAGER, [kernel("unfused", dram_read=300e6, dram_write=520e6)], N, M, K)
+
+
+@pytest.mark.meta
+@pytest.mark.mutant_for("Q5")
+def test_a_compiled_chain_that_still_launches_every_op_is_caught():
+    eager = [kernel(f"op{i}", dram_read=2**30, dram_write=2**30) for i in range(8)]
+    compiled = [kernel("triton_poi_fused", dram_read=2**30, dram_write=2**30)]
+    counters.assert_fewer_launches_and_bytes(eager, compiled, 8)
+    with pytest.raises(AssertionError):
+        counters.assert_fewer_launches_and_bytes(eager, eager, 8)
+
+
+@pytest.mark.meta
+@pytest.mark.mutant_for("S7.2-hierarchy")
+def test_swapped_working_sets_are_caught():
+    small = [kernel("sum", dram_read=r) for r in (15e6, 0.1e6, 0.1e6, 0.1e6)]
+    large = [kernel("sum", dram_read=2**30) for _ in range(4)]
+    counters.assert_l2_reuse(small, large, 4, 15_000_000, 2**30)
+    with pytest.raises(AssertionError, match="inside L2 was re-read"):
+        counters.assert_l2_reuse(large, large, 4, 15_000_000, 2**30)
+
+
+class _Device:
+    platform, device_kind, core_on_chip = "gpu", "NVIDIA H200", None
+
+    def memory_stats(self):
+        return {"bytes_limit": 140 * 2**30}
+
+
+@pytest.mark.meta
+@pytest.mark.mutant_for("S7.3-tpu")
+def test_a_gpu_passed_off_as_a_tpu_is_caught():
+    with pytest.raises(AssertionError, match="not a TPU"):
+        chip.tpu_facts(_Device())
+
+
+@pytest.mark.meta
+@pytest.mark.mutant_for("S5.3-tiling")
+@pytest.mark.triton
+def test_a_grid_that_drops_the_partial_tiles_is_caught():
+    """The tiled matmul launched on floor(N / tile) x floor(M / tile) programs leaves edge tiles unwritten."""
+    from stackcheck import triton_kernels
+
+    class FloorGrid:
+        def __init__(self, kernel):
+            self.kernel = kernel
+
+        def __getitem__(self, grid):
+            return self.kernel[tuple(max(g - 1, 1) for g in grid)]
+
+    kernels = (FloorGrid(triton_kernels.matmul_compiled), FloorGrid(triton_kernels.matmul_interpreted))
+    with pytest.raises(AssertionError, match="does not match"):
+        triton_kernels.assert_tilings_right("cpu", triton_kernels.TILES[:1], kernels=kernels)
