@@ -1,7 +1,8 @@
-"""The suite's data files: fixtures/ (claim catalogue, hand example) and mojo/ (Mojo sources).
+"""The suite's data files: fixtures/ (claim catalogue, hand example), mojo/ (Mojo sources) and
+course/ (the course's listings).
 
 In a checkout they sit beside the package; an installed wheel ships them as the packages
-``stackcheck.fixtures`` and ``stackcheck.mojo``. This is the one place that knows both.
+``stackcheck.fixtures``, ``stackcheck.mojo`` and ``stackcheck.listings``. This is the one place that knows both.
 """
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ import importlib.resources
 import os
 from pathlib import Path
 
-PACKAGES = {"fixtures": "stackcheck.fixtures", "mojo": "stackcheck.mojo"}
+PACKAGES = {"fixtures": "stackcheck.fixtures", "mojo": "stackcheck.mojo", "course": "stackcheck.listings"}
 
 
 def path(folder: str, *parts: str) -> Path:

@@ -17,7 +17,7 @@ import sys
 
 import pytest
 
-from stackcheck import gpus
+from stackcheck import gpus, repro
 from stackcheck.stacks import DEVICES, STACKS
 
 __all__ = ["DEVICES", "TOOLS", "Missing", "device_missing", "fingerprint", "need", "stack_missing"]
@@ -148,6 +148,7 @@ def fingerprint(pinned_precision, frameworks: bool = True) -> dict:
         "cuda_visible_devices": os.environ.get("CUDA_VISIBLE_DEVICES", "unset"),
         "xla_flags": os.environ.get("XLA_FLAGS", ""),
         "backends": {},
+        "code_revision": repro.code_revision(),
     }
     torch = None if stack_missing("torch") else importlib.import_module("torch")
     jax = None if stack_missing("jax") else importlib.import_module("jax")
@@ -171,4 +172,5 @@ def header_lines(env: dict) -> list[str]:
         f"  cpu: {env['cpu']} | accelerator: {env['accelerator']} | driver: {env['driver']}",
         f"  versions: {versions}",
         f"  backends: {env['backends'] or 'none'} | precision (as tests run): {env['precision']}",
+        f"  code: {env['code_revision']}",
     ]

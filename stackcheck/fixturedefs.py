@@ -8,9 +8,9 @@ import tomllib
 import numpy as np
 import pytest
 
-from stackcheck import data, env, precision
+from stackcheck import data, env, precision, repro
 from stackcheck.impl import Impl
-from stackcheck.recorder import EVIDENCE, RECORDER
+from stackcheck.recorder import DRAWN, EVIDENCE, RECORDER
 from stackcheck.stacks import STACKS
 
 
@@ -53,9 +53,16 @@ def launches(monkeypatch):
 
 @pytest.fixture
 def evidence(request: pytest.FixtureRequest):
-    """Call ``evidence(**numbers)`` to attach measurements to this test's claims in the report."""
-    def record(**numbers) -> None:
-        request.node.user_properties.append((EVIDENCE, numbers))
+    """Call ``evidence(**numbers)`` to attach measurements to this test's claims in the report; each
+    carries the fifteen fields of course §14.4 (``stackcheck.repro``) under the key ``repro``, and
+    the call returns the entry as recorded."""
+    recorder = request.config.stash[RECORDER]
+
+    def record(**numbers) -> dict:
+        entry = {**numbers, "repro": repro.record(recorder.environment_fingerprint(), numbers,
+                                                  request.node.stash.get(DRAWN, []))}
+        request.node.user_properties.append((EVIDENCE, entry))
+        return entry
     return record
 
 

@@ -12,14 +12,13 @@ from pathlib import Path
 
 import pytest
 
-from stackcheck import claims, env, grader, gpus, numerics
-from stackcheck.recorder import MISSING, PROPS, RECORDER, Recorder
+from stackcheck import claims, coursegate, env, grader, gpus, numerics
+from stackcheck.recorder import DRAWN, MISSING, PROPS, RECORDER, Recorder
 from stackcheck.stacks import STACKS
 
-pytest_plugins = ["stackcheck.fixturedefs", "stackcheck.grader"]
+pytest_plugins = ["stackcheck.fixturedefs", "stackcheck.grader", "stackcheck.coursegate"]
 
 MISSING_REASON = pytest.StashKey[tuple[str, str]]()
-DRAWN = pytest.StashKey[list[str]]()  # the random inputs a test drew, printed when it fails
 
 DEVICE_HELP = {
     "cpu": "runs on the host CPU",
@@ -200,6 +199,7 @@ def missing_for(item: pytest.Item) -> tuple[str, str] | None:
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     known = claims.catalogue()
     recorder = config.stash[RECORDER]
+    coursegate.mark_listings(items)
     for item in items:
         device = item_device(item)
         if not item.get_closest_marker(device):
@@ -207,6 +207,8 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         missing = missing_for(item)
         if missing:
             item.stash[MISSING_REASON] = missing
+        if coursegate.listing_of(item) is not None:
+            continue  # a listing is course material, recorded apart from the claims
         ids = item_claims(item)
         recorder.unknown_claims.update(cid for cid in ids if cid not in known)
         # A claim counts only tests that exercise the implementation under test, or run a stack or

@@ -7,21 +7,24 @@ Workers of pytest-xdist send their reports to the controller; test metadata trav
 from __future__ import annotations
 
 import collections
+import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
 import pytest
 
-from stackcheck import claims, env, gpus, grading, precision
+from stackcheck import claims, drift, env, gpus, grading, precision
 from stackcheck.impl import Impl
 
 RECORDER = pytest.StashKey["Recorder"]()
+DRAWN = pytest.StashKey[list[str]]()  # the random inputs a test drew, printed when it fails
 PROPS = "stackcheck"  # user_properties key: claims, device, meta, counts of a test
 EVIDENCE = "stackcheck_evidence"
 MISSING = "stackcheck_missing"  # what a skipped test lacked (a device, a stack, a tool)
 STUDENT = "stackcheck_student"  # homework: the assigned functions a test ran
 NOT_ATTEMPTED = "stackcheck_not_attempted"  # homework: the stubs a test ran into
+LISTING = "stackcheck_listing"  # a course listing's description (--course)
 
 
 def failure_line(report: pytest.TestReport) -> str:
@@ -66,6 +69,8 @@ class Recorder:
     written: tuple[Path, ...] = ()
     workers: list[dict] = field(default_factory=list)  # each xdist worker's GPUs (controller only)
     final: dict | None = None  # the report as written at the session's end
+    listings: dict[str, dict] = field(default_factory=dict)  # --course: each listing's record
+    baseline: dict | None = None  # --baseline: the report to compare with
 
     @property
     def is_worker(self) -> bool:
@@ -98,7 +103,35 @@ class Recorder:
             lines.append(f"  required (missing means fail): {', '.join(sorted(self.require))}")
         return lines
 
+    def record_listing(self, report: pytest.TestReport, described: dict) -> None:
+        record = self.listings.setdefault(report.nodeid, {**described, "outcome": "interrupted", "first_error": None})
+        if report.failed or hasattr(report, "wasxfail"):
+            crash = getattr(report.longrepr, "reprcrash", None)
+            if record["first_error"] is None and (report.failed or crash is not None):
+                record["first_error"] = failure_line(report).removeprefix("stackcheck.course.ListingError: ")
+        if report.skipped and not hasattr(report, "wasxfail"):
+            record["reason"] = report.longrepr[2] if isinstance(report.longrepr, tuple) else str(report.longrepr)
+        if report.when == "call":
+            record["outcome"] = ("xfailed" if report.skipped else "failed") if hasattr(report, "wasxfail") \
+                else report.outcome
+        elif report.failed:
+            record["outcome"] = "failed"
+        elif report.when == "setup" and report.skipped:
+            record["outcome"] = "skipped"
+
+    @pytest.hookimpl(tryfirst=True)  # before junitxml writes the properties, at teardown
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        self.read(report)
+        if report.when == "teardown" and not self.is_worker:
+            # JUnit XML writes str(value): make that JSON, so CI tools can parse every property
+            report.user_properties = [(k, json.dumps(v, default=str, ensure_ascii=False))
+                                      for k, v in report.user_properties]
+
+    def read(self, report: pytest.TestReport) -> None:
+        described = dict(report.user_properties).get(LISTING)
+        if described is not None:
+            self.record_listing(report, described)
+            return
         props = dict(report.user_properties).get(PROPS)
         if props is None:
             return
@@ -130,10 +163,26 @@ class Recorder:
         environment = dict(self.environment_fingerprint())
         environment["workers"] = sorted(self.workers, key=lambda w: w["worker"]) or [self.describe_process()]
         report = claims.build_report({n: r.as_dict() for n, r in self.results.items()}, environment)
+        if self.listings:
+            report["listings"] = sorted(self.listings.values(), key=lambda r: r["line"])
+            report["errata"] = [self.erratum(r, environment) for r in report["listings"]
+                                if r["outcome"] in ("failed", "xfailed")]
+        if self.baseline is not None:
+            report["drift"] = drift.compare(self.baseline, report)
         score = self.grade(report)
         if score is not None:
             report["homework"] = score
         return report
+
+    @staticmethod
+    def erratum(record: dict, environment: dict) -> dict:
+        """A failing listing as an erratum: where, on which versions, its first error, the working form."""
+        from stackcheck.stacks import STACKS
+
+        dists = {STACKS[record["stack"]].dist} if record["stack"] in STACKS else set()
+        return {"listing": record["id"], "section": record["section"], "known": record["known_erratum"],
+                "versions": {d: environment["versions"].get(d) for d in sorted(dists)},
+                "first_error": record["first_error"], "working_form": record["working_form"]}
 
     def describe_process(self) -> dict:
         return {**gpus.describe(), "backends": self.environment_fingerprint()["backends"]}
@@ -148,6 +197,8 @@ class Recorder:
                 self.written = claims.write_report(report, self.report_path)
             except OSError as error:
                 self.problems.append(f"--curriculum-report {self.report_path}: could not write it: {error}")
+        for regression in report.get("drift", {}).get("regressions", []):
+            self.problems.append(f"--baseline: {regression}")
         if self.config.getoption("require_claims"):
             bad = [c["id"] for c in report["claims"] if c["status"] != "verified"]
             if bad:
@@ -175,6 +226,14 @@ class Recorder:
         tr.section("stackcheck: course claims", sep="-")
         for line in claims.terminal_table(report):
             tr.write_line(line)
+        if report.get("listings"):
+            tr.section("stackcheck: course listings", sep="-")
+            for line in listing_lines(report):
+                tr.write_line(line, red=line.startswith("  ERRATUM"), yellow=line.startswith("  known"))
+        if "drift" in report:
+            tr.section("stackcheck: drift since the baseline", sep="-")
+            for line in drift.lines(report["drift"]):
+                tr.write_line(line)
         if "homework" in report:
             tr.section("stackcheck: homework", sep="-")
             for line in grading.lines(report["homework"]):
@@ -208,3 +267,15 @@ class Recorder:
         return (f"stackcheck: nothing was checked: all {len(records)} selected tests were skipped, "
                 f"{sum(lacking.values())} for lack of {needed} ({reason}){device}"
                 + (f"; {hint}" if hint else ""))
+
+
+def listing_lines(report: dict) -> list[str]:
+    """One line per listing, then each erratum: section, versions, first error, working form."""
+    out = [f"  §{r['section']:<5} {r['stack']:<14} {r['device']:<4} {r['outcome']}"
+           + (f" ({r['reason']})" if r.get("reason") and r["outcome"] == "skipped" else "")
+           for r in report["listings"]]
+    for e in report.get("errata", []):
+        versions = ", ".join(f"{d} {v}" for d, v in e["versions"].items())
+        out.append(f"  {'known erratum' if e['known'] else 'ERRATUM'} listing §{e['section']} ({versions}): "
+                   f"{e['first_error']}" + (f"; working form: {e['working_form']}" if e["working_form"] else ""))
+    return out

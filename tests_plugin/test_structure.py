@@ -15,7 +15,7 @@ pytestmark = pytest.mark.meta
 
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGE = ROOT / "stackcheck"
-PLUGIN_LAYER = {"stackcheck.plugin", "stackcheck.recorder", "stackcheck.fixturedefs", "stackcheck.grader"}
+PLUGIN_LAYER = {"stackcheck.plugin", "stackcheck.recorder", "stackcheck.fixturedefs", "stackcheck.grader", "stackcheck.coursegate"}
 TEST_FILES = sorted(p for p in ROOT.glob("tests_*/**/*.py"))
 CLAIM_TESTS = sorted(p for p in ROOT.glob("tests_*/test_*.py")
                      if p.parent.name not in ("tests_plugin", "tests_meta"))

@@ -1,0 +1,52 @@
+"""Checkpoint 4 (after §12): each component sits at its own layer: Dynamo captures, StableHLO is a
+high-level IR, Inductor compiles, PJRT is the device runtime. The answer key is held to §12.1's
+table, and the table to what the installed stacks really hand from layer to layer."""
+import numpy as np
+import pytest
+
+from stackcheck import checkpoints, layers, need
+from stackcheck.numerics import assert_matches_reference, make_inputs, reference_forward
+
+
+def q4_key() -> dict:
+    question = next(q for q in checkpoints.questions() if q["id"] == "Q4")
+    return {field["name"]: field["key"] for field in question["field"]}
+
+
+@pytest.mark.claim("Q4")
+@pytest.mark.jax
+def test_jax_hands_the_forward_from_layer_to_layer(impl):
+    """make_jaxpr captures; lower() gives the IR (StableHLO); compile() gives XLA's executable; it runs
+    on a PJRT device: each object is what §12.1's table says that layer exposes."""
+    jax = need("jax")
+    layers.assert_key_matches(q4_key())
+    row = layers.LAYERS["jax"]
+    x, w, b = make_inputs(5, 4, 3, seed=44)
+    assert "dot_general" in str(layers.exposed(row["capture"][1])(impl.jax_forward)(x, w, b))
+    lowered = jax.jit(impl.jax_forward).lower(x, w, b)
+    compiled = lowered.compile()
+    assert isinstance(lowered, layers.exposed(row["high-level IR"][1])) and "stablehlo" in lowered.as_text()
+    assert isinstance(compiled, layers.exposed(row["compiler"][1]))
+    y = compiled(x, w, b)
+    assert y.devices() <= set(layers.exposed(row["device runtime"][1])()), "the result lives on a PJRT device"
+    assert_matches_reference(np.asarray(y), reference_forward(x, w, b), dtype="float32", k=4)
+
+
+@pytest.mark.claim("Q4")
+@pytest.mark.torch_compile
+def test_torch_hands_the_forward_from_dynamo_to_inductor(impl):
+    """Dynamo captures an FX graph and hands it to the compiler backend, which is Inductor."""
+    torch = need("torch")
+    row = layers.LAYERS["torch"]
+    inductor = layers.exposed(row["compiler"][1])
+    graphs = []
+
+    def backend(graph_module, example_inputs):
+        graphs.append(graph_module)
+        return inductor(graph_module, example_inputs)
+
+    torch._dynamo.reset()
+    x, w, b = (torch.from_numpy(a) for a in make_inputs(5, 4, 3, seed=45))
+    y = torch.compile(impl.torch_forward, backend=backend)(x, w, b)
+    assert graphs and all(isinstance(g, layers.exposed(row["high-level IR"][1])) for g in graphs), graphs
+    assert_matches_reference(y.numpy(), reference_forward(x.numpy(), w.numpy(), b.numpy()), dtype="float32", k=4)

@@ -1,0 +1,24 @@
+"""Meta-tests for the course area's checks: a wrong answer key and an incomplete §14.4 record are
+rejected."""
+import pytest
+
+from stackcheck import layers, repro
+
+
+@pytest.mark.meta
+@pytest.mark.mutant_for("Q4")
+def test_a_key_that_calls_inductor_the_capture_is_caught():
+    layers.assert_key_matches({"Dynamo": "capture", "Inductor": "compiler"})
+    with pytest.raises(AssertionError, match="Inductor"):
+        layers.assert_key_matches({"Dynamo": "capture", "Inductor": "capture"})
+
+
+@pytest.mark.meta
+@pytest.mark.mutant_for("S14.4-repro")
+def test_a_record_without_its_inputs_or_revision_is_caught():
+    environment = {"date": "d", "os": "o", "cpu": "c", "accelerator": "a", "driver": "v", "python": "p",
+                   "versions": {"numpy": "2"}, "backends": {"torch": "cpu"}}
+    full = repro.record(environment, {"t": {"regime": "host-sync"}}, ["make_inputs(N=2, K=3, M=4, dtype='float32', seed=1)"])
+    assert repro.missing(full) == []
+    assert repro.missing({**full, "code_revision": ""}) == ["code_revision"]
+    assert "input_dtype" in repro.missing(repro.record({**environment}, {}, []) | {"input_dtype": []})

@@ -1,0 +1,121 @@
+"""The course gate: --course runs the course's listings (verbatim) with the claim tests' markers,
+reports failing ones as errata, keeps known errata as strict xfails; --baseline reports drift."""
+import json
+import os
+import re
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.meta
+sybil = pytest.importorskip("sybil", reason="the course gate needs Sybil (pip install sybil)")
+
+COURSE_TEXT = Path(os.environ.get("STACKCHECK_COURSE_TEXT", Path(__file__).resolve().parents[2] / "shared" /
+                                  "curriculum" / "week02-ai-execution-stack.ko.txt"))
+DOC = '''# a course
+<!-- stackcheck
+[errata."1.3-numpy"]
+reason = "known: divides by zero"
+working_form = "fixed.py"
+[errata."1.4-numpy"]
+reason = "was broken, fixed since"
+-->
+
+```python {section=1.1 stack=numpy device=cpu}
+import numpy as np
+y = np.maximum(np.array([-1.0, 2.0]), 0)
+```
+
+```python {section=1.2 stack=numpy device=cpu}
+assert y.tolist() == [0.0, 3.0], "wrong"
+```
+
+```python {section=1.3 stack=numpy device=cpu}
+1 / 0
+```
+
+```python {section=1.4 stack=numpy device=cpu}
+z = y + 1
+```
+
+```python {section=1.5 stack=numpy device=tpu}
+z = y * 2
+```
+'''
+
+
+def test_the_shipped_listings_are_the_courses_lines_with_indentation_restored():
+    """Every line of every listing, stripped, is the course's line, in order (the course text lost
+    its indentation and glues each listing's last line to the output that follows it)."""
+    if not COURSE_TEXT.is_file():
+        pytest.skip(f"the course text is not at {COURSE_TEXT} (set STACKCHECK_COURSE_TEXT)")
+    from stackcheck import course
+
+    text = [line.strip() for line in COURSE_TEXT.read_text(encoding="utf-8").splitlines()]
+    document = course.sybil().parse(course.shipped())
+    listings = course.listings_of(document)
+    assert len(listings) >= 12
+    for listing in listings:
+        lines = [line.strip() for line in listing.source.splitlines()]
+        starts = [i for i, line in enumerate(text) if line == lines[0]]
+        assert any(text[i:i + len(lines) - 1] == lines[:-1] and text[i + len(lines) - 1].startswith(lines[-1])
+                   for i in starts), f"listing §{listing.section} ({listing.stack}) is not the course's text"
+
+
+def test_listings_run_in_order_and_errata_are_reported(pytester):
+    pytester.makefile(".md", course=DOC)
+    result = pytester.runpytest_inprocess("--course", "course.md", "-p", "no:cacheprovider",
+                                          "--curriculum-report", "report.json")
+    result.assert_outcomes(passed=1, failed=2, xfailed=1, skipped=1)
+    result.stdout.fnmatch_lines(["*stackcheck: course listings*", "*§1.1*numpy*cpu*passed*",
+                                 "*ERRATUM listing §1.2 (numpy *): listing §1.2 (numpy) fails: AssertionError: wrong*",
+                                 "*known erratum listing §1.3 *ZeroDivisionError*; working form: fixed.py*",
+                                 "*XPASS(strict)*was broken, fixed since*"])
+    report = json.loads((pytester.path / "report.json").read_text())
+    assert [r["outcome"] for r in report["listings"]] == ["passed", "failed", "xfailed", "failed", "skipped"]
+    assert [e["listing"] for e in report["errata"]] == ["1.2-numpy", "1.3-numpy", "1.4-numpy"]
+    assert report["errata"][0]["versions"]["numpy"] and report["errata"][1]["known"]
+
+
+def test_a_later_listing_runs_its_chapter_first_when_selected_alone(pytester):
+    pytester.makefile(".md", course=DOC)
+    result = pytester.runpytest_inprocess("--course", "course.md", "-p", "no:cacheprovider", "-k", "line:15")
+    result.assert_outcomes(failed=1)  # §1.2 alone: §1.1 ran first, so y exists and the assert speaks
+    result.stdout.fnmatch_lines(["*AssertionError: wrong*"])
+
+
+@pytest.mark.parametrize("info, said", [("section=1.1 stack=numpy", "missing ['device']"),
+                                        ("section=1.1 stack=numpy device=gpu", "device='gpu'"),
+                                        ("section=1.1 stack=numpy device=cpu colour=red", "unknown ['colour']")])
+def test_bad_fence_info_is_one_usage_error(pytester, info, said):
+    pytester.makefile(".md", course=f"```python {{{info}}}\nx = 1\n```\n")
+    result = pytester.runpytest_inprocess("--course", "course.md", "-p", "no:cacheprovider")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    assert said in result.stderr.str() and "INTERNALERROR" not in result.stderr.str() + result.stdout.str()
+
+
+def test_a_course_path_that_is_not_markdown_is_a_usage_error(pytester):
+    result = pytester.runpytest_inprocess("--course", "nowhere", "-p", "no:cacheprovider")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    assert "--course nowhere: not a Markdown file" in result.stderr.str()
+
+
+def test_drift_names_what_changed_and_fails_on_a_regression(pytester):
+    pytester.makefile(".md", course=DOC)
+    old = {"environment": {"versions": {"numpy": "1.0"}}, "claims": [],
+           "listings": [{"id": "1.2-numpy", "outcome": "passed"}, {"id": "1.4-numpy", "outcome": "failed"}]}
+    pytester.makefile(".json", old=json.dumps(old))
+    result = pytester.runpytest_inprocess("--course", "course.md", "-p", "no:cacheprovider",
+                                          "--baseline", "old.json", "--curriculum-report", "new.json")
+    result.stdout.fnmatch_lines(["*drift since the baseline*", "*versions: numpy 1.0 -> *",
+                                 "*listing 1.2-numpy: passed -> failed*",
+                                 "*FAIL --baseline: listing 1.2-numpy passed, now failed*"])
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    assert json.loads((pytester.path / "new.json").read_text())["drift"]["regressions"]
+
+
+def test_a_baseline_that_is_not_a_report_is_a_usage_error(pytester):
+    pytester.makefile(".json", old="[1, 2]")
+    result = pytester.runpytest_inprocess("--baseline", "old.json", "-p", "no:cacheprovider")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    assert re.search(r"--baseline old.json: not a curriculum report", result.stderr.str())
