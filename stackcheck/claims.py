@@ -171,3 +171,26 @@ def terminal_table(report: dict) -> list[str]:
     lines.append("   claims: " + ", ".join(f"{n} {s}" for s, n in _counts(report).items() if n or s != "interrupted")
                  + "   (" + ", ".join(f"{m} {s}" for s, m in MARKS.items()) + ")")
     return lines
+
+
+def claim_files(root: Path) -> dict[str, list[str]]:
+    """Each claim id -> the test files under ``root`` whose tests say ``claim("ID")``."""
+    found: dict[str, set[str]] = {}
+    for path in sorted(root.glob("tests_*/test_*.py")):
+        for cid in re.findall(r'claim\("([^"]+)"\)', path.read_text(encoding="utf-8")):
+            found.setdefault(cid, set()).add(path.relative_to(root).as_posix())
+    return {cid: sorted(files) for cid, files in found.items()}
+
+
+def readme_table(root: Path) -> list[str]:
+    """The README's claim table: every claim of the catalogue, its section, title and test files."""
+    files = claim_files(root)
+    lines = ["| id | § | claim | tests |", "|---|---|---|---|"]
+    for cid, entry in catalogue().items():
+        tests = ", ".join(f"`{f}`" for f in files.get(cid, [])) or "(none)"
+        lines.append(f"| `{cid}` | {entry['section']} | {entry['title']} | {tests} |")
+    return lines
+
+
+if __name__ == "__main__":  # python -m stackcheck.claims: the README's claim table
+    print("\n".join(readme_table(Path.cwd())))

@@ -189,3 +189,38 @@ def assert_same_model(by_init: dict, by_load: dict) -> None:
                  for name in by_load if name not in by_init or not np.array_equal(by_init[name], by_load[name])}
     assert by_init.keys() == by_load.keys() and not differing, \
         f"compile() + init() must give the model load() gives: outputs differing {differing}"
+
+
+LEVELS = ("ttir", "ttgir", "llir", "ptx", "cubin")
+
+
+def lowering_facts(asm: dict) -> dict[str, dict[str, bool]]:
+    """For each of Triton's stages: whether it holds whole tensors, a structured loop, a thread
+    layout, address arithmetic, a branch-and-phi loop, global loads/stores."""
+    facts = {}
+    for level in LEVELS[:-1]:
+        text = asm[level]
+        facts[level] = {"tensors": "tensor<" in text, "structured loop": "scf.for" in text,
+                        "thread layout": bool(re.search(r"#\w*blocked", text)), "addresses": "getelementptr" in text,
+                        "branch loop": " phi " in text or bool(re.search(r"\bbra\b", text)),
+                        "global load/store": "ld.global" in text and "st.global" in text}
+    facts["cubin"] = {"machine code object": asm["cubin"][:4] == b"\x7fELF"}
+    return facts
+
+
+def assert_lowering_levels(asm: dict) -> dict:
+    """S4.2: tensors and a structured loop at the top (ttir), a thread layout added (ttgir), addresses
+    and branch loops with no tensors (llir), global loads/stores on a virtual ISA (ptx), and an ELF
+    object of machine code (cubin) last."""
+    missing = [level for level in LEVELS if level not in asm]
+    assert not missing, f"Triton gave no {missing} stage; it gave {sorted(asm)}"
+    f = lowering_facts(asm)
+    expected = {"ttir": {"tensors": True, "structured loop": True, "thread layout": False, "addresses": False},
+                "ttgir": {"tensors": True, "thread layout": True, "addresses": False},
+                "llir": {"tensors": False, "addresses": True, "branch loop": True},
+                "ptx": {"tensors": False, "global load/store": True, "branch loop": True},
+                "cubin": {"machine code object": True}}
+    wrong = {level: {k: f[level][k] for k, v in want.items() if f[level][k] != v} for level, want in expected.items()}
+    wrong = {level: found for level, found in wrong.items() if found}
+    assert not wrong, f"Triton's stages, from tensors down to machine code, do not lower as §4.2 says: {wrong}"
+    return f

@@ -174,3 +174,15 @@ def assert_exact(actual, expected, *, what: str, **inputs) -> None:
     details = mismatch_report(as_numpy(actual), as_numpy(expected), Tolerance(0.0, 0.0))
     if details is not None:
         raise AssertionError(failure_message(f"{what} is not exactly the course's value.", details, inputs))
+
+
+def assert_relu_by_select(z, relu, *, what: str) -> None:
+    """``relu`` is ``select(z > 0, z, 0)`` bit for bit: NaN and both zeros give +0 (course §10.4's
+    study ReLU), where ``max(z, 0)`` may propagate NaN and ``z * (z > 0)`` gives NaN and -0."""
+    __tracebackhide__ = True
+    z, relu = np.asarray(z, np.float32), np.asarray(relu, np.float32)
+    want = np.where(z > 0, z, np.float32(0))
+    differ = want.view(np.uint32) != relu.view(np.uint32)
+    if differ.any():
+        raise AssertionError(f"{what} is not select(z > 0, z, 0) at z = {z[differ].tolist()}: "
+                             f"got {relu[differ].tolist()} (signs {np.signbit(relu[differ]).tolist()})")

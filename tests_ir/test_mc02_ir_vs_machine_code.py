@@ -1,5 +1,6 @@
-"""MC02: IR is not machine code. StableHLO, FX and MAX IR hold tensor ops and no instructions;
-the final artifacts (Triton PTX, Mojo PTX) hold loads, stores and predicates."""
+"""MC02: IR is not machine code. StableHLO, FX and MAX IR hold tensor ops and no instructions; the
+lowest text level (Triton's and Mojo's PTX) holds loads, stores and predicates, but still on
+virtual registers: PTX is a virtual ISA that ptxas lowers to the GPU's machine code (SASS)."""
 import re
 
 import numpy as np
@@ -10,6 +11,15 @@ from stackcheck import ir, max_graphs, mojo_build
 from stackcheck.numerics import make_inputs
 
 INSTRUCTIONS = ("ld.global", "st.global", "setp")
+VIRTUAL_REGISTERS = re.compile(r"\.reg \.\w+ \s*%\w+<(\d+)>")  # e.g. `.reg .b32 %r<12>;`, allocated by ptxas
+
+
+def assert_virtual_isa(ptx: str, where: str) -> None:
+    """Instructions, but on declared virtual registers, for a virtual target: not yet machine code."""
+    for instruction in INSTRUCTIONS:
+        assert instruction in ptx, f"{where} must contain {instruction}"
+    assert VIRTUAL_REGISTERS.search(ptx) and re.search(r"^\.target sm_\d+", ptx, re.M), \
+        f"{where} declares virtual register files and a .target for ptxas: {ptx[:300]}"
 
 
 @pytest.mark.claim("MC02")
@@ -45,17 +55,16 @@ def test_max_graph_is_tensor_ops(impl, example_inputs):
 
 @pytest.mark.claim("MC02")
 @pytest.mark.mojo
-def test_mojo_ptx_is_machine_code():
+def test_mojo_ptx_is_a_virtual_isa():
     """Built for an H100/H200 (nvidia:90) here, with or without a GPU."""
     ptx = mojo_build.kernel_ptx(mojo_build.source("bias_relu_gpu.mojo"), "bias_relu", {"N": 33, "M": 65})
-    for instruction in INSTRUCTIONS:
-        assert instruction in ptx, f"the Mojo kernel's PTX must contain {instruction}"
+    assert_virtual_isa(ptx, "the Mojo kernel's PTX")
     assert "max.f32" in ptx, "ReLU became one max.f32 instruction per element"
 
 
 @pytest.mark.claim("MC02")
 @pytest.mark.parametrize("device", device_params("triton", devices=("cuda",)))
-def test_triton_ptx_is_machine_code(impl, device):
+def test_triton_ptx_is_a_virtual_isa(impl, device):
     torch = need("torch")
     from stackcheck import triton_kernels
 
@@ -63,8 +72,6 @@ def test_triton_ptx_is_machine_code(impl, device):
     a, b = torch.from_numpy(a_np).to(device), torch.from_numpy(b_np).to(device)
     y = impl.triton_bias_relu(a, b)
     compiled = triton_kernels.compiled_kernel.warmup(a, b, y, a.numel(), M=65, BLOCK_SIZE=256, grid=(1,))
-    ptx = compiled.asm["ptx"]
-    for instruction in INSTRUCTIONS:
-        assert instruction in ptx, f"Triton's PTX must contain {instruction}"
+    assert_virtual_isa(compiled.asm["ptx"], "Triton's PTX")
     assert_matches_reference(y, np.maximum(a_np.astype(np.float64) + b_np, 0), dtype="float32", k=1,
                              what="Triton's ReLU(A + b)")

@@ -22,3 +22,15 @@ def test_a_record_without_its_inputs_or_revision_is_caught():
     assert repro.missing(full) == []
     assert repro.missing({**full, "code_revision": ""}) == ["code_revision"]
     assert "input_dtype" in repro.missing(repro.record({**environment}, {}, []) | {"input_dtype": []})
+
+
+@pytest.mark.meta
+@pytest.mark.mutant_for("S14.3-env")
+def test_a_mismatched_jaxlib_or_a_wrong_device_is_caught():
+    from stackcheck import env
+
+    found = {"jax": "0.10.2", "jaxlib": "0.10.2", "minimum_jaxlib": "0.10.0", "default_backend": "cpu",
+             "first_device": "cpu"}
+    assert env.environment_problems(found, set()) == []
+    assert "outside what jax" in env.environment_problems({**found, "jaxlib": "0.9.0"}, set())[0]
+    assert "--require cuda, but jax selected cpu" in env.environment_problems(found, {"cuda"})[0]

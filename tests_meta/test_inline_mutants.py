@@ -135,3 +135,31 @@ def test_same_model_check_fails_when_one_output_differs():
     by_init["y"][1, 0] = np.float32(1e-7)
     with pytest.raises(AssertionError, match="differing"):
         ir.assert_same_model(by_init, by_load)
+
+
+@pytest.mark.meta
+@pytest.mark.mutant_for("S4.2-ir-levels")
+@pytest.mark.triton
+def test_stages_out_of_order_are_caught():
+    """The PTX handed in as the top-level IR (stages swapped) must fail the lowering check."""
+    from stackcheck.triton_kernels import Tile, tile_compiled_sm90
+
+    asm = dict(tile_compiled_sm90(Tile(32, 32, 16), "fp32", "ieee").asm)
+    ir.assert_lowering_levels(asm)
+    with pytest.raises(AssertionError, match="do not lower"):
+        ir.assert_lowering_levels({**asm, "ttir": asm["ptx"], "ptx": asm["ttir"]})
+
+
+@pytest.mark.meta
+@pytest.mark.mutant_for("S10.4-special")
+def test_a_mask_multiply_relu_is_caught_on_nan_and_negatives():
+    """z * (z > 0), the custom op's plausible rewrite, gives NaN at NaN and -0 at negatives."""
+    import numpy as np
+
+    from stackcheck.numerics import assert_relu_by_select
+
+    z = np.array([np.nan, -1.5, 0.0, 2.5, np.inf, -np.inf], np.float32)
+    assert_relu_by_select(z, np.where(z > 0, z, np.float32(0)), what="select")
+    with np.errstate(invalid="ignore"):
+        with pytest.raises(AssertionError, match="not select"):
+            assert_relu_by_select(z, z * (z > 0), what="mask multiply")

@@ -1,0 +1,21 @@
+"""§14.3: before comparing results, check the environment: jax and jaxlib compatible, and the
+device actually selected the one asked for (--require)."""
+import numpy as np
+import pytest
+
+from stackcheck import env, need
+from stackcheck.numerics import assert_matches_reference, make_inputs, reference_forward
+
+
+@pytest.mark.claim("S14.3-env")
+@pytest.mark.jax
+def test_jaxlib_matches_jax_and_the_selected_device_is_the_one_required(impl, request, evidence):
+    jax = need("jax")
+    found = env.jax_environment()
+    evidence(**found, required=sorted(request.config.getoption("require")))
+    problems = env.environment_problems(found, set(request.config.getoption("require")))
+    assert not problems, "; ".join(problems)
+    x, w, b = make_inputs(6, 5, 4, seed=143)
+    y = impl.jax_forward(*(jax.numpy.asarray(a) for a in (x, w, b)))
+    assert {d.platform for d in y.devices()} == {found["first_device"]}, "the forward ran where jax selected"
+    assert_matches_reference(np.asarray(y), reference_forward(x, w, b), dtype="float32", k=5)

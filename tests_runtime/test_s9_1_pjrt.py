@@ -1,0 +1,26 @@
+"""§9.1: PJRT is the API between JAX and the device: a client that owns devices and compiles, the
+buffers results live in, and the loaded executable that runs. Read off what JAX hands back."""
+import numpy as np
+import pytest
+
+from stackcheck import device_params, need
+from stackcheck.numerics import assert_matches_reference, make_inputs, reference_forward
+from stackcheck.stacks import jax_in
+
+
+@pytest.mark.claim("S9.1-pjrt")
+@pytest.mark.parametrize("device", device_params("jax"))
+def test_client_device_buffer_and_loaded_executable(impl, device, evidence):
+    jax = need("jax")
+    x, w, b = jax_in(make_inputs(8, 6, 4, seed=91), device, "float32")
+    y = impl.jax_forward(x, w, b)
+    (where,) = y.devices()  # the result is a buffer on one PJRT device ...
+    client = where.client  # ... of a PJRT client, which owns the devices and compiles
+    loaded = jax.jit(impl.jax_forward).lower(x, w, b).compile().runtime_executable()
+    found = {"client": type(client).__name__, "platform": client.platform, "device": repr(where),
+             "buffer_pointer": y.unsafe_buffer_pointer() != 0, "executable": type(loaded).__name__}
+    evidence(**found)
+    assert where in client.devices() and callable(getattr(client, "compile", None)), found
+    assert found["buffer_pointer"] and y.addressable_shards[0].device == where, found
+    assert found["executable"] == "LoadedExecutable" and loaded.client.platform == client.platform, found
+    assert_matches_reference(np.asarray(y), reference_forward(*make_inputs(8, 6, 4, seed=91)), dtype="float32", k=6)
