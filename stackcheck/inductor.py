@@ -69,3 +69,14 @@ def eager_aten_ops(fn, *args):
     """(names of the ATen ops eager mode ran, each writing a new tensor; fn's result)."""
     result, ops = eager_ops(fn, *args)
     return [o["op"] for o in ops], result
+
+
+VECTOR = re.compile(r"\bat::vec::Vectorized<")
+
+
+def assert_vectorized(generated: Generated) -> None:
+    """S5.1-target: Inductor's C++ kernel for a CPU uses the CPU's vector operations (ATen's
+    Vectorized<T>, lowered to SIMD instructions), not one scalar at a time."""
+    cpp = [k for k in generated.kernels if k.startswith("cpp_fused")]
+    assert cpp and VECTOR.search(generated.code), \
+        f"expected a cpp_fused kernel using at::vec::Vectorized; kernels {generated.kernels}"

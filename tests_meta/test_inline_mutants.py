@@ -163,3 +163,20 @@ def test_a_mask_multiply_relu_is_caught_on_nan_and_negatives():
     with np.errstate(invalid="ignore"):
         with pytest.raises(AssertionError, match="not select"):
             assert_relu_by_select(z, z * (z > 0), what="mask multiply")
+
+
+@pytest.mark.meta
+@pytest.mark.mutant_for("S5.1-target")
+@pytest.mark.torch_compile
+def test_a_scalar_cpu_kernel_is_caught():
+    """Inductor told to emit no SIMD (cpp.simdlen = 1) writes a scalar loop: the check must fail."""
+    torch = need("torch")
+    from torch._inductor import config
+
+    from stackcheck.inductor import assert_vectorized, compile_and_read
+
+    x, w, b = torch.ones(64, 32), torch.ones(32, 16), torch.ones(16)
+    with config.patch({"cpp.simdlen": 1}):
+        scalar = compile_and_read(lambda x, w, b: torch.relu(x @ w + b), x, w, b)
+    with pytest.raises(AssertionError, match="Vectorized"):
+        assert_vectorized(scalar)
