@@ -1,5 +1,6 @@
 """What a chip says about itself (course §7): a GPU's SMs, lanes and memory levels from its device
-properties, a TPU's kind, cores and HBM from JAX. Each reader returns plain numbers for evidence."""
+properties, a TPU's kind, cores and HBM from JAX, and what attention's peak memory says about
+FlashAttention (§3.1). Each reader returns plain numbers for evidence."""
 from __future__ import annotations
 
 # FP32 lanes per SM by compute capability (CUDA C++ Programming Guide, arithmetic instructions)
@@ -27,3 +28,11 @@ def tpu_facts(device) -> dict:
     facts = {"kind": kind, "core_on_chip": getattr(device, "core_on_chip", None), "hbm_bytes": stats.get("bytes_limit")}
     assert facts["core_on_chip"] is not None and (facts["hbm_bytes"] or 0) > 0, f"TPU facts incomplete: {facts}"
     return facts
+
+
+def assert_flash_saves(flash_peak: int, math_peak: int, scores: int) -> dict:
+    """§3.1: the math backend's peak holds the score matrix (>= 90 % of it); flash's stays under 5 % of it."""
+    found = {"scores_bytes": scores, "math_peak": math_peak, "flash_peak": flash_peak}
+    assert math_peak >= 0.9 * scores, f"the math backend should materialize the scores: {found}"
+    assert flash_peak <= 0.05 * scores, f"the flash backend should not: {found}"
+    return found

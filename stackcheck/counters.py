@@ -9,6 +9,7 @@ never replayed. A missing ncu, or counters this machine does not permit, raise `
 from __future__ import annotations
 
 import csv
+import re
 import json
 import os
 import subprocess
@@ -192,3 +193,14 @@ def assert_l2_reuse(small: list[Kernel], large: list[Kernel], passes: int, small
     assert max(small_reads[1:]) <= 0.1 * small_bytes, f"a working set inside L2 was re-read from DRAM: {found}"
     assert min(large_reads) >= 0.8 * large_bytes, f"a working set larger than L2 was not read from DRAM each pass: {found}"
     return found
+
+
+LIBRARY = re.compile(r"xmma|nvjet|cutlass|gemm|cublas", re.I)  # cuBLAS / CUTLASS kernel names
+GENERATED = re.compile(r"^triton_|_kernel$")  # what a compiler (Inductor, a Triton @jit) names
+
+
+def assert_library_kernel(kernels: list[Kernel], what: str) -> None:
+    """S1.2: ``what`` ran as one precompiled library kernel (cuBLAS's naming), none generated."""
+    names = [k.name for k in kernels]
+    assert len(names) == 1 and LIBRARY.search(names[0]) and not GENERATED.search(names[0]), \
+        f"{what}: expected one library (cuBLAS/CUTLASS) kernel, profiled {names}"

@@ -22,7 +22,8 @@ DRAW = re.compile(r"make_inputs\(N=(\d+), K=(\d+), M=(\d+), dtype='(\w+)'|unifor
 
 @functools.cache
 def code_revision() -> str:
-    """The checkout's commit, with "+dirty" when it has uncommitted changes; else the package version."""
+    """The checkout's commit, with "+dirty" when it has uncommitted changes; else the installed
+    package's version; else the version in a copied checkout's pyproject.toml."""
     root = Path(__file__).resolve().parent.parent
     try:
         commit = subprocess.run(["git", "-C", str(root), "rev-parse", "HEAD"], capture_output=True, text=True,
@@ -36,7 +37,16 @@ def code_revision() -> str:
     try:
         return f"stackcheck {importlib.metadata.version('stackcheck')} (installed)"
     except importlib.metadata.PackageNotFoundError:
-        return "unknown"
+        pass
+    found = re.search(r'^version = "([^"]+)"', _read(root / "pyproject.toml"), re.M)
+    return f"stackcheck {found.group(1)} (a copy without git)" if found else "unknown"
+
+
+def _read(path: Path) -> str:
+    try:
+        return path.read_text(encoding="utf-8")
+    except OSError:
+        return ""
 
 
 def regimes_in(value) -> list[str]:

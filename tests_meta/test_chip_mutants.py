@@ -104,3 +104,23 @@ def test_a_grid_that_drops_the_partial_tiles_is_caught():
     kernels = (FloorGrid(triton_kernels.matmul_compiled), FloorGrid(triton_kernels.matmul_interpreted))
     with pytest.raises(AssertionError, match="does not match"):
         triton_kernels.assert_tilings_right("cpu", triton_kernels.TILES[:1], kernels=kernels)
+
+
+@pytest.mark.meta
+@pytest.mark.mutant_for("S3.1-flash")
+def test_a_flash_backend_that_materializes_the_scores_is_caught():
+    scores = 8 * 16384**2 * 2
+    chip.assert_flash_saves(int(0.01 * scores), int(1.5 * scores), scores)
+    with pytest.raises(AssertionError, match="flash backend should not"):
+        chip.assert_flash_saves(int(1.5 * scores), int(1.5 * scores), scores)
+
+
+@pytest.mark.meta
+@pytest.mark.mutant_for("S1.2-eager-library")
+def test_a_generated_matmul_kernel_is_caught():
+    counters.assert_library_kernel([kernel("nvjet_sm90_tst_256x128_64x4_1x2_h_bz_coopA_NNT")], "eager")
+    counters.assert_library_kernel([kernel("void Kernel2<cutlass_80_simt_sgemm_256x128_8x4_nn_align1>(Params)")],
+                                   "eager")
+    for names in (["triton_tem_fused_mm_0"], ["_matmul_bias_relu_kernel"], ["sm90_xmma_gemm", "splitKreduce"]):
+        with pytest.raises(AssertionError, match="one library"):
+            counters.assert_library_kernel([kernel(n) for n in names], "eager")

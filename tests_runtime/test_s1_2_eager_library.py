@@ -1,0 +1,26 @@
+"""§1.2: eager mode does not mean the chip runs Python: an eager matmul calls a kernel that was
+compiled long before, in a library (cuBLAS), and nothing is compiled for it. The kernel is named by
+ncu on the GPU; the absence of compiles is counted in-process."""
+import numpy as np
+import pytest
+
+from stackcheck import counters, need
+from stackcheck.compiles import torch_compiles
+from stackcheck.numerics import assert_matches_reference, make_inputs, reference_forward
+
+
+@pytest.mark.claim("S1.2-eager-library")
+@pytest.mark.cuda
+@pytest.mark.torch
+def test_an_eager_matmul_is_one_library_kernel_and_no_compile(impl, evidence):
+    torch = need("torch")
+    kernels = counters.profile("matmul", n=1024, dtype="float32")
+    evidence(kernels=[k.summary() for k in kernels])
+    counters.assert_library_kernel(kernels, "eager X @ W")
+    x, w, b = make_inputs(256, 128, 64, seed=12)
+    with torch_compiles() as count:
+        y = impl.torch_forward(*(torch.from_numpy(a).cuda() for a in (x, w, b)))
+        torch.cuda.synchronize()
+    assert count.compiles == 0, f"eager ReLU(X @ W + b) compiled {count.compiles} graph(s)"
+    assert_matches_reference(y.cpu().numpy().astype(np.float64), reference_forward(x, w, b), dtype="float32",
+                             k=128)
