@@ -227,3 +227,36 @@ def assert_tilings_right(device: str, tiles=TILES, kernels=None, n: int = 100, k
         y = matmul_bias_relu(*(torch.from_numpy(a).to(device) for a in (x, w, b)), tile, kernels=kernels)
         assert_matches_reference(as_numpy(y), want, dtype="tfloat32" if device == "cuda" else "float32", k=k,
                                  what=f"ReLU(X @ W + b) with {tile}", N=n, K=k, M=m)
+
+
+def ptxas_usage(compiled) -> dict[str, int]:
+    """Registers per thread and spill bytes of a kernel compiled for sm_90, from the verbose report
+    of the ptxas Triton itself uses (it runs on any machine): what the GPU's register file must hold."""
+    import re
+    import subprocess
+    import tempfile
+
+    from triton.backends.nvidia.compiler import get_ptxas
+
+    ptx = compiled.asm["ptx"]
+    arch = re.search(r"^\.target (sm_\w+)", ptx, re.M).group(1)
+    with tempfile.TemporaryDirectory() as folder:
+        source = f"{folder}/kernel.ptx"
+        with open(source, "w") as f:
+            f.write(ptx)
+        done = subprocess.run([get_ptxas(90).path, f"-arch={arch}", "-v", source, "-o", f"{folder}/kernel.cubin"],
+                              capture_output=True, text=True)
+    said = done.stdout + done.stderr
+    if done.returncode != 0:
+        raise RuntimeError(f"ptxas failed: {said[-500:]}")
+    numbers = {key: int(m.group(1)) if (m := re.search(pattern, said)) else 0 for key, pattern in
+               (("registers", r"Used (\d+) registers"), ("spill_stores", r"(\d+) bytes spill stores"),
+                ("spill_loads", r"(\d+) bytes spill loads"))}
+    return numbers
+
+
+def assert_too_big_spills(fits: dict[str, int], too_big: dict[str, int]) -> None:
+    """S5.2-too-big: the program sized for its warps keeps everything in registers; the one that
+    holds too much per thread hits the register limit and spills."""
+    assert fits["spill_stores"] == 0 and too_big["spill_stores"] > 0, \
+        f"registers and spill bytes (ptxas): sized {fits}, too big {too_big}"

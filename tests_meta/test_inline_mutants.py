@@ -180,3 +180,14 @@ def test_a_scalar_cpu_kernel_is_caught():
         scalar = compile_and_read(lambda x, w, b: torch.relu(x @ w + b), x, w, b)
     with pytest.raises(AssertionError, match="Vectorized"):
         assert_vectorized(scalar)
+
+
+@pytest.mark.meta
+@pytest.mark.mutant_for("S5.2-too-big")
+@pytest.mark.triton
+def test_a_tile_that_fits_passed_off_as_too_big_is_caught():
+    from stackcheck.triton_kernels import Tile, assert_too_big_spills, ptxas_usage, tile_compiled_sm90
+
+    fits = ptxas_usage(tile_compiled_sm90(Tile(64, 64, 32, 2, 4), "fp32", "ieee"))
+    with pytest.raises(AssertionError, match="spill"):
+        assert_too_big_spills(fits, fits)

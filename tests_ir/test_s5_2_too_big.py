@@ -1,0 +1,42 @@
+"""§5.2: too large a fusion can lose. The same fused matmul + bias + ReLU tile, given one warp
+instead of four, must hold four times the accumulator per thread: ptxas (Triton's own, for sm_90,
+on any machine) reports it at the register limit and spilling; on the H200 it runs slower."""
+import pytest
+
+from stackcheck import device_params, need, timing
+
+FITS, TOO_BIG = (64, 64, 32, 2, 4), (64, 64, 32, 2, 1)  # the same tile, four warps or one
+SLOWER = 1.2
+
+
+@pytest.mark.claim("S5.2-too-big")
+@pytest.mark.triton
+def test_one_warp_holding_the_whole_tile_spills(evidence):
+    from stackcheck.triton_kernels import (Tile, assert_tilings_right, assert_too_big_spills, ptxas_usage,
+                                           tile_compiled_sm90)
+
+    fits, too_big = (ptxas_usage(tile_compiled_sm90(Tile(*t), "fp32", "ieee")) for t in (FITS, TOO_BIG))
+    evidence(fits=fits, too_big=too_big)
+    assert_too_big_spills(fits, too_big)
+    assert_tilings_right("cpu", [FITS[:4]])  # the same kernel computes the same numbers
+
+
+@pytest.mark.claim("S5.2-too-big")
+@pytest.mark.parametrize("device", device_params("triton", devices=("cuda",)))
+def test_the_spilling_tile_runs_slower_on_the_gpu(device, evidence):
+    torch = need("torch")
+    from stackcheck.numerics import make_inputs
+    from stackcheck.triton_kernels import TILES, Tile, assert_tilings_right, matmul_bias_relu
+
+    assert_tilings_right(device, TILES[:1] + [TOO_BIG])
+    x, w, b = (torch.from_numpy(a).to(device) for a in make_inputs(2048, 512, 2048, seed=52))
+    timers = {name: timing.cuda_event_timer(lambda t=Tile(*sizes): matmul_bias_relu(x, w, b, t, precision="ieee"))
+              for name, sizes in (("fits", FITS), ("too_big", TOO_BIG))}
+    runs = timing.interleaved(timers, "device-events", trials=9, warmup=2)
+    ratio = timing.ratio(runs["too_big"], runs["fits"])
+    floor = max(timing.scatter(runs["too_big"]), timing.scatter(runs["fits"]))
+    found = {"too_big_over_fits": round(ratio, 2), **{n: m.summary() for n, m in runs.items()}}
+    evidence(**found)
+    if ratio < SLOWER:
+        timing.call_it(ratio, SLOWER, floor, found)
+    assert ratio >= SLOWER, f"the spilling tile should be slower: {found}"
