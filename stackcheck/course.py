@@ -134,6 +134,7 @@ def sybil() -> Sybil:
 def _setup(namespace: dict) -> None:
     namespace["__workdir__"] = Path(tempfile.mkdtemp(prefix="stackcheck-course-"))
     namespace["__ran__"] = {}
+    namespace["__notes__"] = {}  # listing id -> how it ran, when not as written (the report says so)
 
 
 def _teardown(namespace: dict) -> None:
@@ -190,6 +191,10 @@ def _exec_python(listing: Listing, ns: dict, path: str) -> None:
         ns["__file__"], ns["__name__"] = str(target), "__main__"
         if ns["__ran__"].get(f"{listing.section}-mojo") == "failed":
             _working_form(ns["__workdir__"] / "kernels")
+            ns["__notes__"][listing.id] = f"ran against the working form mojo/study_relu (§{listing.section}'s " \
+                                          "Mojo listing fails)"
+    if gpu_edit_applies(listing):
+        ns["__notes__"][listing.id] = f"ran with the course's GPU edit: {' -> '.join(listing.on_cuda)}"
     code = compile("\n" * (listing.line - 1) + source, path, "exec")  # tracebacks point into the .md
     try:
         exec(code, ns)
@@ -213,6 +218,8 @@ def _build_mojo(listing: Listing, workdir: Path) -> None:
     target.parent.mkdir(parents=True, exist_ok=True)
     target.write_text(listing.source, encoding="utf-8")
     mojo = env.mojo_executable()
+    if mojo is None:
+        raise env.Missing(env.stack_missing("mojo") or "the mojo command is not on PATH", "mojo")
     if target.name == "__init__.mojo":
         args = [mojo, "package", str(target.parent), "-o", str(workdir / f"{target.parent.name}.mojoc")]
     else:

@@ -10,7 +10,7 @@ import pytest
 
 from stackcheck.stacks import STACKS
 
-from stackcheck.recorder import LISTING, RECORDER
+from stackcheck.recorder import LISTING, LISTING_NOTE, RECORDER
 
 COURSE = pytest.StashKey[list]()
 
@@ -102,3 +102,16 @@ def mark_listings(items: list[pytest.Item]) -> None:
             item.add_marker(pytest.mark.xfail(strict=True, raises=course.ListingError,
                                               reason=f"known erratum: {listing.erratum.get('reason', '')}"))
         item.user_properties.append((LISTING, listing.describe()))
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
+    """A listing that ran other than as written (against a working form, with the course's GPU
+    edit) says so in its report."""
+    report = yield
+    listing = listing_of(item) if call.when == "call" else None
+    if listing is not None:
+        note = item.example.namespace.get("__notes__", {}).get(listing.id)
+        if note:
+            report.user_properties.append((LISTING_NOTE, note))
+    return report

@@ -25,6 +25,7 @@ MISSING = "stackcheck_missing"  # what a skipped test lacked (a device, a stack,
 STUDENT = "stackcheck_student"  # homework: the assigned functions a test ran
 NOT_ATTEMPTED = "stackcheck_not_attempted"  # homework: the stubs a test ran into
 LISTING = "stackcheck_listing"  # a course listing's description (--course)
+LISTING_NOTE = "stackcheck_listing_note"  # how a listing ran when not as written
 
 
 def failure_line(report: pytest.TestReport) -> str:
@@ -105,6 +106,9 @@ class Recorder:
 
     def record_listing(self, report: pytest.TestReport, described: dict) -> None:
         record = self.listings.setdefault(report.nodeid, {**described, "outcome": "interrupted", "first_error": None})
+        note = dict(report.user_properties).get(LISTING_NOTE)
+        if note:
+            record["note"] = note
         if report.failed or hasattr(report, "wasxfail"):
             crash = getattr(report.longrepr, "reprcrash", None)
             if record["first_error"] is None and (report.failed or crash is not None):
@@ -273,6 +277,7 @@ def listing_lines(report: dict) -> list[str]:
     """One line per listing, then each erratum: section, versions, first error, working form."""
     out = [f"  §{r['section']:<5} {r['stack']:<14} {r['device']:<4} {r['outcome']}"
            + (f" ({r['reason']})" if r.get("reason") and r["outcome"] == "skipped" else "")
+           + (f": {r['note']}" if r.get("note") else "")
            for r in report["listings"]]
     for e in report.get("errata", []):
         versions = ", ".join(f"{d} {v}" for d, v in e["versions"].items())

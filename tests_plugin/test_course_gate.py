@@ -7,6 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from stackcheck import env
+
 pytestmark = pytest.mark.meta
 sybil = pytest.importorskip("sybil", reason="the course gate needs Sybil (pip install sybil)")
 
@@ -75,6 +77,29 @@ def test_listings_run_in_order_and_errata_are_reported(pytester):
     assert [r["outcome"] for r in report["listings"]] == ["passed", "failed", "xfailed", "failed", "skipped"]
     assert [e["listing"] for e in report["errata"]] == ["1.2-numpy", "1.3-numpy", "1.4-numpy"]
     assert report["errata"][0]["versions"]["numpy"] and report["errata"][1]["known"]
+
+
+def test_a_python_listing_beside_a_broken_mojo_listing_runs_against_the_working_form_and_says_so(pytester):
+    pytest.importorskip("max", reason="the working form is a Mojo package for MAX")
+    if env.mojo_executable() is None:
+        pytest.skip("no mojo command to build the listing with")
+    pytester.makefile(".md", course='''<!-- stackcheck
+[errata."2.1-mojo"]
+reason = "not Mojo at all"
+-->
+
+```mojo {section=2.1 stack=mojo device=cpu file=kernels/__init__.mojo}
+this is not mojo
+```
+
+```python {section=2.1 stack=numpy device=cpu file=run.py}
+from pathlib import Path
+assert (Path(__file__).parent / "kernels" / "__init__.mojo").read_text().startswith("")
+```
+''')
+    result = pytester.runpytest_inprocess("--course", "course.md", "-p", "no:cacheprovider", "-m", "not mojo")
+    result.assert_outcomes(passed=1)
+    result.stdout.fnmatch_lines(["*§2.1*numpy*passed: ran against the working form mojo/study_relu*"])
 
 
 def test_a_later_listing_runs_its_chapter_first_when_selected_alone(pytester):
