@@ -184,6 +184,7 @@ def _exec_python(listing: Listing, ns: dict, path: str) -> None:
     source = listing.source
     if gpu_edit_applies(listing):
         source = source.replace(*listing.on_cuda)
+        ns["__notes__"][listing.id] = f"ran with the course's GPU edit: {' -> '.join(listing.on_cuda)}"
     if listing.file:
         target = ns["__workdir__"] / listing.file
         target.parent.mkdir(parents=True, exist_ok=True)
@@ -193,8 +194,6 @@ def _exec_python(listing: Listing, ns: dict, path: str) -> None:
             _working_form(ns["__workdir__"] / "kernels")
             ns["__notes__"][listing.id] = f"ran against the working form mojo/study_relu (§{listing.section}'s " \
                                           "Mojo listing fails)"
-    if gpu_edit_applies(listing):
-        ns["__notes__"][listing.id] = f"ran with the course's GPU edit: {' -> '.join(listing.on_cuda)}"
     code = compile("\n" * (listing.line - 1) + source, path, "exec")  # tracebacks point into the .md
     try:
         exec(code, ns)

@@ -26,8 +26,7 @@ LAYERS = {
 
 def component_layer(component: str) -> list[str]:
     """Every layer the table puts ``component`` at (any stack)."""
-    return [layer for row in LAYERS.values() for layer, (name, _) in row.items() if component in name.split(" / ")
-            or component == name]
+    return [layer for row in LAYERS.values() for layer, (name, _) in row.items() if component in name.split(" / ")]
 
 
 def exposed(where: str | None):

@@ -36,6 +36,27 @@ def failure_line(report: pytest.TestReport) -> str:
     return first if len(first) <= 300 else first[:297] + "..."
 
 
+def skip_reason(report: pytest.TestReport) -> str | None:
+    """Why this phase skipped (an expected failure is not a skip), or None."""
+    if not report.skipped or hasattr(report, "wasxfail"):
+        return None
+    return report.longrepr[2] if isinstance(report.longrepr, tuple) else str(report.longrepr)
+
+
+def outcome_after(outcome: str, report: pytest.TestReport) -> str:
+    """A test's (or listing's) outcome once this phase's report is in: the call decides; an error in
+    setup or teardown fails it; a skip in setup skips it."""
+    if report.when == "call":
+        if hasattr(report, "wasxfail"):
+            return "xfailed" if report.skipped else "passed"  # a non-strict xpass passes
+        return report.outcome
+    if report.failed:
+        return "failed"
+    if report.when == "setup" and report.skipped:
+        return "skipped"
+    return outcome
+
+
 @dataclass
 class TestRecord:
     claims: list[str]
@@ -113,15 +134,8 @@ class Recorder:
             crash = getattr(report.longrepr, "reprcrash", None)
             if record["first_error"] is None and (report.failed or crash is not None):
                 record["first_error"] = failure_line(report).removeprefix("stackcheck.course.ListingError: ")
-        if report.skipped and not hasattr(report, "wasxfail"):
-            record["reason"] = report.longrepr[2] if isinstance(report.longrepr, tuple) else str(report.longrepr)
-        if report.when == "call":
-            record["outcome"] = ("xfailed" if report.skipped else "failed") if hasattr(report, "wasxfail") \
-                else report.outcome
-        elif report.failed:
-            record["outcome"] = "failed"
-        elif report.when == "setup" and report.skipped:
-            record["outcome"] = "skipped"
+        record["reason"] = skip_reason(report) or record.get("reason")
+        record["outcome"] = outcome_after(record["outcome"], report)
 
     @pytest.hookimpl(tryfirst=True)  # before junitxml writes the properties, at teardown
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
@@ -150,18 +164,10 @@ class Recorder:
                 record.not_attempted = sorted(set(record.not_attempted) | set(value))
         if report.failed and record.message is None:
             record.message = failure_line(report)
-        if report.skipped and not hasattr(report, "wasxfail"):
+        if skip_reason(report):
             record.missing = dict(report.user_properties).get(MISSING)
-            record.reason = report.longrepr[2] if isinstance(report.longrepr, tuple) else str(report.longrepr)
-        if report.when == "call":
-            if hasattr(report, "wasxfail"):
-                record.outcome = "xfailed" if report.skipped else "passed"  # a non-strict xpass passes
-            else:
-                record.outcome = report.outcome
-        elif report.failed:  # an error in setup or teardown
-            record.outcome = "failed"
-        elif report.when == "setup" and report.skipped:
-            record.outcome = "skipped"
+            record.reason = skip_reason(report)
+        record.outcome = outcome_after(record.outcome, report)
 
     def report(self) -> dict:
         environment = dict(self.environment_fingerprint())

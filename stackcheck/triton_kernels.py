@@ -79,6 +79,19 @@ def ptx_sm90(kernel, signature: dict[str, str], constexprs: dict[str, int]) -> s
     return triton.compile(source, target=GPUTarget("cuda", 90, 32), options={"enable_fp_fusion": True}).asm["ptx"]
 
 
+FP32_ARGS = {"a_ptr": "*fp32", "b_ptr": "*fp32", "y_ptr": "*fp32", "n_elements": "i32"}
+
+
+def bias_relu_ptx_sm90(m: int = 65, block_size: int = 256) -> str:
+    """The §11.2 bias + ReLU kernel's PTX for sm_90, on float32."""
+    return ptx_sm90(compiled_kernel, FP32_ARGS, {"M": m, "BLOCK_SIZE": block_size})
+
+
+def mul_add_ptx_sm90(block_size: int = 256) -> str:
+    """The a * b + c kernel's PTX for sm_90, on float32 (where an FMA instruction belongs, §5.2)."""
+    return ptx_sm90(mul_add_compiled, {**FP32_ARGS, "c_ptr": "*fp32"}, {"BLOCK_SIZE": block_size})
+
+
 def validate(a: torch.Tensor, b: torch.Tensor) -> None:
     """ValueError saying what is wrong, for every input the kernel does not handle."""
     if not isinstance(a, torch.Tensor) or not isinstance(b, torch.Tensor):

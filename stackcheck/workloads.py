@@ -7,6 +7,7 @@ same builders in-process for the numbers and the timings.
 from __future__ import annotations
 
 import json
+import math
 import sys
 from dataclasses import dataclass
 from typing import Callable
@@ -20,9 +21,7 @@ DRAW = 1 << 20  # values drawn at most; longer inputs repeat them (the counters 
 
 
 def _uniform(*shape, dtype="float32", seed=0):
-    count = 1
-    for size in shape:
-        count *= size
+    count = math.prod(shape)
     drawn = torch.from_numpy(uniform((min(count, DRAW),), seed)).to("cuda", DTYPES[dtype])
     return drawn.repeat(-(-count // DRAW))[:count].reshape(shape) if count > DRAW else drawn.reshape(shape)
 

@@ -10,7 +10,6 @@ from stackcheck import counters, device_params, need
 from stackcheck.numerics import as_numpy, assert_matches_reference, uniform
 
 MMA, MAX = re.compile(r"\b(?:wgmma|mma)\.\w+"), re.compile(r"\bmax\.f32\b")
-A32 = {"a_ptr": "*fp32", "b_ptr": "*fp32", "y_ptr": "*fp32", "n_elements": "i32"}
 
 
 def bias_relu_checked(impl, device: str, n: int = 257, m: int = 129):
@@ -37,7 +36,7 @@ def test_bias_relu_counts_no_tensor_pipe_and_the_fused_dot_does(impl, device, ev
 def test_relu_is_a_max_after_the_last_wgmma_in_the_sm90_ptx(impl):
     from stackcheck import triton_kernels as tk
 
-    elementwise = tk.ptx_sm90(tk.compiled_kernel, A32, {"M": 65, "BLOCK_SIZE": 256})
+    elementwise = tk.bias_relu_ptx_sm90()
     assert not MMA.findall(elementwise) and MAX.search(elementwise), \
         f"bias + ReLU: MMA instructions {MMA.findall(elementwise)[:3]}, max.f32 {len(MAX.findall(elementwise))}"
     tile = tk.Tile(64, 64, 32)

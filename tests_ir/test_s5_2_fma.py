@@ -7,8 +7,6 @@ from stackcheck import need
 from stackcheck import ir
 from stackcheck.numerics import assert_matches_reference, uniform
 
-FP32 = {"a_ptr": "*fp32", "b_ptr": "*fp32", "y_ptr": "*fp32", "n_elements": "i32"}
-
 
 @pytest.mark.claim("S5.2-fma")
 @pytest.mark.triton
@@ -16,9 +14,7 @@ def test_the_fused_bias_relu_kernel_has_no_fma_and_a_mul_add_has_one(impl):
     torch = need("torch")
     from stackcheck import triton_kernels
 
-    fused = triton_kernels.ptx_sm90(triton_kernels.compiled_kernel, FP32, {"M": 65, "BLOCK_SIZE": 256})
-    mul_add = triton_kernels.ptx_sm90(triton_kernels.mul_add_compiled, {**FP32, "c_ptr": "*fp32"},
-                                      {"BLOCK_SIZE": 256})
+    fused, mul_add = triton_kernels.bias_relu_ptx_sm90(), triton_kernels.mul_add_ptx_sm90()
     ir.assert_fusion_is_not_fma(fused, mul_add)
     a_np, b_np = uniform((33, 65), seed=61), uniform((65,), seed=62)
     y = impl.triton_bias_relu(torch.from_numpy(a_np), torch.from_numpy(b_np))  # the fused kernel, run

@@ -108,8 +108,7 @@ def test_fma_check_fails_when_the_fused_kernel_is_a_mul_add():
     """S5.2-fma's check, handed the a * b + c kernel's PTX as the 'fused' one, must fail."""
     from stackcheck import triton_kernels
 
-    signature = {"a_ptr": "*fp32", "b_ptr": "*fp32", "c_ptr": "*fp32", "y_ptr": "*fp32", "n_elements": "i32"}
-    mul_add = triton_kernels.ptx_sm90(triton_kernels.mul_add_compiled, signature, {"BLOCK_SIZE": 256})
+    mul_add = triton_kernels.mul_add_ptx_sm90()
     with pytest.raises(AssertionError):
         ir.assert_fusion_is_not_fma(mul_add, mul_add)
 
