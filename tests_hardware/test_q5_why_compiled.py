@@ -33,8 +33,9 @@ def test_fusing_a_chain_cuts_launches_bytes_and_time(evidence):
     if speedup < CHAIN_MARGIN:
         timing.call_it(speedup, CHAIN_MARGIN, floor, found)
     assert speedup >= CHAIN_MARGIN, f"the fused chain is only {speedup:.2f}x faster than eager: {found}"
-    assert_matches_reference(compiled.step()[:4096], eager.step()[:4096], dtype="float32", k=1,
-                             what="the compiled chain against eager")
+    x = compiled.inputs[0][:4096]
+    assert_matches_reference(compiled.step()[:4096], workloads.chain_ops(x.double()), dtype="float32", k=1,
+                             what="the compiled chain")
 
 
 @pytest.mark.claim("Q5")
@@ -62,9 +63,12 @@ def test_inductor_fuses_the_chain_into_one_cpu_kernel():
     from stackcheck.workloads import CHAIN_LENGTH, chain_ops
 
     x = torch.from_numpy(uniform((4096,), seed=91))
-    ops, eager = eager_aten_ops(chain_ops, x)
+    ops, _ = eager_aten_ops(chain_ops, x)
     generated = compile_and_read(chain_ops, x)
     fused = [k for k in generated.kernels if k.startswith("cpp_fused")]
     assert len(ops) >= CHAIN_LENGTH and len(fused) == 1 and not generated.externs, \
         f"eager ops {ops}; Inductor kernels {generated.kernels}, library calls {generated.externs}"
-    assert_matches_reference(generated.result.numpy(), eager.numpy(), dtype="float32", k=1, what="the fused chain")
+    # Against the chain in float64, not eager float32: eager's float32 sqrt goes to MKL VML, whose first
+    # call in a process can run one thread's half at low accuracy (pytorch/pytorch#188792, oneMKL 2024.2).
+    assert_matches_reference(generated.result.numpy(), chain_ops(x.double()).numpy(), dtype="float32", k=1,
+                             what="the fused chain")
