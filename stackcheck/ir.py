@@ -191,35 +191,72 @@ def assert_same_model(by_init: dict, by_load: dict) -> None:
         f"compile() + init() must give the model load() gives: outputs differing {differing}"
 
 
-LEVELS = ("ttir", "ttgir", "llir", "ptx", "cubin")
+LEVELS = ("ttir", "ttgir", "llir", "ptx", "cubin", "sass")
+VIRTUAL_REGISTERS = re.compile(r"\.reg \.\w+ \s*%\w+<\d+>")  # PTX's `.reg .b32 %r<12>;`, allocated by ptxas
+MACHINE_LOAD_STORE = re.compile(r"\b(?:LDG|STG)\.E\b")  # SASS: global load/store on physical registers
+
+
+def disassemble(cubin: bytes) -> str:
+    """The SASS (the GPU's own machine instructions) in a cubin, by the nvdisasm Triton ships: any
+    machine, no GPU needed."""
+    import subprocess
+    import tempfile
+
+    from triton import knobs
+
+    with tempfile.NamedTemporaryFile(suffix=".cubin") as f:
+        f.write(cubin)
+        f.flush()
+        done = subprocess.run([knobs.nvidia.nvdisasm.path, "-c", f.name], capture_output=True, text=True,
+                              timeout=120)
+    if done.returncode:
+        raise RuntimeError(f"nvdisasm failed: {done.stderr[-500:]}")
+    return done.stdout
+
+
+def assert_warpgroup_mma(ptx: str, sass: str) -> None:
+    """S5.1-target: a bf16 tile for sm_90 uses Hopper's warpgroup MMA: ``wgmma`` in the PTX (bf16
+    operands, fp32 accumulator) and ``HGMMA`` in the machine code ptxas made of it."""
+    assert re.search(r"\bwgmma\.mma_async\.sync\.aligned\.\w+\.f32\.bf16\.bf16", ptx), \
+        "the PTX multiplies bf16 operands into an fp32 accumulator by wgmma.mma_async"
+    assert re.search(r"\bHGMMA\.", sass), "the SASS runs the tile on the tensor cores: HGMMA instructions"
+
+
+def triton_stages(compiled) -> dict:
+    """A compiled Triton kernel's stages (ttir ... cubin) and the cubin's SASS, as ``LEVELS`` names them."""
+    return {**compiled.asm, "sass": disassemble(compiled.asm["cubin"])}
 
 
 def lowering_facts(asm: dict) -> dict[str, dict[str, bool]]:
     """For each of Triton's stages: whether it holds whole tensors, a structured loop, a thread
     layout, address arithmetic, a branch-and-phi loop, global loads/stores."""
     facts = {}
-    for level in LEVELS[:-1]:
+    for level in ("ttir", "ttgir", "llir", "ptx", "sass"):
         text = asm[level]
         facts[level] = {"tensors": "tensor<" in text, "structured loop": "scf.for" in text,
                         "thread layout": bool(re.search(r"#\w*blocked", text)), "addresses": "getelementptr" in text,
                         "branch loop": " phi " in text or bool(re.search(r"\bbra\b", text)),
-                        "global load/store": "ld.global" in text and "st.global" in text}
+                        "global load/store": "ld.global" in text and "st.global" in text,
+                        "virtual registers": bool(VIRTUAL_REGISTERS.search(text)),
+                        "machine load/store": bool(MACHINE_LOAD_STORE.search(text))}
     facts["cubin"] = {"machine code object": asm["cubin"][:4] == b"\x7fELF"}
     return facts
 
 
 def assert_lowering_levels(asm: dict) -> dict:
     """S4.2: tensors and a structured loop at the top (ttir), a thread layout added (ttgir), addresses
-    and branch loops with no tensors (llir), global loads/stores on a virtual ISA (ptx), and an ELF
-    object of machine code (cubin) last."""
+    and branch loops with no tensors (llir), global loads/stores on virtual registers (ptx, a virtual
+    ISA), an ELF object (cubin), and in it SASS: the machine's loads/stores on physical registers."""
     missing = [level for level in LEVELS if level not in asm]
     assert not missing, f"Triton gave no {missing} stage; it gave {sorted(asm)}"
     f = lowering_facts(asm)
     expected = {"ttir": {"tensors": True, "structured loop": True, "thread layout": False, "addresses": False},
                 "ttgir": {"tensors": True, "thread layout": True, "addresses": False},
                 "llir": {"tensors": False, "addresses": True, "branch loop": True},
-                "ptx": {"tensors": False, "global load/store": True, "branch loop": True},
-                "cubin": {"machine code object": True}}
+                "ptx": {"tensors": False, "global load/store": True, "branch loop": True, "virtual registers": True,
+                        "machine load/store": False},
+                "cubin": {"machine code object": True},
+                "sass": {"tensors": False, "virtual registers": False, "machine load/store": True}}
     wrong = {level: {k: f[level][k] for k, v in want.items() if f[level][k] != v} for level, want in expected.items()}
     wrong = {level: found for level, found in wrong.items() if found}
     assert not wrong, f"Triton's stages, from tensors down to machine code, do not lower as §4.2 says: {wrong}"

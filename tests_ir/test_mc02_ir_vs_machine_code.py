@@ -11,14 +11,13 @@ from stackcheck import ir, max_graphs, mojo_build
 from stackcheck.numerics import make_inputs
 
 INSTRUCTIONS = ("ld.global", "st.global", "setp")
-VIRTUAL_REGISTERS = re.compile(r"\.reg \.\w+ \s*%\w+<(\d+)>")  # e.g. `.reg .b32 %r<12>;`, allocated by ptxas
 
 
 def assert_virtual_isa(ptx: str, where: str) -> None:
     """Instructions, but on declared virtual registers, for a virtual target: not yet machine code."""
     for instruction in INSTRUCTIONS:
         assert instruction in ptx, f"{where} must contain {instruction}"
-    assert VIRTUAL_REGISTERS.search(ptx) and re.search(r"^\.target sm_\d+", ptx, re.M), \
+    assert ir.VIRTUAL_REGISTERS.search(ptx) and re.search(r"^\.target sm_\d+", ptx, re.M), \
         f"{where} declares virtual register files and a .target for ptxas: {ptx[:300]}"
 
 

@@ -1,5 +1,6 @@
 """§4.2: a high-level IR keeps tensor operations; lower levels expose loops, addresses and
-loads/stores. Triton's own stages for sm_90, on any machine: ttir -> ttgir -> llir -> PTX -> cubin."""
+loads/stores. Triton's own stages for sm_90, on any machine: ttir -> ttgir -> llir -> PTX -> cubin,
+and the cubin's SASS: PTX is a virtual ISA; the machine code is what ptxas makes of it."""
 import pytest
 
 from stackcheck import ir
@@ -11,6 +12,6 @@ def test_tritons_stages_lower_tensors_to_addresses_and_instructions(evidence):
     from stackcheck.triton_kernels import Tile, assert_tilings_right, tile_compiled_sm90
 
     tile = Tile(32, 32, 16)
-    facts = ir.assert_lowering_levels(tile_compiled_sm90(tile, "fp32", "ieee").asm)
+    facts = ir.assert_lowering_levels(ir.triton_stages(tile_compiled_sm90(tile, "fp32", "ieee")))
     evidence(stages=facts)
     assert_tilings_right("cpu", [(tile.n, tile.m, tile.k, tile.stages)])  # the same kernel, run

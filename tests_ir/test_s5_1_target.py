@@ -1,12 +1,10 @@
 """§5.1: target lowering uses the device's own features: on a CPU, Inductor writes its fused
 bias + ReLU with vector operations (ATen's Vectorized<float>); on an H100/H200, a bf16 matmul tile
-becomes warpgroup MMA (wgmma) instructions, read in Triton's PTX for sm_90 (any machine)."""
-import re
-
+becomes warpgroup MMA: wgmma in Triton's PTX for sm_90 and HGMMA in its SASS (any machine)."""
 import numpy as np
 import pytest
 
-from stackcheck import need
+from stackcheck import ir, need
 from stackcheck.inductor import assert_vectorized, compile_and_read
 from stackcheck.numerics import assert_matches_reference, make_inputs, reference_forward
 
@@ -27,9 +25,8 @@ def test_a_bf16_tile_for_sm90_lowers_to_warpgroup_mma():
     torch = need("torch")
     from stackcheck.triton_kernels import Tile, matmul_bias_relu, tile_compiled_sm90
 
-    ptx = tile_compiled_sm90(Tile(64, 64, 32), "bf16").asm["ptx"]
-    assert re.search(r"\bwgmma\.mma_async\.sync\.aligned\.\w+\.f32\.bf16\.bf16", ptx), \
-        "bf16 operands, fp32 accumulator, on Hopper's warpgroup MMA"
+    stages = ir.triton_stages(tile_compiled_sm90(Tile(64, 64, 32), "bf16"))
+    ir.assert_warpgroup_mma(stages["ptx"], stages["sass"])
     x, w, b = make_inputs(40, 32, 24, dtype="bfloat16", seed=52)
     y = matmul_bias_relu(*(torch.from_numpy(a) for a in (x, w, b)), Tile(16, 16, 16))  # the interpreter
     assert_matches_reference(y.numpy(), np.maximum(x.astype(np.float64) @ w + b, 0), dtype="float32", k=32,

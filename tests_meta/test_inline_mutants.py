@@ -143,10 +143,12 @@ def test_stages_out_of_order_are_caught():
     """The PTX handed in as the top-level IR (stages swapped) must fail the lowering check."""
     from stackcheck.triton_kernels import Tile, tile_compiled_sm90
 
-    asm = dict(tile_compiled_sm90(Tile(32, 32, 16), "fp32", "ieee").asm)
+    asm = ir.triton_stages(tile_compiled_sm90(Tile(32, 32, 16), "fp32", "ieee"))
     ir.assert_lowering_levels(asm)
     with pytest.raises(AssertionError, match="do not lower"):
         ir.assert_lowering_levels({**asm, "ttir": asm["ptx"], "ptx": asm["ttir"]})
+    with pytest.raises(AssertionError, match="do not lower"):  # MC02: PTX taken for the machine code
+        ir.assert_lowering_levels({**asm, "sass": asm["ptx"]})
 
 
 @pytest.mark.meta
@@ -162,6 +164,21 @@ def test_a_mask_multiply_relu_is_caught_on_nan_and_negatives():
     with np.errstate(invalid="ignore"):
         with pytest.raises(AssertionError, match="not select"):
             assert_relu_by_select(z, z * (z > 0), what="mask multiply")
+
+
+@pytest.mark.meta
+@pytest.mark.mutant_for("S5.1-target")
+@pytest.mark.triton
+def test_a_tile_off_the_tensor_cores_is_caught():
+    """The same tile in fp32 with TF32 off runs on FFMA: no wgmma, no HGMMA."""
+    from stackcheck.triton_kernels import Tile, tile_compiled_sm90
+
+    stages = ir.triton_stages(tile_compiled_sm90(Tile(64, 64, 32), "fp32", "ieee"))
+    with pytest.raises(AssertionError, match="wgmma"):
+        ir.assert_warpgroup_mma(stages["ptx"], stages["sass"])
+    bf16 = ir.triton_stages(tile_compiled_sm90(Tile(64, 64, 32), "bf16"))
+    with pytest.raises(AssertionError, match="HGMMA"):
+        ir.assert_warpgroup_mma(bf16["ptx"], stages["sass"])
 
 
 @pytest.mark.meta
