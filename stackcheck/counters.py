@@ -204,3 +204,11 @@ def assert_library_kernel(kernels: list[Kernel], what: str) -> None:
     names = [k.name for k in kernels]
     assert len(names) == 1 and LIBRARY.search(names[0]) and not GENERATED.search(names[0]), \
         f"{what}: expected one library (cuBLAS/CUTLASS) kernel, profiled {names}"
+
+
+def assert_split_into_kernels(kernels: list[Kernel], what: str) -> list[str]:
+    """§2.3: one matmul node of the graph ran as two or more kernels (split-K partial products and
+    their reduction, or a library's helper kernels): graph nodes and kernels are different counts."""
+    names = [k.name for k in kernels]
+    assert len(names) >= 2, f"{what}: expected the one matmul to launch >= 2 kernels, profiled {names}"
+    return names

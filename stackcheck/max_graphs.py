@@ -61,14 +61,21 @@ def _math_graph(impl, with_mojo: bool):
     return graph, names, InferenceSession(devices=[device])
 
 
-def _structure_graph(impl, with_mojo: bool):
+def _device(kind: str):
+    """The MAX device graph ``kind`` runs on: ``Accelerator()`` (the first GPU) for "structure-gpu"."""
+    from max.driver import CPU, Accelerator
+
+    return Accelerator() if kind.endswith("-gpu") else CPU()
+
+
+def _structure_graph(impl, with_mojo: bool, kind: str = "structure"):
     """Y = ReLU(X @ W + b) alone, so the compiler may fuse it; and, from separate inputs (so the
-    two chains share nothing), the same with the Mojo custom ReLU in place of the built-in one."""
-    from max.driver import CPU
+    two chains share nothing), the same with the Mojo custom ReLU in place of the built-in one.
+    ``kind`` "structure-gpu" builds it for the GPU (§10.3: the same graph, another device)."""
     from max.engine import InferenceSession
     from max.graph import DeviceRef, Graph
 
-    device = CPU()
+    device = _device(kind)
     ref = DeviceRef.from_device(device)
     chains = 2 if with_mojo else 1
     extensions = [impl.mojo_package()] if with_mojo else []
@@ -83,7 +90,8 @@ def _structure_graph(impl, with_mojo: bool):
     return graph, names, InferenceSession(devices=[device])
 
 
-_BUILDERS = {"math": _math_graph, "structure": _structure_graph}
+_BUILDERS = {"math": _math_graph, "structure": _structure_graph,
+             "structure-gpu": lambda impl, mojo: _structure_graph(impl, mojo, "structure-gpu")}
 
 
 def with_mojo() -> bool:
@@ -155,11 +163,12 @@ def compile_then_init(kind: str, impl):
 def execute(kind: str, impl, x, w, b, runnable=None) -> dict[str, np.ndarray]:
     """Run graph ``kind`` (or ``runnable``, a model of it) on float32 NumPy X, W, b (every chain gets
     the same); outputs as float32 NumPy."""
-    from max.driver import Buffer
+    from max.driver import CPU, Buffer
 
     graph, compiled, names = model(kind, impl)
     compiled = runnable or compiled
     arrays = [x, w, b] * (len(graph.inputs) // 3)
-    buffers = [Buffer.from_numpy(np.ascontiguousarray(v, dtype=np.float32)) for v in arrays]
-    return {name: out.to_numpy() for name, out in zip(names, compiled.execute(*buffers))}
+    device = _device(kind)
+    buffers = [Buffer.from_numpy(np.ascontiguousarray(v, dtype=np.float32)).to(device) for v in arrays]
+    return {name: out.to(CPU()).to_numpy() for name, out in zip(names, compiled.execute(*buffers))}
 

@@ -186,3 +186,13 @@ def assert_relu_by_select(z, relu, *, what: str) -> None:
     if differ.any():
         raise AssertionError(f"{what} is not select(z > 0, z, 0) at z = {z[differ].tolist()}: "
                              f"got {relu[differ].tolist()} (signs {np.signbit(relu[differ]).tolist()})")
+
+
+def assert_outputs_match(outputs: dict, references: dict, *, dtype: str, k: int, where: str) -> None:
+    """Every named output is there and within the policy's tolerance of its reference (the same
+    graph's outputs on another device, §10.3)."""
+    __tracebackhide__ = True
+    missing = sorted(set(references) - set(outputs))
+    assert not missing, f"{where}: outputs {missing} missing; got {sorted(outputs)}"
+    for name, reference in references.items():
+        assert_matches_reference(outputs[name], reference, dtype=dtype, k=k, what=f"{where}: output {name}")

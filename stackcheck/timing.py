@@ -147,3 +147,34 @@ def call_it(ratio_value: float, margin: float, floor: float, evidence: dict) -> 
     if floor >= margin:
         pytest.skip(f"inconclusive: A/A noise floor {floor:.2f} >= margin {margin:.2f} (ratio {ratio_value:.2f}); "
                     f"evidence: {evidence}")
+
+
+def on_two_streams(first: Callable[[], object], second: Callable[[], object]) -> Callable[[], tuple]:
+    """A step that runs ``first`` and ``second`` on two side streams, each starting after what the
+    current stream has queued, and makes the current stream wait for both (§6.4): CUDA events on the
+    current stream then time the pair from the first start to the last end."""
+    import torch
+
+    streams = torch.cuda.Stream(), torch.cuda.Stream()
+
+    def step() -> tuple:
+        here = torch.cuda.current_stream()
+        results = []
+        for stream, fn in zip(streams, (first, second)):
+            stream.wait_stream(here)
+            with torch.cuda.stream(stream):
+                results.append(fn())
+        for stream in streams:
+            here.wait_stream(stream)
+        return tuple(results)
+    return step
+
+
+def assert_overlap_needs_room(small: float, full: float, small_most: float = 0.7, full_least: float = 0.85) -> dict:
+    """S6.4: two streams over one stream, by the time of the pair. Kernels that use a sliver of the GPU
+    overlap (the pair takes about the time of one: ratio <= ``small_most``); kernels that each fill
+    every SM do not (about the sum: ratio >= ``full_least``)."""
+    found = {"small_kernels_two_over_one_stream": round(small, 3), "full_kernels_two_over_one_stream": round(full, 3)}
+    assert small <= small_most, f"kernels using a sliver of the GPU should overlap on two streams: {found}"
+    assert full >= full_least, f"two kernels that each fill every SM cannot overlap much: {found}"
+    return found

@@ -3,7 +3,7 @@ reading it exists to reject. Readings are shaped like the H200's (issue 11's mea
 these run on any machine."""
 import pytest
 
-from stackcheck import chip, counters
+from stackcheck import chip, counters, timing
 from stackcheck.counters import Kernel
 
 N = M = 8192
@@ -124,3 +124,56 @@ def test_a_generated_matmul_kernel_is_caught():
     for names in (["triton_tem_fused_mm_0"], ["_matmul_bias_relu_kernel"], ["sm90_xmma_gemm", "splitKreduce"]):
         with pytest.raises(AssertionError, match="one library"):
             counters.assert_library_kernel([kernel(n) for n in names], "eager")
+
+
+@pytest.mark.meta
+@pytest.mark.mutant_for("S10.3-gpu")
+def test_a_gpu_graph_that_drops_relu_or_an_output_is_caught():
+    """The check the GPU test applies, fed the outputs of a graph that lost ReLU on the device, or
+    lost the custom op's output."""
+    import numpy as np
+
+    from stackcheck.numerics import assert_outputs_match, make_inputs, reference_forward
+
+    x, w, b = make_inputs(5, 7, 3, seed=104)
+    y = reference_forward(x, w, b)
+    cpu = {"y": y.astype(np.float32), "y_mojo": y.astype(np.float32)}
+    assert_outputs_match(dict(cpu), cpu, dtype="float32", k=7, where="same")
+    with pytest.raises(AssertionError, match="output y_mojo"):
+        assert_outputs_match({**cpu, "y_mojo": (x @ w + b).astype(np.float32)}, cpu, dtype="float32", k=7,
+                             where="no ReLU")
+    with pytest.raises(AssertionError, match="missing"):
+        assert_outputs_match({"y": cpu["y"]}, cpu, dtype="float32", k=7, where="one output")
+
+
+@pytest.mark.meta
+@pytest.mark.mutant_for("S2.3-split")
+def test_a_matmul_counted_as_one_kernel_is_caught():
+    assert counters.assert_split_into_kernels([kernel("sm90_xmma_gemm_splitK"), kernel("splitKreduce_kernel")], "x")
+    with pytest.raises(AssertionError, match=">= 2 kernels"):
+        counters.assert_split_into_kernels([kernel("nvjet_sm90_tst_64x64")], "x")
+
+
+@pytest.mark.meta
+@pytest.mark.mutant_for("S6.4-no-overlap")
+def test_streams_that_always_overlap_or_never_do_are_caught():
+    timing.assert_overlap_needs_room(0.52, 0.99)
+    with pytest.raises(AssertionError, match="fill every SM"):
+        timing.assert_overlap_needs_room(0.52, 0.55)  # "two streams always run side by side"
+    with pytest.raises(AssertionError, match="sliver"):
+        timing.assert_overlap_needs_room(1.0, 0.99)  # "streams never overlap"
+
+
+@pytest.mark.meta
+@pytest.mark.mutant_for("S12.5-perf-portability")
+def test_one_fast_dtype_or_one_best_tile_everywhere_is_caught():
+    chip.assert_bf16_pays_where_units_are(12.0, matrix_units=True)
+    chip.assert_bf16_pays_where_units_are(0.6, matrix_units=False)
+    with pytest.raises(AssertionError, match="matrix units"):
+        chip.assert_bf16_pays_where_units_are(1.1, matrix_units=True)  # "bf16 is no faster anywhere"
+    with pytest.raises(AssertionError, match="not be much faster"):
+        chip.assert_bf16_pays_where_units_are(8.0, matrix_units=False)  # "bf16 is fast everywhere"
+    medians = {"skinny": {"small": 1.0, "large": 2.5}, "square": {"small": 9.0, "large": 1.0}}
+    assert chip.assert_best_tile_differs(medians)["best"] == {"skinny": "small", "square": "large"}
+    with pytest.raises(AssertionError, match="every shape"):
+        chip.assert_best_tile_differs({"skinny": {"small": 2.5, "large": 1.0}, "square": medians["square"]})
