@@ -222,6 +222,60 @@ def assert_warpgroup_mma(ptx: str, sass: str) -> None:
     assert re.search(r"\bHGMMA\.", sass), "the SASS runs the tile on the tensor cores: HGMMA instructions"
 
 
+EM_CUDA = 190  # the ELF machine number of NVIDIA GPU objects (cubins)
+
+
+def cuda_objects(blob: bytes) -> list[bytes]:
+    """The cubins inside ``blob`` (a compiled MAX model, say): each ELF object for EM_CUDA, cut at
+    the end of its last section or header table."""
+    import struct
+
+    found = []
+    for match in re.finditer(rb"\x7fELF\x02", blob):  # 64-bit ELF
+        o = match.start()
+        if len(blob) < o + 64 or struct.unpack_from("<H", blob, o + 18)[0] != EM_CUDA:
+            continue
+        phoff, shoff = struct.unpack_from("<QQ", blob, o + 0x20)
+        phentsize, phnum, shentsize, shnum = struct.unpack_from("<HHHH", blob, o + 0x36)
+        end = max(phoff + phnum * phentsize, shoff + shnum * shentsize)
+        for i in range(shnum):
+            header = o + shoff + i * shentsize
+            kind, = struct.unpack_from("<I", blob, header + 4)
+            offset, size = struct.unpack_from("<QQ", blob, header + 0x18)
+            if kind != 8:  # SHT_NOBITS occupies no bytes in the file
+                end = max(end, offset + size)
+        found.append(blob[o:o + end])
+    return found
+
+
+def sass_kernels(cubins: list[bytes]) -> dict[str, dict]:
+    """Each kernel in ``cubins``: its target and the set of SASS opcodes (without modifiers) it uses."""
+    kernels = {}
+    for cubin in cubins:
+        sass = disassemble(cubin)
+        target = re.search(r"^\s*\.target\s+(\S+)", sass, re.M)
+        for name, body in re.findall(r"^\s*\.global\s+(\S+)\n(.*?)(?=^\s*\.global\s|\Z)", sass, re.M | re.S):
+            ops = set(re.findall(r"/\*[0-9a-f]{4,}\*/\s+(?:@!?U?P\w+\s+)?([A-Z][A-Z0-9]+)", body))
+            kernels[name] = {"target": target.group(1) if target else None, "ops": ops}
+    return kernels
+
+
+def assert_custom_op_own_gpu_kernel(kernels: dict[str, dict], arch: str) -> dict:
+    """§10.4: ``target`` is a compile-time parameter. Compiled for ``arch``, the graph holds GPU
+    machine code only; the built-in ReLU fuses into a matmul kernel (FFMA and FMNMX in one
+    kernel), while the custom op stays a kernel of its own: its ``foreach`` body takes the max
+    (FMNMX) and multiplies nothing (no FFMA). A custom op is a boundary the compiler does not fuse."""
+    wrong_target = {n: k["target"] for n, k in kernels.items() if not (k["target"] or "").startswith(arch)}
+    fused = sorted(n for n, k in kernels.items() if {"FFMA", "FMNMX"} <= k["ops"])
+    custom = sorted(n for n, k in kernels.items()
+                    if re.search(r"for_?each", n) and "FMNMX" in k["ops"] and "FFMA" not in k["ops"])
+    found = {"kernels": sorted(kernels), "relu_fused_into_matmul": fused, "custom_op_kernels": custom}
+    assert kernels and not wrong_target, f"every kernel compiled for {arch}: {wrong_target or 'no kernels'}"
+    assert fused, f"the built-in ReLU should fuse into a matmul kernel (FFMA and FMNMX together): {found}"
+    assert custom, f"the custom op should be a foreach kernel of its own taking the max, no FFMA: {found}"
+    return found
+
+
 def triton_stages(compiled) -> dict:
     """A compiled Triton kernel's stages (ttir ... cubin) and the cubin's SASS, as ``LEVELS`` names them."""
     return {**compiled.asm, "sass": disassemble(compiled.asm["cubin"])}

@@ -13,6 +13,9 @@ from __future__ import annotations
 import concurrent.futures
 import contextlib
 import fcntl
+import subprocess
+import sys
+from pathlib import Path
 
 import numpy as np
 
@@ -172,3 +175,32 @@ def execute(kind: str, impl, x, w, b, runnable=None) -> dict[str, np.ndarray]:
     buffers = [Buffer.from_numpy(np.ascontiguousarray(v, dtype=np.float32)).to(device) for v in arrays]
     return {name: out.to(CPU()).to_numpy() for name, out in zip(names, compiled.execute(*buffers))}
 
+
+def compiled_for_gpu(impl, arch: str, folder: Path) -> bytes:
+    """Graph "structure-gpu" compiled for an NVIDIA GPU of ``arch`` (e.g. "sm_90") on any machine,
+    in MAX's compile-only virtual device mode, in a process of its own (the mode is process-wide
+    and cannot follow a CPU session in one process). Returns the compiled model as MEF bytes."""
+    spec = getattr(impl.module, "__file__", None) or ""
+    out = Path(folder) / f"structure-{arch}.mef"
+    with _compile_lock():
+        done = subprocess.run([sys.executable, "-m", "stackcheck.max_graphs", arch, str(out), spec],
+                              capture_output=True, text=True, timeout=900)
+    if done.returncode:
+        raise RuntimeError(f"compiling graph structure-gpu for {arch} failed:\n" + done.stderr.strip()[-1500:])
+    return out.read_bytes()
+
+
+def _compile_for_gpu(arch: str, out: str, spec: str) -> None:
+    from max import driver
+
+    from stackcheck.impl import Impl, load_module
+
+    driver.set_virtual_device_api("cuda")
+    driver.set_virtual_device_target_arch(arch)
+    driver.set_virtual_device_count(1)
+    graph, _, session = _structure_graph(Impl(load_module(spec) if spec else None), with_mojo(), "structure-gpu")
+    session.compile(graph).export_mef(out)
+
+
+if __name__ == "__main__":  # python -m stackcheck.max_graphs ARCH OUT.mef [IMPL]: see compiled_for_gpu
+    _compile_for_gpu(*sys.argv[1:3], sys.argv[3] if len(sys.argv) > 3 else "")

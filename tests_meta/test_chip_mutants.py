@@ -177,3 +177,23 @@ def test_one_fast_dtype_or_one_best_tile_everywhere_is_caught():
     assert chip.assert_best_tile_differs(medians)["best"] == {"skinny": "small", "square": "large"}
     with pytest.raises(AssertionError, match="every shape"):
         chip.assert_best_tile_differs({"skinny": {"small": 2.5, "large": 1.0}, "square": medians["square"]})
+
+
+def _sass(*ops, target="sm_90a"):
+    return {"target": target, "ops": set(ops)}
+
+
+@pytest.mark.meta
+@pytest.mark.mutant_for("S10.4-gpu-target")
+def test_a_custom_op_fused_away_or_built_for_the_cpu_is_caught():
+    from stackcheck import ir
+
+    right = {"matmul_naive": _sass("FFMA", "FMNMX", "LDG", "STG"), "mogg_for_each_r2": _sass("FMNMX", "LDG", "STG"),
+             "elementwise_r2": _sass("FADD", "LDG", "STG")}
+    ir.assert_custom_op_own_gpu_kernel(right, "sm_90")
+    with pytest.raises(AssertionError, match="foreach kernel of its own"):  # the custom op fused into the matmul
+        ir.assert_custom_op_own_gpu_kernel({k: v for k, v in right.items() if "for_each" not in k}, "sm_90")
+    with pytest.raises(AssertionError, match="fuse into a matmul"):  # the built-in ReLU left unfused
+        ir.assert_custom_op_own_gpu_kernel({**right, "matmul_naive": _sass("FFMA", "LDG", "STG")}, "sm_90")
+    with pytest.raises(AssertionError, match="compiled for sm_90"):  # code for another GPU
+        ir.assert_custom_op_own_gpu_kernel({k: {**v, "target": "sm_80"} for k, v in right.items()}, "sm_90")
