@@ -39,10 +39,11 @@ def assert_flash_saves(flash_peak: int, math_peak: int, scores: int) -> dict:
 
 
 def assert_bf16_pays_where_units_are(speedup: float, matrix_units: bool, fast_at_least: float = 3.0,
-                                     slow_at_most: float = 1.5) -> None:
+                                     slow_at_most: float = 2.0) -> None:
     """§12.5: which dtype is fast depends on the device. bf16's speed-up over fp32 on one matmul
-    (fp32 time / bf16 time) is large where bf16 matrix units run it (a GPU's tensor cores) and
-    nothing much where they are absent (a CPU without AMX)."""
+    (fp32 time / bf16 time) is large where bf16 matrix units run it (a GPU's tensor cores) and at
+    most the 2x of half the bytes and AVX512-BF16's paired dot products where they are absent (a
+    CPU without AMX)."""
     if matrix_units:
         assert speedup >= fast_at_least, \
             f"bf16 on bf16 matrix units should be >= {fast_at_least}x faster than fp32: {speedup:.2f}x"

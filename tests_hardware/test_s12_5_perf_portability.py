@@ -17,9 +17,9 @@ def cpu_has_bf16_matrix_units(torch) -> bool:
     return bool(probe and probe())
 
 
-def bf16_speedup(torch, device: str, n: int, evidence) -> float:
-    """fp32 time / bf16 time of one [n, n] @ [n, n] (fp32 with TF32 off), interleaved medians;
-    the bf16 product is checked against float64."""
+def bf16_speedup(torch, device: str, n: int, evidence) -> tuple[float, float]:
+    """(fp32 time / bf16 time, its noise floor) of one [n, n] @ [n, n] (fp32 with TF32 off),
+    interleaved medians; the bf16 product is checked against float64."""
     from stackcheck.numerics import uniform
     from stackcheck.precision import torch_tf32
 
@@ -38,9 +38,7 @@ def bf16_speedup(torch, device: str, n: int, evidence) -> float:
              fp32=runs["fp32"].summary(), bf16=runs["bf16"].summary())
     assert_matches_reference((xb @ wb).float().cpu().numpy(), (xb.double() @ wb.double()).cpu().numpy(),
                              dtype="bfloat16", k=n, what=f"bf16 X @ W on {device}")
-    if floor >= 1.5:
-        timing.call_it(speedup, 1.5, floor, {"bf16_speedup": speedup})
-    return speedup
+    return speedup, floor
 
 
 @pytest.mark.claim("S12.5-perf-portability")
@@ -51,8 +49,12 @@ def test_bf16_pays_only_where_bf16_matrix_units_are(device, evidence):
     if device == "cpu" and cpu_has_bf16_matrix_units(torch):
         pytest.skip("this CPU has AMX bf16 tiles: bf16 may pay here as on a GPU; the claim's CPU half is for "
                     "CPUs without them")
-    speedup = bf16_speedup(torch, device, GPU_N if device == "cuda" else CPU_N, evidence)
-    chip.assert_bf16_pays_where_units_are(speedup, matrix_units=device == "cuda")
+    speedup, floor = bf16_speedup(torch, device, GPU_N if device == "cuda" else CPU_N, evidence)
+    try:
+        chip.assert_bf16_pays_where_units_are(speedup, matrix_units=device == "cuda")
+    except AssertionError:
+        timing.call_it(speedup, 1.5, floor, {"bf16_speedup": speedup})
+        raise
 
 
 @pytest.mark.claim("S12.5-perf-portability")
