@@ -15,6 +15,7 @@ import contextlib
 import fcntl
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import numpy as np
@@ -22,6 +23,7 @@ import numpy as np
 from stackcheck import data
 
 _MODELS: dict = {}
+_ARTIFACTS: dict = {}  # GPU compiles: (kind, impl ...) -> Future of MEF bytes
 # One compile at a time, in this process and across processes (xdist workers): concurrent compiles
 # of the same Mojo package race in MAX's cache ("could not lower LIT to KGEN: No such file or
 # directory", seen here), and on two cores they gain nothing.
@@ -110,7 +112,11 @@ def _key(kind: str, impl):
 
 def prefetch(kind: str, impl) -> None:
     """Build graph ``kind`` now and compile it on a background thread (MAX releases the GIL while
-    it compiles), so a cold compile overlaps the tests that run before the first MAX test."""
+    it compiles), so a cold compile overlaps the tests that run before the first MAX test. A kind
+    naming a GPU architecture ("sm_90") compiles the structure graph for it (``compiled_for_gpu``)."""
+    if kind.startswith("sm_"):
+        _ARTIFACTS.setdefault(_key(kind, impl), _COMPILER.submit(_compile_in_subprocess, impl, kind))
+        return
     key = _key(kind, impl)
     if key in _MODELS:
         return
@@ -176,18 +182,24 @@ def execute(kind: str, impl, x, w, b, runnable=None) -> dict[str, np.ndarray]:
     return {name: out.to(CPU()).to_numpy() for name, out in zip(names, compiled.execute(*buffers))}
 
 
-def compiled_for_gpu(impl, arch: str, folder: Path) -> bytes:
+def compiled_for_gpu(impl, arch: str) -> bytes:
     """Graph "structure-gpu" compiled for an NVIDIA GPU of ``arch`` (e.g. "sm_90") on any machine,
-    in MAX's compile-only virtual device mode, in a process of its own (the mode is process-wide
-    and cannot follow a CPU session in one process). Returns the compiled model as MEF bytes."""
+    in MAX's compile-only virtual device mode, as MEF bytes; started by ``prefetch(arch, impl)``."""
+    prefetch(arch, impl)
+    return _ARTIFACTS[_key(arch, impl)].result()
+
+
+def _compile_in_subprocess(impl, arch: str) -> bytes:
+    """In a process of its own: the virtual device mode is process-wide, and a GPU compile cannot
+    follow a CPU session in one process."""
     spec = getattr(impl.module, "__file__", None) or ""
-    out = Path(folder) / f"structure-{arch}.mef"
-    with _compile_lock():
+    with tempfile.TemporaryDirectory() as folder, _compile_lock():
+        out = Path(folder) / f"structure-{arch}.mef"
         done = subprocess.run([sys.executable, "-m", "stackcheck.max_graphs", arch, str(out), spec],
                               capture_output=True, text=True, timeout=900)
-    if done.returncode:
-        raise RuntimeError(f"compiling graph structure-gpu for {arch} failed:\n" + done.stderr.strip()[-1500:])
-    return out.read_bytes()
+        if done.returncode:
+            raise RuntimeError(f"compiling graph structure-gpu for {arch} failed:\n" + done.stderr.strip()[-1500:])
+        return out.read_bytes()
 
 
 def _compile_for_gpu(arch: str, out: str, spec: str) -> None:

@@ -31,7 +31,8 @@ MARKERS = {
     "mutant_for(*ids)": "a meta-test proving the tests of these claims catch a wrong implementation",
     "precision": "about matmul precision; TF32/precision are not pinned",
     "demo": "a demonstration: listed with its claims in the report, never counted toward them",
-    "max_graph(kind)": "the MAX graph a max test runs ('math' unless marked)",
+    "max_graph(kind, ...)": "the MAX graphs a max test runs ('math' unless marked; 'sm_90': the structure graph "
+                            "compiled for that GPU), compiled in the background from collection on",
 }
 # Words learners type for a device marker that does not exist.
 SYNONYMS = {"gpu": "cuda", "nvidia": "cuda", "cuda_gpu": "cuda", "host": "cpu", "xla_tpu": "tpu"}
@@ -218,19 +219,19 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         item.user_properties.append((PROPS, {"claims": ids, "device": device, "counts": counts,
                                              "meta": item.get_closest_marker("meta") is not None}))
     # MAX tests last: the compiles started at collection time then overlap everything else.
-    items.sort(key=lambda item: max_graph_kind(item) is not None)
+    items.sort(key=lambda item: bool(max_graph_kinds(item)))
 
 
-def max_graph_kind(item: pytest.Item) -> str | None:
+def max_graph_kinds(item: pytest.Item) -> tuple[str, ...]:
     if item.get_closest_marker("max") is None:
-        return None
+        return ()
     marker = item.get_closest_marker("max_graph")
-    return marker.args[0] if marker else "math"
+    return marker.args if marker else ("math",)
 
 
 def pytest_collection_finish(session: pytest.Session) -> None:
     """Start each MAX graph's compile at once, on a background thread (about a minute cold)."""
-    kinds = {max_graph_kind(item) for item in session.items if MISSING_REASON not in item.stash} - {None}
+    kinds = {k for item in session.items if MISSING_REASON not in item.stash for k in max_graph_kinds(item)}
     if kinds and not env.stack_missing("max"):
         from stackcheck import max_graphs
 

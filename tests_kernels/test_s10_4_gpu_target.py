@@ -8,14 +8,13 @@ import pytest
 from stackcheck import ir, max_graphs
 from stackcheck.numerics import assert_outputs_match, make_inputs, reference_forward
 
-pytestmark = [pytest.mark.max, pytest.mark.mojo, pytest.mark.triton, pytest.mark.max_graph("structure")]
-
 ARCH = "sm_90"
+pytestmark = [pytest.mark.max, pytest.mark.mojo, pytest.mark.triton, pytest.mark.max_graph("structure", ARCH)]
 
 
 @pytest.mark.claim("S10.4-gpu-target")
-def test_the_custom_op_compiles_to_its_own_gpu_kernel(impl, tmp_path, evidence):
-    kernels = ir.sass_kernels(ir.cuda_objects(max_graphs.compiled_for_gpu(impl, ARCH, tmp_path)))
+def test_the_custom_op_compiles_to_its_own_gpu_kernel(impl, evidence):
+    kernels = ir.sass_kernels(ir.cuda_objects(max_graphs.compiled_for_gpu(impl, ARCH)))
     evidence(**ir.assert_custom_op_own_gpu_kernel(kernels, ARCH))
     x, w, b = make_inputs(33, 65, 17, seed=105)
     on_cpu = max_graphs.execute("structure", impl, x, w, b)
