@@ -115,7 +115,8 @@ def prefetch(kind: str, impl) -> None:
     it compiles), so a cold compile overlaps the tests that run before the first MAX test. A kind
     naming a GPU architecture ("sm_90") compiles the structure graph for it (``compiled_for_gpu``)."""
     if kind.startswith("sm_"):
-        _ARTIFACTS.setdefault(_key(kind, impl), _COMPILER.submit(_compile_in_subprocess, impl, kind))
+        if _key(kind, impl) not in _ARTIFACTS:
+            _ARTIFACTS[_key(kind, impl)] = _COMPILER.submit(_compile_in_subprocess, impl, kind)
         return
     key = _key(kind, impl)
     if key in _MODELS:
