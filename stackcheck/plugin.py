@@ -33,6 +33,8 @@ MARKERS = {
     "demo": "a demonstration: listed with its claims in the report, never counted toward them",
     "max_graph(kind, ...)": "the MAX graphs a max test runs ('math' unless marked; 'sm_90': the structure graph "
                             "compiled for that GPU), compiled in the background from collection on",
+    "ncu(request, ...)": "the counters.Request workloads a test profiles with Nsight Compute, all profiled in "
+                         "the background from collection on, one ncu session per cache/metrics pair",
 }
 # Words learners type for a device marker that does not exist.
 SYNONYMS = {"gpu": "cuda", "nvidia": "cuda", "cuda_gpu": "cuda", "host": "cpu", "xla_tpu": "tpu"}
@@ -230,13 +232,30 @@ def max_graph_kinds(item: pytest.Item) -> tuple[str, ...]:
 
 
 def pytest_collection_finish(session: pytest.Session) -> None:
-    """Start each MAX graph's compile at once, on a background thread (about a minute cold)."""
-    kinds = {k for item in session.items if MISSING_REASON not in item.stash for k in max_graph_kinds(item)}
+    """Start each MAX graph's compile (about a minute cold) and every ncu profile the selected tests
+    need at once, on background threads, so they overlap the other tests."""
+    runnable = [item for item in session.items if MISSING_REASON not in item.stash]
+    kinds = {k for item in runnable for k in max_graph_kinds(item)}
     if kinds and not env.stack_missing("max"):
         from stackcheck import max_graphs
 
         for kind in sorted(kinds):
             max_graphs.prefetch(kind, session.config.stash[RECORDER].impl)
+    requests = [r for item in runnable for mark in item.iter_markers("ncu") for r in mark.args]
+    if requests:
+        from stackcheck import counters
+
+        counters.prefetch(requests, shared=_run_folder(session.config))
+
+
+def _run_folder(config: pytest.Config) -> str | None:
+    """A folder this test run's xdist workers share (None without xdist): one of them profiles."""
+    workerinput = getattr(config, "workerinput", None)
+    if workerinput is None:
+        return None
+    import tempfile
+
+    return os.path.join(tempfile.gettempdir(), f"stackcheck-run-{workerinput['testrunuid']}")
 
 
 @pytest.hookimpl(tryfirst=True)

@@ -1,8 +1,9 @@
 """The GPU workloads whose hardware counters the course's chip claims are read from (course §7,
 checkpoints 3 and 5). Each builder sets up seeded inputs, compiles and warms up, and returns the
-step to measure; ``python -m stackcheck.workloads NAME JSON_KWARGS`` runs one step between
-cudaProfilerStart and cudaProfilerStop (what ``stackcheck.counters`` profiles), and tests call the
-same builders in-process for the numbers and the timings.
+step to measure; ``python -m stackcheck.workloads '[[NAME, KWARGS], ...]'`` builds them all, then
+runs each step between one cudaProfilerStart and cudaProfilerStop, each led by a marker kernel
+(what ``stackcheck.counters`` profiles), and tests call the same builders in-process for the
+numbers and the timings.
 """
 from __future__ import annotations
 
@@ -91,8 +92,15 @@ def chain(n: int, compiled: bool):
     return _warm(lambda: fn(x), x)
 
 
-def reread(nbytes: int, passes: int):
-    """Read one float32 buffer of ``nbytes`` ``passes`` times (a sum each): what stays in L2 (§7.2)."""
+def l2_share(fraction: float) -> int:
+    """Bytes: ``fraction`` of this GPU's L2 cache."""
+    return int(torch.cuda.get_device_properties(torch.cuda.current_device()).L2_cache_size * fraction)
+
+
+def reread(passes: int, nbytes: int | None = None, l2_fraction: float | None = None):
+    """Read one float32 buffer of ``nbytes`` (or ``l2_fraction`` of the L2) ``passes`` times (a sum
+    each): what stays in L2 (§7.2)."""
+    nbytes = nbytes if l2_fraction is None else l2_share(l2_fraction)
     x = _uniform(nbytes // 4, seed=1)
     return _warm(lambda: [x.sum() for _ in range(passes)], x)
 
@@ -101,12 +109,25 @@ WORKLOADS = {f.__name__: f for f in (matmul, eager_forward, fused_forward, bias_
 
 
 def main(argv: list[str]) -> None:
-    name, kwargs = argv[0], json.loads(argv[1]) if len(argv) > 1 else {}
-    if name not in WORKLOADS:
-        raise SystemExit(f"unknown workload {name!r}; known: {', '.join(WORKLOADS)}")
-    step = WORKLOADS[name](**kwargs).step
+    """Build every workload of the JSON list ``argv[0]``, then run each once inside the profiled
+    region, after a marker kernel. One that cannot be built is reported and gets its marker only."""
+    listed = json.loads(argv[0])
+    unknown = sorted({name for name, _ in listed} - set(WORKLOADS))
+    if unknown:
+        raise SystemExit(f"unknown workload(s) {unknown}; known: {', '.join(WORKLOADS)}")
+    steps = []
+    for i, (name, kwargs) in enumerate(listed):
+        try:
+            steps.append(WORKLOADS[name](**kwargs).step)
+        except Exception as error:  # one broken workload fails its own tests, not the others'
+            first = (str(error).splitlines() or [""])[0][:300]
+            print(f"stackcheck-workload-failed {i} {type(error).__name__}: {first}", flush=True)
+            steps.append(None)
     torch.cuda.profiler.start()
-    step()
+    for step in steps:
+        torch.cuda._sleep(1)
+        if step is not None:
+            step()
     torch.cuda.synchronize()
     torch.cuda.profiler.stop()
 

@@ -8,12 +8,28 @@ import pytest
 from stackcheck import counters, need
 from stackcheck.numerics import as_numpy, assert_matches_reference, make_inputs
 
-# (dtype, TF32 allowed, expected on the tensor pipe, the tolerance row its result is held to)
-CASES = [pytest.param("bfloat16", False, True, "bfloat16", id="bf16"),
-         pytest.param("float16", False, True, "float16", id="fp16"),
-         pytest.param("float32", True, True, "tfloat32", id="fp32-tf32"),
-         pytest.param("float32", False, False, "float32", id="fp32-ieee")]
 N = 2048
+
+
+def gemm(dtype: str, tf32: bool) -> counters.Request:
+    return counters.request("matmul", n=N, dtype=dtype, tf32=tf32)
+
+
+def gemv(dtype: str, tf32: bool) -> counters.Request:
+    """1 x N: a shape cuBLAS may keep off the tensor pipe (recorded, not judged)."""
+    return counters.request("matmul", n=1, m=N, k=N, dtype=dtype, tf32=tf32)
+
+
+def case(dtype: str, tf32: bool, tensor_cores: bool, tolerance: str, id: str):
+    """(dtype, TF32 allowed, expected on the tensor pipe, the tolerance row its result is held to)"""
+    profiled = [gemm(dtype, tf32)] + ([gemv(dtype, tf32)] if tensor_cores else [])
+    return pytest.param(dtype, tf32, tensor_cores, tolerance, id=id, marks=pytest.mark.ncu(*profiled))
+
+
+CASES = [case("bfloat16", False, True, "bfloat16", id="bf16"),
+         case("float16", False, True, "float16", id="fp16"),
+         case("float32", True, True, "tfloat32", id="fp32-tf32"),
+         case("float32", False, False, "float32", id="fp32-ieee")]
 
 
 @pytest.mark.claim("MC04")
@@ -23,10 +39,9 @@ N = 2048
 def test_cublas_uses_tensor_cores_by_dtype_and_setting(dtype, tf32, tensor_cores, tolerance, evidence):
     from stackcheck import workloads
 
-    kernels = counters.profile("matmul", n=N, dtype=dtype, tf32=tf32)
-    gemv = counters.profile("matmul", n=1, m=N, k=N, dtype=dtype, tf32=tf32) if tensor_cores else []
-    evidence(dtype=dtype, tf32=tf32, gemm=[k.summary() for k in kernels],
-             gemv_1xN=[k.summary() for k in gemv])  # a shape cuBLAS may keep off the tensor pipe
+    kernels = counters.profile(gemm(dtype, tf32))
+    thin = counters.profile(gemv(dtype, tf32)) if tensor_cores else []
+    evidence(dtype=dtype, tf32=tf32, gemm=[k.summary() for k in kernels], gemv_1xN=[k.summary() for k in thin])
     counters.assert_tensor_cores(kernels, tensor_cores, f"{N}^3 {dtype} matmul, TF32 {'on' if tf32 else 'off'}")
     prepared = workloads.matmul(256, dtype, tf32)
     x, w = (as_numpy(t) for t in prepared.inputs)

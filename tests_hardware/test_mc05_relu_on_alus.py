@@ -9,6 +9,7 @@ import pytest
 from stackcheck import counters, device_params, need
 from stackcheck.numerics import as_numpy, assert_matches_reference, uniform
 
+BIAS_RELU, FUSED = counters.request("bias_relu", n=4096, m=4096), counters.request("fused_forward", n=2048, m=2048, k=256)
 MMA, MAX = re.compile(r"\b(?:wgmma|mma)\.\w+"), re.compile(r"\bmax\.f32\b")
 
 
@@ -22,9 +23,9 @@ def bias_relu_checked(impl, device: str, n: int = 257, m: int = 129):
 
 @pytest.mark.claim("MC05")
 @pytest.mark.parametrize("device", device_params("triton", devices=("cuda",)))
+@pytest.mark.ncu(BIAS_RELU, FUSED)
 def test_bias_relu_counts_no_tensor_pipe_and_the_fused_dot_does(impl, device, evidence):
-    elementwise = counters.profile("bias_relu", n=4096, m=4096)
-    fused = counters.profile("fused_forward", n=2048, m=2048, k=256)
+    elementwise, fused = counters.profile(BIAS_RELU), counters.profile(FUSED)
     evidence(bias_relu=[k.summary() for k in elementwise], fused=[k.summary() for k in fused])
     counters.assert_general_pipes_only(elementwise, "the Triton bias + ReLU kernel")
     counters.assert_tensor_cores(fused, True, "the fused matmul + bias + ReLU kernel")

@@ -13,6 +13,7 @@ COURSE_N = COURSE_M = 2048
 # measured well past the H200's 60 MB L2: each [N, M] float32 tensor is 256 MiB
 N = M = 8192
 K = 256
+EAGER, FUSED = (counters.request(w, metrics=counters.TRAFFIC, n=N, m=M, k=K) for w in ("eager_forward", "fused_forward"))
 
 
 @pytest.mark.claim("Q3")
@@ -25,11 +26,11 @@ def test_the_course_count_is_four_round_trips_of_a_16_mb_tensor():
 @pytest.mark.claim("Q3")
 @pytest.mark.cuda
 @pytest.mark.triton
+@pytest.mark.ncu(EAGER, FUSED)
 def test_eager_moves_a_and_z_through_dram_and_the_fused_kernel_does_not(evidence):
     from stackcheck import workloads
 
-    eager = counters.profile("eager_forward", metrics=counters.TRAFFIC, n=N, m=M, k=K)
-    fused = counters.profile("fused_forward", metrics=counters.TRAFFIC, n=N, m=M, k=K)
+    eager, fused = counters.profile(EAGER), counters.profile(FUSED)
     evidence(**counters.assert_intermediates_removed(eager, fused, N, M, K),
              eager=[k.summary() for k in eager], fused=[k.summary() for k in fused])
     prepared = workloads.fused_forward(n=300, m=200, k=K)

@@ -7,8 +7,11 @@ from stackcheck import counters, need, timing
 from stackcheck.numerics import assert_matches_reference, uniform
 
 N = 2**28  # float32 values: 1 GiB a tensor
+EAGER, COMPILED = (counters.request("chain", metrics=counters.TRAFFIC, n=N, compiled=c) for c in (False, True))
+# Recorded on the H200: the fused chain 5.65-6.89x faster (median / line 2.1 over the spread squared,
+# 1.49); one GEMM, eager over compiled, 0.917-0.972 (1 - band is 0.75: 0.945 / 0.75 = 1.26 over 1.12).
 CHAIN_MARGIN = 3.0
-GEMM_BAND = 0.15
+GEMM_BAND = 0.25
 
 
 def event_medians(eager, compiled):
@@ -20,11 +23,11 @@ def event_medians(eager, compiled):
 @pytest.mark.claim("Q5")
 @pytest.mark.cuda
 @pytest.mark.torch_compile
+@pytest.mark.ncu(EAGER, COMPILED)
 def test_fusing_a_chain_cuts_launches_bytes_and_time(evidence):
     from stackcheck import workloads
 
-    eager_k = counters.profile("chain", metrics=counters.TRAFFIC, n=N, compiled=False)
-    compiled_k = counters.profile("chain", metrics=counters.TRAFFIC, n=N, compiled=True)
+    eager_k, compiled_k = counters.profile(EAGER), counters.profile(COMPILED)
     found = counters.assert_fewer_launches_and_bytes(eager_k, compiled_k, workloads.CHAIN_LENGTH)
     eager, compiled = workloads.chain(N, compiled=False), workloads.chain(N, compiled=True)
     slow, fast = event_medians(eager.step, compiled.step)

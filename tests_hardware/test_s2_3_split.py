@@ -8,14 +8,16 @@ from stackcheck.numerics import assert_exact, uniform
 
 N = M = 64
 K = 2**22
+LONG_K = counters.request("matmul", metrics=["time_ns"], n=N, m=M, k=K, dtype="float32")
 
 
 @pytest.mark.claim("S2.3-split")
 @pytest.mark.cuda
 @pytest.mark.torch
+@pytest.mark.ncu(LONG_K)
 def test_one_long_k_matmul_launches_several_kernels(evidence):
     torch = need("torch")
-    kernels = counters.profile("matmul", metrics=["time_ns"], n=N, m=M, k=K, dtype="float32")
+    kernels = counters.profile(LONG_K)
     evidence(graph_nodes=1, kernels=[k.summary() for k in kernels])
     counters.assert_split_into_kernels(kernels, f"fp32 [{N}, {K}] @ [{K}, {M}]")
     # The same shape on values in {-1, 0, 1}: every partial sum is an integer below 2^24, exact in

@@ -66,11 +66,13 @@ def test_a_compiled_chain_that_still_launches_every_op_is_caught():
 @pytest.mark.meta
 @pytest.mark.mutant_for("S7.2-hierarchy")
 def test_swapped_working_sets_are_caught():
-    small = [kernel("sum", dram_read=r) for r in (15e6, 0.1e6, 0.1e6, 0.1e6)]
-    large = [kernel("sum", dram_read=2**30) for _ in range(4)]
-    counters.assert_l2_reuse(small, large, 4, 15_000_000, 2**30)
+    small = [kernel("sum", dram_read=r) for r in (15e6, 0.1e6, 15e6, 0.1e6, 0.1e6)]  # one pass evicted
+    large = [kernel("sum", dram_read=2**30) for _ in range(5)]
+    counters.assert_l2_reuse(small, large, 5, 15_000_000, 2**30)
     with pytest.raises(AssertionError, match="inside L2 was re-read"):
-        counters.assert_l2_reuse(large, large, 4, 15_000_000, 2**30)
+        counters.assert_l2_reuse(large, large, 5, 15_000_000, 2**30)
+    with pytest.raises(AssertionError, match="inside L2 was re-read"):  # evicted as often as not: no reuse
+        counters.assert_l2_reuse(small[:1] + small[2:3] * 2 + small[1:2] * 2, large, 5, 15_000_000, 2**30)
 
 
 class _Device:

@@ -48,7 +48,7 @@ def test_without_ncu_a_profile_skips_and_require_ncu_fails(pytester, monkeypatch
 
         @pytest.mark.claim("MC04")
         def test_profiled():
-            counters.profile("matmul", n=8, dtype="float32")
+            counters.profile(counters.request("matmul", n=8, dtype="float32"))
     """)
     skipped = pytester.runpytest_inprocess("-p", "no:cacheprovider", "-rs")
     skipped.assert_outcomes(skipped=1)
@@ -56,3 +56,29 @@ def test_without_ncu_a_profile_skips_and_require_ncu_fails(pytester, monkeypatch
     failed = pytester.runpytest_inprocess("-p", "no:cacheprovider", "--require", "ncu")
     failed.assert_outcomes(failed=1)
     failed.stdout.fnmatch_lines(["*--require ncu: the ncu command is not on PATH*"])
+
+
+def kernel(name: str) -> counters.Kernel:
+    return counters.Kernel(name, {"time_ns": 1.0})
+
+
+def test_a_batch_is_split_at_its_marker_kernels():
+    members = [counters.request("matmul", n=8, dtype="float32"), counters.request("bias_relu", n=8, m=8),
+               counters.request("chain", n=8, compiled=False)]
+    marker = "void at::cuda::<unnamed>::spin_kernel(long)"
+    profiled = [kernel(marker), kernel("gemm_a"), kernel("gemm_b"), kernel(marker), kernel(marker), kernel("chain")]
+    first, second, third = counters.split(profiled, members, "stackcheck-workload-failed 1 RuntimeError: boom\n")
+    assert [name for name, _ in first["kernels"]] == ["gemm_a", "gemm_b"]
+    assert second == {"error": "workload bias_relu(m=8, n=8) failed: RuntimeError: boom"}
+    assert [name for name, _ in third["kernels"]] == ["chain"]
+    with pytest.raises(AssertionError, match="2 marker kernels for 3 workloads"):
+        counters._outcome(counters.split(profiled[:4], members, "")[0])
+
+
+def test_a_request_is_checked_as_it_is_made():
+    with pytest.raises(ValueError, match="cache must be 'all' or 'none'"):
+        counters.request("matmul", cache="warm", n=8)
+    with pytest.raises(ValueError, match="metrics among"):
+        counters.request("matmul", metrics=["dram_bytes"], n=8)
+    same = counters.request("matmul", n=8, dtype="float32"), counters.request("matmul", dtype="float32", n=8)
+    assert same[0] == same[1] and hash(same[0]) == hash(same[1])

@@ -8,13 +8,16 @@ from stackcheck import counters, need
 from stackcheck.compiles import torch_compiles
 from stackcheck.numerics import assert_matches_reference, make_inputs, reference_forward
 
+MATMUL = counters.request("matmul", n=1024, dtype="float32")
+
 
 @pytest.mark.claim("S1.2-eager-library")
 @pytest.mark.cuda
 @pytest.mark.torch
+@pytest.mark.ncu(MATMUL)
 def test_an_eager_matmul_is_one_library_kernel_and_no_compile(impl, evidence):
     torch = need("torch")
-    kernels = counters.profile("matmul", n=1024, dtype="float32")
+    kernels = counters.profile(MATMUL)
     evidence(kernels=[k.summary() for k in kernels])
     counters.assert_library_kernel(kernels, "eager X @ W")
     x, w, b = make_inputs(256, 128, 64, seed=12)
