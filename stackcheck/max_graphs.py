@@ -41,13 +41,12 @@ def _input_types(ref, chains: int):
             for c in range(chains) for shape in dims]
 
 
-def _math_graph(impl, with_mojo: bool):
-    from max.driver import CPU
+def _math_graph(impl, with_mojo: bool, kind: str = "math"):
     from max.dtype import DType
     from max.engine import InferenceSession
     from max.graph import DeviceRef, Graph, ops
 
-    device = CPU()
+    device = device_of(kind)
     ref = DeviceRef.from_device(device)
     types = _input_types(ref, 1)
     extensions = [impl.mojo_package()] if with_mojo else []
@@ -67,8 +66,14 @@ def _math_graph(impl, with_mojo: bool):
     return graph, names, InferenceSession(devices=[device])
 
 
-def _device(kind: str):
-    """The MAX device graph ``kind`` runs on: ``Accelerator()`` (the first GPU) for "structure-gpu"."""
+def on_device(kind: str, device: str) -> str:
+    """Graph ``kind`` for our device name: "math" on "cuda" is "math-gpu" (the same graph, built for
+    ``Accelerator()``, §10.3)."""
+    return kind if device == "cpu" or kind.endswith("-gpu") or kind.startswith("sm_") else f"{kind}-gpu"
+
+
+def device_of(kind: str):
+    """The MAX device graph ``kind`` runs on: ``Accelerator()`` (the first GPU) for a "-gpu" kind."""
     from max.driver import CPU, Accelerator
 
     return Accelerator() if kind.endswith("-gpu") else CPU()
@@ -81,7 +86,7 @@ def _structure_graph(impl, with_mojo: bool, kind: str = "structure"):
     from max.engine import InferenceSession
     from max.graph import DeviceRef, Graph
 
-    device = _device(kind)
+    device = device_of(kind)
     ref = DeviceRef.from_device(device)
     chains = 2 if with_mojo else 1
     extensions = [impl.mojo_package()] if with_mojo else []
@@ -97,6 +102,7 @@ def _structure_graph(impl, with_mojo: bool, kind: str = "structure"):
 
 
 _BUILDERS = {"math": _math_graph, "structure": _structure_graph,
+             "math-gpu": lambda impl, mojo: _math_graph(impl, mojo, "math-gpu"),
              "structure-gpu": lambda impl, mojo: _structure_graph(impl, mojo, "structure-gpu")}
 
 
@@ -161,11 +167,10 @@ def model(kind: str, impl):
 def compile_then_init(kind: str, impl):
     """§10.3's two steps, apart: (the artifact ``compile()`` gives, the model ``init()`` makes of it),
     in a session of its own, for graph ``kind`` (whose compile MAX has cached by then)."""
-    from max.driver import CPU
     from max.engine import InferenceSession
 
     graph, _, _ = model(kind, impl)
-    session = InferenceSession(devices=[CPU()])
+    session = InferenceSession(devices=[device_of(kind)])
     with _compile_lock():
         artifact = session.compile(graph)
     return artifact, session.init(artifact)
@@ -179,7 +184,7 @@ def execute(kind: str, impl, x, w, b, runnable=None) -> dict[str, np.ndarray]:
     graph, compiled, names = model(kind, impl)
     compiled = runnable or compiled
     arrays = [x, w, b] * (len(graph.inputs) // 3)
-    device = _device(kind)
+    device = device_of(kind)
     buffers = [Buffer.from_numpy(np.ascontiguousarray(v, dtype=np.float32)).to(device) for v in arrays]
     return {name: out.to(CPU()).to_numpy() for name, out in zip(names, compiled.execute(*buffers))}
 

@@ -48,17 +48,20 @@ def tolerance(dtype: str, k: int) -> Tolerance:
 
 
 def round_to(array, dtype: str) -> np.ndarray:
-    """float32 array holding values exactly representable in ``dtype`` (round to nearest even)."""
+    """float32 array holding values exactly representable in ``dtype`` (round to nearest even);
+    "tfloat32" is what a Tensor Core multiplies in TF32 mode: 10 mantissa bits."""
     a = np.ascontiguousarray(array, dtype=np.float32)
     if dtype == "float32":
         return a
     if dtype == "float16":
         return a.astype(np.float16).astype(np.float32)
-    if dtype == "bfloat16":
+    if dtype in ("bfloat16", "tfloat32"):  # keep 7 or 10 of float32's 23 mantissa bits
+        dropped = 16 if dtype == "bfloat16" else 13
         bits = a.view(np.uint32).astype(np.uint64)
-        bits = (bits + 0x7FFF + ((bits >> 16) & 1)) & 0xFFFF0000
+        half, keep = (1 << (dropped - 1)) - 1, (0xFFFFFFFF >> dropped) << dropped
+        bits = (bits + half + ((bits >> dropped) & 1)) & keep
         return bits.astype(np.uint32).view(np.float32)
-    raise ValueError(f"unknown dtype {dtype!r}; expected one of {DTYPES}")
+    raise ValueError(f"unknown dtype {dtype!r}; expected one of {DTYPES} or 'tfloat32'")
 
 
 # The random draws of the running test, so a failure can print them (see ``seeds_drawn``).

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from stackcheck import claims, coursegate, env, grader, gpus, numerics
+from stackcheck import claims, coursegate, env, grader, gpus, max_graphs, numerics
 from stackcheck.recorder import DRAWN, MISSING, PROPS, RECORDER, Recorder
 from stackcheck.stacks import STACKS
 
@@ -225,10 +225,11 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
 
 def max_graph_kinds(item: pytest.Item) -> tuple[str, ...]:
+    """The MAX graphs ``item`` runs, built for its device ("math" of a cuda item is "math-gpu")."""
     if item.get_closest_marker("max") is None:
         return ()
     marker = item.get_closest_marker("max_graph")
-    return marker.args if marker else ("math",)
+    return tuple(max_graphs.on_device(kind, item_device(item)) for kind in (marker.args if marker else ("math",)))
 
 
 def pytest_collection_finish(session: pytest.Session) -> None:
@@ -236,9 +237,10 @@ def pytest_collection_finish(session: pytest.Session) -> None:
     need at once, on background threads, so they overlap the other tests."""
     runnable = [item for item in session.items if MISSING_REASON not in item.stash]
     kinds = {k for item in runnable for k in max_graph_kinds(item)}
-    if kinds and not env.stack_missing("max"):
-        from stackcheck import max_graphs
-
+    # Under xdist every worker collects every test: one worker compiles at collection, and the
+    # others compile what they run when they run it, from MAX's disk cache by then.
+    first_worker = getattr(session.config, "workerinput", {}).get("workerid", "gw0") == "gw0"
+    if kinds and first_worker and not env.stack_missing("max"):
         for kind in sorted(kinds):
             max_graphs.prefetch(kind, session.config.stash[RECORDER].impl)
     requests = [r for item in runnable for mark in item.iter_markers("ncu") for r in mark.args]

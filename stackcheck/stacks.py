@@ -19,7 +19,7 @@ from typing import Callable
 import numpy as np
 import pytest
 
-from stackcheck.numerics import DTYPES
+from stackcheck.numerics import DTYPES, TOLERANCES
 
 DEVICES = ("cpu", "cuda", "tpu")
 
@@ -78,11 +78,12 @@ def jax_out(a, dtype: str) -> np.ndarray:
     return np.asarray(a.astype("float32"), dtype=np.float64)
 
 
-def _max_outputs(impl, x, w, b) -> dict[str, np.ndarray]:
+def _max_outputs(impl, device, x, w, b) -> dict[str, np.ndarray]:
     from stackcheck import max_graphs
 
     impl.check_operands(x, w, b)
-    return {k: np.asarray(v, dtype=np.float64) for k, v in max_graphs.execute("math", impl, x, w, b).items()}
+    outputs = max_graphs.execute(max_graphs.on_device("math", device), impl, x, w, b)
+    return {k: np.asarray(v, dtype=np.float64) for k, v in outputs.items()}
 
 
 # ---- what each path runs ------------------------------------------------------------------
@@ -106,12 +107,12 @@ def _compiled_steps(impl, device, dtype, x, w, b):
 def _max_steps(impl, device, dtype, x, w, b):
     if dtype != "float32":
         raise ValueError(f"the MAX graph's steps are float32 only, not {dtype}")
-    outs = _max_outputs(impl, x, w, b)
+    outs = _max_outputs(impl, device, x, w, b)
     return outs["a"], outs["z"], outs["y"]
 
 
 def _max_forward(impl, device, dtype, x, w, b):
-    return _max_outputs(impl, x, w, b)["y" if dtype == "float32" else f"y_{dtype}"]
+    return _max_outputs(impl, device, x, w, b)["y" if dtype == "float32" else f"y_{dtype}"]
 
 
 def _triton_steps(impl, device, dtype, x, w, b):
@@ -121,12 +122,12 @@ def _triton_steps(impl, device, dtype, x, w, b):
 
 
 def _mojo_steps(impl, device, dtype, x, w, b):
-    outs = _max_outputs(impl, x, w, b)
+    outs = _max_outputs(impl, device, x, w, b)
     return outs["a"], None, outs["y_mojo"]
 
 
 def _mojo_forward(impl, device, dtype, x, w, b):
-    return _max_outputs(impl, x, w, b)["y_mojo"]
+    return _max_outputs(impl, device, x, w, b)["y_mojo"]
 
 
 # ---- whether a device is usable, per framework -------------------------------------------
@@ -151,8 +152,17 @@ def jax_device_missing(device: str) -> str | None:
     return f"no {device} device visible to jax {jax.__version__} (jax.devices({platform!r}) is empty)"
 
 
-@dataclass(frozen=True)
+def max_device_missing(device: str) -> str | None:
+    from max import driver
+
+    if device == "cuda" and driver.accelerator_count() > 0:
+        return None
+    return f"MAX sees no GPU (max.driver.accelerator_count() == 0)"
+
+
+@dataclass(frozen=True, kw_only=True)
 class Stack:
+    """One stack of the course, built by keyword and checked as it is made (OpInfo-style)."""
     name: str
     module: str  # imported to use the stack (its presence decides availability)
     extra: str | None  # pip extra of stackcheck that installs it
@@ -163,6 +173,24 @@ class Stack:
     device_missing: Callable[[str], str | None] | None = None  # for devices other than cpu
     uses: tuple[str, ...] = ()  # other stacks this one needs
     executable: str | None = field(default=None)  # a command-line tool it needs, besides the module
+    # device -> the tolerance row its float32 matmuls are held to, where the stack gives no full
+    # float32 there (measured; see ``tolerance_row``)
+    float32_matmul: dict[str, str] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        problems = [f"device {d!r} is not one of {DEVICES}" for d in self.devices if d not in DEVICES]
+        problems += [f"{d}: dtype {t!r} is not one of {DTYPES}" for d, ts in self.devices.items() for t in ts
+                     if t not in DTYPES]
+        problems += [f"{d} runs somewhere other than the CPU but device_missing is None"
+                     for d in self.devices if d != "cpu" and self.device_missing is None]
+        problems += [f"float32_matmul names {d!r}, where the stack does not run" for d in self.float32_matmul
+                     if d not in self.devices]
+        problems += [f"float32_matmul row {r!r} is not in TOLERANCES" for r in self.float32_matmul.values()
+                     if r not in TOLERANCES]
+        if self.name in self.uses:
+            problems.append("a stack cannot use itself")
+        if problems:
+            raise ValueError(f"Stack {self.name!r}: " + "; ".join(problems))
 
     @property
     def markers(self) -> tuple[str, ...]:
@@ -173,25 +201,34 @@ class Stack:
 
 
 STACKS = {s.name: s for s in (
-    Stack("numpy", "numpy", None, "numpy", {"cpu": ("float32", "float16")},
-          calls("numpy_steps", numpy_in, numpy_out), calls("numpy_forward", numpy_in, numpy_out)),
-    Stack("torch", "torch", "torch", "torch", {"cpu": DTYPES, "cuda": DTYPES},
-          calls("torch_steps", torch_in, torch_out), calls("torch_forward", torch_in, torch_out), torch_device_missing),
-    Stack("torch_compile", "torch", "torch", "torch", {"cpu": DTYPES, "cuda": DTYPES}, _compiled_steps,
-          calls("torch_compiled_forward", torch_in, torch_out), torch_device_missing, uses=("torch",)),
-    Stack("jax", "jax", "jax", "jax", {"cpu": DTYPES, "cuda": DTYPES, "tpu": DTYPES},
-          calls("jax_steps", jax_in, jax_out), calls("jax_forward", jax_in, jax_out), jax_device_missing),
-    Stack("max", "max.graph", "max", "max", {"cpu": DTYPES}, _max_steps, _max_forward),
+    Stack(name="numpy", module="numpy", extra=None, dist="numpy", devices={"cpu": ("float32", "float16")},
+          steps=calls("numpy_steps", numpy_in, numpy_out), forward=calls("numpy_forward", numpy_in, numpy_out)),
+    Stack(name="torch", module="torch", extra="torch", dist="torch", devices={"cpu": DTYPES, "cuda": DTYPES},
+          steps=calls("torch_steps", torch_in, torch_out), forward=calls("torch_forward", torch_in, torch_out),
+          device_missing=torch_device_missing),
+    Stack(name="torch_compile", module="torch", extra="torch", dist="torch",
+          devices={"cpu": DTYPES, "cuda": DTYPES}, steps=_compiled_steps,
+          forward=calls("torch_compiled_forward", torch_in, torch_out), device_missing=torch_device_missing,
+          uses=("torch",)),
+    Stack(name="jax", module="jax", extra="jax", dist="jax", devices={"cpu": DTYPES, "cuda": DTYPES, "tpu": DTYPES},
+          steps=calls("jax_steps", jax_in, jax_out), forward=calls("jax_forward", jax_in, jax_out),
+          device_missing=jax_device_missing),
+    # MAX 26.7 multiplies float32 matrices on a GPU's tensor cores in TF32 (inputs rounded to 10
+    # mantissa bits) and has no setting for full float32: measured on the H200 by
+    # tests_runtime/test_s10_3_gpu.py, and said in MAX's own source (its minimax_music3 conv layer).
+    Stack(name="max", module="max.graph", extra="max", dist="max", devices={"cpu": DTYPES, "cuda": DTYPES},
+          steps=_max_steps, forward=_max_forward, device_missing=max_device_missing,
+          float32_matmul={"cuda": "tfloat32"}),
     # The Triton interpreter has no bfloat16 (NumPy has none); compiled CUDA has all three.
-    Stack("triton", "triton", "triton", "triton", {"cpu": ("float32", "float16"), "cuda": DTYPES}, _triton_steps,
-          calls("triton_forward", torch_in, torch_out), torch_device_missing, uses=("torch",)),
-    Stack("mojo", "max.graph", "mojo", "mojo", {"cpu": ("float32",)}, _mojo_steps, _mojo_forward, uses=("max",),
-          executable="mojo"),
+    Stack(name="triton", module="triton", extra="triton", dist="triton",
+          devices={"cpu": ("float32", "float16"), "cuda": DTYPES}, steps=_triton_steps,
+          forward=calls("triton_forward", torch_in, torch_out), device_missing=torch_device_missing,
+          uses=("torch",)),
+    Stack(name="mojo", module="max.graph", extra="mojo", dist="mojo", devices={"cpu": ("float32",), "cuda": ("float32",)},
+          steps=_mojo_steps, forward=_mojo_forward, device_missing=max_device_missing, uses=("max",),
+          executable="mojo", float32_matmul={"cuda": "tfloat32"}),
 )}
 ALL_STACKS = tuple(STACKS)
-# For claim tests whose GPU and TPU variants have not yet run on such a machine: each is added
-# once it has passed there, so a `-m cuda` self-check never carries a variant nobody saw pass.
-CPU_ONLY = ("cpu",)
 
 
 def _marks(name: str, device: str) -> list:
@@ -229,6 +266,14 @@ def run_steps(impl, stack: str, device: str, x, w, b, dtype: str = "float32"):
 def run_forward(impl, stack: str, device: str, x, w, b, dtype: str = "float32") -> np.ndarray:
     """Y = ReLU(X @ W + b) from ``stack`` on ``device`` in ``dtype``, returned as float64 NumPy."""
     return _record(stack).forward(impl, device, dtype, x, w, b)
+
+
+def tolerance_row(stack: str, device: str, dtype: str) -> str:
+    """The row of the tolerance policy ``stack``'s result on ``device`` in ``dtype`` is held to: the
+    dtype's own, except where the stack's float32 matmuls are not full float32 there (§5.5)."""
+    if dtype == "float32":
+        return _record(stack).float32_matmul.get(device, dtype)
+    return dtype
 
 
 def _record(stack: str) -> Stack:

@@ -8,14 +8,14 @@ from stackcheck import assert_matches_reference, need, reference_forward, stack_
 from stackcheck.compiles import jax_compiles
 from stackcheck.ir import op_sequence
 from stackcheck.numerics import make_inputs
-from stackcheck.stacks import CPU_ONLY, jax_in, jax_out
+from stackcheck.stacks import jax_in, jax_out
 
 
 SHAPES = (8, 4, 3)
 
 
 @pytest.mark.claim("S1.2-abstract")
-@pytest.mark.parametrize("stack, device", stack_params("jax", devices=CPU_ONLY))
+@pytest.mark.parametrize("stack, device", stack_params("jax"))
 def test_jax_compiles_from_shapes_and_dtypes_alone(impl, stack, device):
     jax = need("jax")
     x, w, b = make_inputs(*SHAPES, seed=12)
@@ -55,7 +55,7 @@ def main_parameters(stablehlo: str) -> int:
 
 
 @pytest.mark.claim("S1.2-static")
-@pytest.mark.parametrize("stack, device", stack_params("jax", devices=CPU_ONLY))
+@pytest.mark.parametrize("stack, device", stack_params("jax"))
 def test_a_closed_over_w_is_a_constant_and_a_passed_w_a_parameter(impl, stack, device):
     jax = need("jax")
     x, w, b = make_inputs(*SHAPES, seed=14)
@@ -74,7 +74,7 @@ def test_a_closed_over_w_is_a_constant_and_a_passed_w_a_parameter(impl, stack, d
 
 
 @pytest.mark.claim("S1.2-static")
-@pytest.mark.parametrize("stack, device", stack_params("jax", devices=CPU_ONLY))
+@pytest.mark.parametrize("stack, device", stack_params("jax"))
 def test_a_new_static_argument_recompiles_and_is_a_constant(impl, stack, device):
     jax = need("jax")
     x, w, b = make_inputs(*SHAPES, seed=15)

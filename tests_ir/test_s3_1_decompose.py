@@ -8,7 +8,7 @@ import pytest
 
 from stackcheck import need, stack_params
 from stackcheck.numerics import assert_matches_reference, uniform
-from stackcheck.stacks import CPU_ONLY, jax_in, jax_out
+from stackcheck.stacks import jax_in, jax_out
 
 
 T, D = 6, 8  # tokens, features
@@ -25,7 +25,7 @@ def block(jnp, mlp, x, wq, wk, wv, w1, b1):
 
 
 @pytest.mark.claim("S3.1-decompose")
-@pytest.mark.parametrize("stack, device", stack_params("jax", devices=CPU_ONLY))
+@pytest.mark.parametrize("stack, device", stack_params("jax"))
 def test_a_transformer_block_is_matmuls_reductions_exp_div_and_adds(impl, stack, device):
     jax = need("jax")
     x, wq, wk, wv, w1 = (uniform(s, seed=90 + i) for i, s in enumerate([(T, D), (D, D), (D, D), (D, D), (D, 2 * D)]))

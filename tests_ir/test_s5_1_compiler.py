@@ -8,7 +8,7 @@ from stackcheck import assert_matches_reference, need, reference_forward, stack_
 from stackcheck import ir
 from stackcheck.inductor import compile_and_read
 from stackcheck.numerics import make_inputs
-from stackcheck.stacks import CPU_ONLY, jax_in, jax_out
+from stackcheck.stacks import jax_in, jax_out
 
 
 N, K, M = 8, 4, 3
@@ -23,7 +23,7 @@ def with_unused_matmul(forward):
 
 
 @pytest.mark.claim("S5.1-dce")
-@pytest.mark.parametrize("stack, device", stack_params("jax", devices=CPU_ONLY))
+@pytest.mark.parametrize("stack, device", stack_params("jax"))
 def test_xla_removes_an_unused_matmul(impl, stack, device):
     x, w, b = make_inputs(N, K, M, seed=16)
     stages = ir.jax_stages(with_unused_matmul(impl.jax_forward), *jax_in((x, w, b), device, "float32"))
@@ -34,7 +34,7 @@ def test_xla_removes_an_unused_matmul(impl, stack, device):
 
 
 @pytest.mark.claim("S5.1-dce")
-@pytest.mark.parametrize("stack, device", stack_params("torch_compile", devices=CPU_ONLY))
+@pytest.mark.parametrize("stack, device", stack_params("torch_compile"))
 def test_inductor_runs_one_matmul_for_two_written(impl, stack, device):
     torch = need("torch")
     x, w, b = make_inputs(N, K, M, seed=17)
@@ -48,7 +48,7 @@ def test_inductor_runs_one_matmul_for_two_written(impl, stack, device):
 
 
 @pytest.mark.claim("S5.1-constfold")
-@pytest.mark.parametrize("stack, device", stack_params("jax", devices=CPU_ONLY))
+@pytest.mark.parametrize("stack, device", stack_params("jax"))
 def test_xla_folds_a_constant_w_times_2(impl, stack, device):
     jax = need("jax")
     x, w, b = make_inputs(N, K, M, seed=18)
@@ -64,7 +64,7 @@ def test_xla_folds_a_constant_w_times_2(impl, stack, device):
 
 
 @pytest.mark.claim("S5.1-layout")
-@pytest.mark.parametrize("stack, device", stack_params("torch_compile", devices=CPU_ONLY))
+@pytest.mark.parametrize("stack, device", stack_params("torch_compile"))
 def test_inductor_absorbs_a_transposed_w_without_a_copy(impl, stack, device):
     """W given as Wᵀ's transpose view: the GEMM reads it strided; no kernel copies it, no buffer holds it."""
     torch = need("torch")
@@ -82,7 +82,7 @@ def test_inductor_absorbs_a_transposed_w_without_a_copy(impl, stack, device):
 
 
 @pytest.mark.claim("S5.1-layout")
-@pytest.mark.parametrize("stack, device", stack_params("jax", devices=CPU_ONLY))
+@pytest.mark.parametrize("stack, device", stack_params("jax"))
 def test_xla_absorbs_a_transposed_w_into_the_dot(impl, stack, device):
     x, w, b = make_inputs(N, K, M, seed=20)
     wt = np.ascontiguousarray(w.T)

@@ -4,11 +4,10 @@ import pytest
 
 from stackcheck import assert_matches_reference, need, reference_forward, device_params
 from stackcheck import ir
-from stackcheck.stacks import CPU_ONLY
 
 
 @pytest.mark.claim("S8.3-export-vs-dynamo")
-@pytest.mark.parametrize("device", device_params("torch_compile", devices=CPU_ONLY))
+@pytest.mark.parametrize("device", device_params("torch_compile"))
 def test_export_and_dynamo_graphs_differ_in_level(impl, torch_inputs, example_inputs):
     torch = need("torch")
 

@@ -5,21 +5,24 @@ import re
 
 import pytest
 
-from stackcheck import assert_matches_reference, reference_forward
-from stackcheck import max_graphs
+from stackcheck import assert_matches_reference, device_params, max_graphs, reference_forward
 from stackcheck.numerics import assert_exact, make_inputs
+from stackcheck.stacks import tolerance_row
 
 pytestmark = [pytest.mark.mojo, pytest.mark.max, pytest.mark.max_graph("structure")]
 
 
 @pytest.mark.claim("S10.4-custom")
+@pytest.mark.parametrize("device", device_params("mojo"))
 @pytest.mark.parametrize("shape", [(2, 3, 2), (33, 17, 65), (1, 1, 1), (64, 128, 7)])
-def test_custom_relu_equals_builtin_and_numpy(impl, shape):
+def test_custom_relu_equals_builtin_and_numpy(impl, device, shape):
+    """On the GPU the custom op runs as GPU code: its `target` parameter picks it at compile time."""
     x, w, b = make_inputs(*shape, seed=sum(shape))
-    out = max_graphs.execute("structure", impl, x, w, b)
-    assert_exact(out["y_mojo"], out["y"], what="Y with the custom ReLU vs MAX's built-in relu", shape=shape)
-    assert_matches_reference(out["y_mojo"], reference_forward(x, w, b), dtype="float32", k=shape[1],
-                             what="Y with the Mojo custom ReLU")
+    out = max_graphs.execute(max_graphs.on_device("structure", device), impl, x, w, b)
+    assert_exact(out["y_mojo"], out["y"], what="Y with the custom ReLU vs MAX's built-in relu", shape=shape,
+                 device=device)
+    assert_matches_reference(out["y_mojo"], reference_forward(x, w, b), dtype=tolerance_row("mojo", device, "float32"),
+                             k=shape[1], what=f"Y with the Mojo custom ReLU on {device}")
 
 
 @pytest.mark.claim("S10.4-custom")

@@ -7,7 +7,7 @@ flushed to zero: both are recorded, as the course says such values are outside t
 import numpy as np
 import pytest
 
-from stackcheck import max_graphs
+from stackcheck import device_params, max_graphs
 from stackcheck.numerics import assert_exact, assert_relu_by_select
 
 pytestmark = [pytest.mark.mojo, pytest.mark.max, pytest.mark.max_graph("math")]
@@ -20,11 +20,13 @@ def bits(values) -> list[str]:
 
 
 @pytest.mark.claim("S10.4-special")
-def test_study_relu_agrees_on_finite_and_infinite_values_and_follows_select_on_nan_and_minus_zero(impl, evidence):
+@pytest.mark.parametrize("device", device_params("mojo"))
+def test_study_relu_agrees_on_finite_and_infinite_values_and_follows_select_on_nan_and_minus_zero(impl, evidence,
+                                                                                                   device):
     x, w, b = SPECIAL.reshape(-1, 1), np.ones((1, 1), np.float32), np.array([-0.0], np.float32)
-    out = max_graphs.execute("math", impl, x, w, b)
+    out = max_graphs.execute(max_graphs.on_device("math", device), impl, x, w, b)
     z, builtin, custom, half = (out[name][:, 0] for name in ("z", "y", "y_mojo", "y_float16"))
-    evidence(inputs=bits(SPECIAL), z=bits(z), builtin=bits(builtin), custom=bits(custom), builtin_fp16=bits(half))
+    evidence(device=device, inputs=bits(SPECIAL), z=bits(z), builtin=bits(builtin), custom=bits(custom), builtin_fp16=bits(half))
     assert np.isnan(z[0]) and np.isinf(z[3:5]).all() and (z[5:7] == SPECIAL[5:7]).all(), \
         f"NaN, ±inf and ordinary values must reach the relus: Z = {bits(z)}"
     ordinary = np.isfinite(z) & (z != 0) | np.isinf(z)

@@ -9,14 +9,14 @@ import pytest
 from stackcheck import need, stack_params
 from stackcheck import ir
 from stackcheck.numerics import assert_matches_reference, make_inputs, reference_forward
-from stackcheck.stacks import CPU_ONLY, jax_in, jax_out
+from stackcheck.stacks import jax_in, jax_out
 
 
 SHAPE = (8, 4, 3)
 
 
 @pytest.mark.claim("S4.1-jax-control")
-@pytest.mark.parametrize("stack, device", stack_params("jax", devices=CPU_ONLY))
+@pytest.mark.parametrize("stack, device", stack_params("jax"))
 def test_a_python_if_on_a_traced_value_raises_and_lax_cond_compiles(impl, stack, device):
     jax = need("jax")
     x, w, b = make_inputs(*SHAPE, seed=51)
@@ -42,7 +42,7 @@ def test_a_python_if_on_a_traced_value_raises_and_lax_cond_compiles(impl, stack,
 
 
 @pytest.mark.claim("S4.1-jax-control")
-@pytest.mark.parametrize("stack, device", stack_params("jax", devices=CPU_ONLY))
+@pytest.mark.parametrize("stack, device", stack_params("jax"))
 def test_an_ordered_callback_keeps_program_order(impl, stack, device):
     jax = need("jax")
     from jax.experimental import io_callback

@@ -6,11 +6,11 @@ import pytest
 
 from stackcheck import assert_matches_reference, need, reference_forward, stack_params
 from stackcheck.numerics import make_inputs
-from stackcheck.stacks import CPU_ONLY, torch_in, torch_out
+from stackcheck.stacks import torch_in, torch_out
 
 
 @pytest.mark.claim("S8.1-backend")
-@pytest.mark.parametrize("stack, device", stack_params("torch_compile", devices=CPU_ONLY))
+@pytest.mark.parametrize("stack, device", stack_params("torch_compile"))
 def test_the_compiled_forward_runs_through_inductor_not_xla(impl, stack, device):
     torch = need("torch")
     from torch._inductor import config

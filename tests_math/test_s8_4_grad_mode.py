@@ -5,11 +5,11 @@ import pytest
 from stackcheck import assert_matches_reference, need, reference_forward, stack_params
 from stackcheck.compiles import torch_compiles
 from stackcheck.numerics import make_inputs
-from stackcheck.stacks import CPU_ONLY, torch_in, torch_out
+from stackcheck.stacks import torch_in, torch_out
 
 
 @pytest.mark.claim("S8.4-grad-mode")
-@pytest.mark.parametrize("stack, device", stack_params("torch_compile", devices=CPU_ONLY))
+@pytest.mark.parametrize("stack, device", stack_params("torch_compile"))
 def test_no_grad_after_a_grad_mode_warm_up_compiles_once_more(impl, stack, device):
     torch = need("torch")
     x, w, b = make_inputs(12, 6, 5, seed=81)

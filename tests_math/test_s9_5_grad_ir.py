@@ -10,14 +10,14 @@ from stackcheck import need, stack_params
 from stackcheck import ir
 from stackcheck.gradients import closed_form
 from stackcheck.numerics import assert_matches_reference, make_inputs
-from stackcheck.stacks import CPU_ONLY, jax_in
+from stackcheck.stacks import jax_in
 
 
 N, K, M = 16, 8, 4
 
 
 @pytest.mark.claim("S9.5-grad-ir")
-@pytest.mark.parametrize("stack, device", stack_params("jax", devices=CPU_ONLY))
+@pytest.mark.parametrize("stack, device", stack_params("jax"))
 def test_the_gradient_is_a_compiled_program_of_matmuls_elementwise_ops_and_reductions(impl, stack, device):
     need("jax")
     x, w, b = make_inputs(N, K, M, seed=41)

@@ -8,7 +8,7 @@ import pytest
 
 from stackcheck import assert_matches_reference, reference_forward, stack_params
 from stackcheck.numerics import assert_exact, make_inputs
-from stackcheck.stacks import ALL_STACKS, run_forward
+from stackcheck.stacks import ALL_STACKS, run_forward, tolerance_row
 
 N, K = 4, 3  # |X @ W| <= K = 3, so a bias of -100 makes Z at most -97
 BIAS = np.array([-np.inf, np.inf, -100.0, 100.0, 0.5, -0.5], dtype=np.float32)
@@ -28,5 +28,6 @@ def test_relu_is_exact_at_the_edges(impl, stack, device, dtype):
     assert_exact(y[:, POS_INF], np.full(N, np.inf), what="ReLU(+inf), which is +inf", dtype=dtype, **where)
     assert_exact(y[:, NEGATIVE], np.zeros(N), what="ReLU of Z <= -97, which is exactly 0", dtype=dtype,
                  **where)
-    assert_matches_reference(y[:, FINITE], reference_forward(x, w, BIAS)[:, FINITE], dtype=dtype, k=K,
+    assert_matches_reference(y[:, FINITE], reference_forward(x, w, BIAS)[:, FINITE],
+                             dtype=tolerance_row(stack, device, dtype), k=K,
                              what="Y where Z is finite", **where)

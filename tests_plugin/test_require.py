@@ -60,7 +60,8 @@ def test_minus_m_cuda_without_a_gpu_says_nothing_was_checked_in_one_line(pyteste
     outcomes = result.parseoutcomes()
     assert outcomes["skipped"] >= 10 and "passed" not in outcomes
     skips = [line for line in result.outlines if line.startswith("SKIPPED")]
-    assert len(skips) == len({line.split("] ", 1)[1] for line in skips}) <= 2, skips
+    # one line per framework that looks for the GPU (torch, JAX, MAX), however many tests it skips
+    assert len(skips) == len({line.split("] ", 1)[1] for line in skips}) <= 3, skips
     nothing = [line for line in result.outlines if line.startswith("stackcheck: nothing was checked")]
     assert len(nothing) == 1, result.outlines[-10:]
     assert "lack of cuda" in nothing[0] and "pytest -m cpu" in nothing[0] and "--require cuda" in nothing[0]

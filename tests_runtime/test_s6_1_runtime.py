@@ -5,7 +5,7 @@ import pytest
 from stackcheck import assert_matches_reference, need, reference_forward, stack_params
 from stackcheck.compiles import jax_compiles, torch_compiles
 from stackcheck.numerics import make_inputs
-from stackcheck.stacks import CPU_ONLY, jax_in, jax_out, torch_in, torch_out
+from stackcheck.stacks import jax_in, jax_out, torch_in, torch_out
 
 
 SHAPE = (16, 8, 4)
@@ -16,7 +16,7 @@ def inputs(seeds):
 
 
 @pytest.mark.claim("S6.1-runtime")
-@pytest.mark.parametrize("stack, device", stack_params("torch_compile", devices=CPU_ONLY))
+@pytest.mark.parametrize("stack, device", stack_params("torch_compile"))
 def test_torch_compiled_calls_reuse_the_program_not_the_output(impl, stack, device):
     need("torch")
     data = inputs((31, 32, 33))
@@ -31,7 +31,7 @@ def test_torch_compiled_calls_reuse_the_program_not_the_output(impl, stack, devi
 
 
 @pytest.mark.claim("S6.1-runtime")
-@pytest.mark.parametrize("stack, device", stack_params("jax", devices=CPU_ONLY))
+@pytest.mark.parametrize("stack, device", stack_params("jax"))
 def test_jax_calls_reuse_the_program_not_the_output(impl, stack, device):
     need("jax")
     data = inputs((34, 35, 36))
