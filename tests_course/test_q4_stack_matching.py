@@ -4,8 +4,9 @@ table, and the table to what the installed stacks really hand from layer to laye
 import numpy as np
 import pytest
 
-from stackcheck import checkpoints, layers, need
-from stackcheck.numerics import assert_matches_reference, make_inputs, reference_forward
+from stackcheck import checkpoints, device_params, layers, need
+from stackcheck.numerics import as_numpy, assert_matches_reference, make_inputs, reference_forward
+from stackcheck.stacks import jax_in, jax_platform, torch_in
 
 
 def q4_key() -> dict:
@@ -14,27 +15,29 @@ def q4_key() -> dict:
 
 
 @pytest.mark.claim("Q4")
-@pytest.mark.jax
-def test_jax_hands_the_forward_from_layer_to_layer(impl):
+@pytest.mark.parametrize("device", device_params("jax"))
+def test_jax_hands_the_forward_from_layer_to_layer(impl, device):
     """make_jaxpr captures; lower() gives the IR (StableHLO); compile() gives XLA's executable; it runs
     on a PJRT device: each object is what §12.1's table says that layer exposes."""
     jax = need("jax")
     layers.assert_key_matches(q4_key())
     row = layers.LAYERS["jax"]
     x, w, b = make_inputs(5, 4, 3, seed=44)
-    assert "dot_general" in str(layers.exposed(row["capture"][1])(impl.jax_forward)(x, w, b))
-    lowered = jax.jit(impl.jax_forward).lower(x, w, b)
+    args = jax_in((x, w, b), device, "float32")
+    assert "dot_general" in str(layers.exposed(row["capture"][1])(impl.jax_forward)(*args))
+    lowered = jax.jit(impl.jax_forward).lower(*args)
     compiled = lowered.compile()
     assert isinstance(lowered, layers.exposed(row["high-level IR"][1])) and "stablehlo" in lowered.as_text()
     assert isinstance(compiled, layers.exposed(row["compiler"][1]))
-    y = compiled(x, w, b)
+    y = compiled(*args)
     assert y.devices() <= set(layers.exposed(row["device runtime"][1])()), "the result lives on a PJRT device"
+    assert {d.platform for d in y.devices()} == {jax_platform(device)}, f"the result should be on {device}"
     assert_matches_reference(np.asarray(y), reference_forward(x, w, b), dtype="float32", k=4)
 
 
 @pytest.mark.claim("Q4")
-@pytest.mark.torch_compile
-def test_torch_hands_the_forward_from_dynamo_to_inductor(impl):
+@pytest.mark.parametrize("device", device_params("torch_compile"))
+def test_torch_hands_the_forward_from_dynamo_to_inductor(impl, device):
     """Dynamo captures an FX graph and hands it to the compiler backend, which is Inductor."""
     torch = need("torch")
     row = layers.LAYERS["torch"]
@@ -46,7 +49,8 @@ def test_torch_hands_the_forward_from_dynamo_to_inductor(impl):
         return inductor(graph_module, example_inputs)
 
     torch._dynamo.reset()
-    x, w, b = (torch.from_numpy(a) for a in make_inputs(5, 4, 3, seed=45))
-    y = torch.compile(impl.torch_forward, backend=backend)(x, w, b)
+    inputs = make_inputs(5, 4, 3, seed=45)
+    y = torch.compile(impl.torch_forward, backend=backend)(*torch_in(inputs, device, "float32"))
     assert graphs and all(isinstance(g, layers.exposed(row["high-level IR"][1])) for g in graphs), graphs
-    assert_matches_reference(y.numpy(), reference_forward(x.numpy(), w.numpy(), b.numpy()), dtype="float32", k=4)
+    assert y.device.type == device, f"the compiled forward ran on {y.device}, not {device}"
+    assert_matches_reference(as_numpy(y), reference_forward(*inputs), dtype="float32", k=4)

@@ -3,17 +3,19 @@ device actually selected the one asked for (--require)."""
 import numpy as np
 import pytest
 
-from stackcheck import env, need
+from stackcheck import device_params, env, need
 from stackcheck.numerics import assert_matches_reference, make_inputs, reference_forward
 
 
 @pytest.mark.claim("S14.3-env")
-@pytest.mark.jax
-def test_jaxlib_matches_jax_and_the_selected_device_is_the_one_required(impl, request, evidence):
+@pytest.mark.parametrize("device", device_params("jax"))
+def test_jaxlib_matches_jax_and_the_selected_device_is_the_one_required(impl, request, evidence, device):
+    """Run for a device, the check requires that device (besides what --require names)."""
     jax = need("jax")
     found = env.jax_environment()
-    evidence(**found, required=sorted(request.config.getoption("require")))
-    problems = env.environment_problems(found, set(request.config.getoption("require")))
+    required = set(request.config.getoption("require")) | ({device} - {"cpu"})
+    evidence(**found, required=sorted(required))
+    problems = env.environment_problems(found, required)
     assert not problems, "; ".join(problems)
     x, w, b = make_inputs(6, 5, 4, seed=143)
     y = impl.jax_forward(*(jax.numpy.asarray(a) for a in (x, w, b)))

@@ -1,9 +1,12 @@
 """§14.4: a measurement is reported with what it ran on and how: fifteen fields, from the date to
 the code revision. Every piece of evidence the suite records carries them."""
+import re
+
 import pytest
 
-from stackcheck import repro, timing
+from stackcheck import need, repro, stack_params, timing
 from stackcheck.numerics import assert_matches_reference, make_inputs, reference_forward
+from stackcheck.stacks import torch_in, torch_out
 
 
 @pytest.mark.claim("S14.4-repro")
@@ -18,3 +21,23 @@ def test_a_timing_carries_all_fifteen_fields(impl, evidence):
     assert recorded["first_call_included"] is False and recorded["transfers_included"] is False
     assert "synchronize" in recorded["sync"][0] and recorded["code_revision"] == repro.code_revision()
     assert_matches_reference(impl.numpy_forward(x, w, b), reference_forward(x, w, b), dtype="float32", k=32)
+
+
+@pytest.mark.claim("S14.4-repro")
+@pytest.mark.parametrize("stack, device", stack_params("torch", devices=("cuda",)))
+def test_a_gpu_timing_names_the_gpu_and_its_driver(impl, evidence, stack, device):
+    """On a GPU the fields that differ most between machines are the accelerator and its driver: the
+    timing's record names the GPU torch ran on and the driver version nvidia-smi reports."""
+    torch = need("torch")
+    x, w, b = make_inputs(64, 32, 16, seed=145)
+    xt, wt, bt = torch_in((x, w, b), device, "float32")
+    timer = timing.host_timer(lambda: impl.torch_forward(xt, wt, bt), lambda _: torch.cuda.synchronize())
+    runs = timing.interleaved({"forward": timer}, "host-sync", trials=5, warmup=1)
+    recorded = evidence(forward=runs["forward"].summary())["repro"]
+    assert repro.missing(recorded) == [], f"§14.4 fields without a value: {repro.missing(recorded)}"
+    assert torch.cuda.get_device_name(xt.device) in recorded["accelerator"], \
+        f"the record names {recorded['accelerator']!r}, but torch ran on {torch.cuda.get_device_name(xt.device)!r}"
+    assert re.fullmatch(r"\d+(\.\d+)+", recorded["driver"]), f"the driver field is {recorded['driver']!r}"
+    assert "synchronize" in recorded["sync"][0] and recorded["input_dtype"] == ["float32"]
+    assert_matches_reference(torch_out(impl.torch_forward(xt, wt, bt), "float32"), reference_forward(x, w, b),
+                             dtype="float32", k=32, stack=stack, device=device)

@@ -3,15 +3,16 @@ loads/stores. Triton's own stages for sm_90, on any machine: ttir -> ttgir -> ll
 and the cubin's SASS: PTX is a virtual ISA; the machine code is what ptxas makes of it."""
 import pytest
 
-from stackcheck import ir
+from stackcheck import device_params, ir
 
 
 @pytest.mark.claim("S4.2-ir-levels")
-@pytest.mark.triton
-def test_tritons_stages_lower_tensors_to_addresses_and_instructions(evidence):
+@pytest.mark.parametrize("device", device_params("triton"))
+def test_tritons_stages_lower_tensors_to_addresses_and_instructions(evidence, device):
+    """The kernel whose stages are read is then run: the interpreter on a CPU, the GPU on cuda."""
     from stackcheck.triton_kernels import Tile, assert_tilings_right, tile_compiled_sm90
 
     tile = Tile(32, 32, 16)
     facts = ir.assert_lowering_levels(ir.triton_stages(tile_compiled_sm90(tile, "fp32", "ieee")))
     evidence(stages=facts)
-    assert_tilings_right("cpu", [(tile.n, tile.m, tile.k, tile.stages)])  # the same kernel, run
+    assert_tilings_right(device, [(tile.n, tile.m, tile.k, tile.stages)])  # the same kernel, run
