@@ -41,9 +41,9 @@ def assert_flash_saves(flash_peak: int, math_peak: int, scores: int) -> dict:
 def assert_bf16_pays_where_units_are(speedup: float, matrix_units: bool, fast_at_least: float = 3.0,
                                      slow_at_most: float = 2.0) -> None:
     """§12.5: which dtype is fast depends on the device. bf16's speed-up over fp32 on one matmul
-    (fp32 time / bf16 time) is large where bf16 matrix units run it (a GPU's tensor cores) and at
-    most the 2x of half the bytes and AVX512-BF16's paired dot products where they are absent (a
-    CPU without AMX)."""
+    (fp32 time / bf16 time) is at least ``fast_at_least`` where bf16 units run it (a GPU's tensor
+    cores; a CPU's AMX tiles or AVX512-BF16 dot products) and at most the 2x of half the bytes where
+    there are none."""
     if matrix_units:
         assert speedup >= fast_at_least, \
             f"bf16 on bf16 matrix units should be >= {fast_at_least}x faster than fp32: {speedup:.2f}x"

@@ -1,20 +1,34 @@
 """§12.5: compiling for a device is not running fast on it. Which dtype is fast depends on the
-device's units: bf16 pays several times over fp32 on a GPU's tensor cores and not on a CPU without
-bf16 matrix units. And no one tile is best for every shape: a skinny matmul wants many small
-tiles, a square one few large ones (Triton's fused matmul on the GPU). Recorded as ratios."""
+device's units: bf16 pays several times over fp32 on a GPU's tensor cores, pays on a CPU with bf16
+dot-product instructions (AMX tiles or AVX512-BF16), and not on a CPU without them. And no one
+tile is best for every shape: a skinny matmul wants many small tiles, a square one few large ones
+(Triton's fused matmul on the GPU). Recorded as ratios."""
 import pytest
 
 from stackcheck import chip, device_params, need, timing
 from stackcheck.numerics import assert_matches_reference
 
 CPU_N, GPU_N = 1024, 4096
-SHAPES = {"skinny 16x8192x8192": (16, 8192, 8192), "square 4096^3": (4096, 4096, 4096)}  # N, K, M
+# N, K, M. Recorded on the H200 (5 interleaved series): on the skinny shape the small tile's 64
+# programs beat the large tile's 4 by 2.6-2.8x; on the square one the large tile wins by 7.4-8.2x.
+SHAPES = {"skinny 16x16384x1024": (16, 16384, 1024), "square 4096^3": (4096, 4096, 4096)}
+TILE_MARGIN = 2.0  # median / line: 1.4 and 3.9, over the spreads squared, 1.17 and 1.23
+# bf16 over fp32 where the device has bf16 units. Recorded: the H200's tensor cores 9.3-13.0x over
+# 7 series (median / line 3.4, spread squared 1.95); an AMD EPYC with AVX512-BF16 3.92-4.11x over 5
+# runs (median / line 2.7, spread squared 1.10). Where there are none: at most 2x (half the bytes).
+FAST_ON = {"cuda": 3.0, "cpu": 1.5}
 
 
-def cpu_has_bf16_matrix_units(torch) -> bool:
-    """AMX tiles, as torch sees them (the units that make bf16 fast on a CPU)."""
-    probe = getattr(torch._C._cpu, "_is_amx_tile_supported", None)
-    return bool(probe and probe())
+def cpu_bf16_units(torch) -> str | None:
+    """The bf16 dot-product units this CPU has, by the flags Linux reports (AMX tiles, AVX512-BF16),
+    or torch's own AMX probe where there is no /proc/cpuinfo; None when it has neither."""
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as f:
+            flags = next((line.split(":", 1)[1].split() for line in f if line.startswith("flags")), [])
+    except OSError:
+        probe = getattr(torch._C._cpu, "_is_amx_tile_supported", None)
+        return "AMX" if probe and probe() else None
+    return "AMX" if "amx_bf16" in flags else "AVX512-BF16" if "avx512_bf16" in flags else None
 
 
 def bf16_speedup(torch, device: str, n: int, evidence) -> tuple[float, float]:
@@ -44,16 +58,17 @@ def bf16_speedup(torch, device: str, n: int, evidence) -> tuple[float, float]:
 @pytest.mark.claim("S12.5-perf-portability")
 @pytest.mark.parametrize("device", device_params("torch"))
 def test_bf16_pays_only_where_bf16_matrix_units_are(device, evidence):
-    """A GPU's tensor cores: bf16 several times faster. A CPU without AMX: not faster."""
+    """A GPU's tensor cores: bf16 several times faster. A CPU with bf16 dot-product instructions:
+    faster. A CPU without them: not much faster."""
     torch = need("torch")
-    if device == "cpu" and cpu_has_bf16_matrix_units(torch):
-        pytest.skip("this CPU has AMX bf16 tiles: bf16 may pay here as on a GPU; the claim's CPU half is for "
-                    "CPUs without them")
+    units = "tensor cores" if device == "cuda" else cpu_bf16_units(torch)
+    evidence(bf16_units=units)
     speedup, floor = bf16_speedup(torch, device, GPU_N if device == "cuda" else CPU_N, evidence)
     try:
-        chip.assert_bf16_pays_where_units_are(speedup, matrix_units=device == "cuda")
+        chip.assert_bf16_pays_where_units_are(speedup, matrix_units=units is not None,
+                                              fast_at_least=FAST_ON[device])
     except AssertionError:
-        timing.call_it(speedup, 1.5, floor, {"bf16_speedup": speedup})
+        timing.call_it(speedup, 1.5, floor, {"bf16_speedup": speedup, "bf16_units": units})
         raise
 
 
@@ -65,7 +80,7 @@ def test_no_one_tile_is_best_for_every_shape(evidence):
     from stackcheck.triton_kernels import Tile, matmul_bias_relu
     from stackcheck.workloads import _uniform
 
-    tiles = {"16x32x128": Tile(16, 32, 128, stages=3, warps=4), "128x128x64": Tile(128, 128, 64, stages=3, warps=8)}
+    tiles = {"16x16x256": Tile(16, 16, 256, stages=3, warps=2), "128x256x64": Tile(128, 256, 64, stages=3, warps=8)}
     medians, floors = {}, []
     for shape, (n, k, m) in SHAPES.items():
         x, w, b = _uniform(n, k, dtype="bfloat16", seed=1), _uniform(k, m, dtype="bfloat16", seed=2), \
@@ -80,8 +95,8 @@ def test_no_one_tile_is_best_for_every_shape(evidence):
         floors += [timing.scatter(m) for m in runs.values()]
     evidence(medians_ms={s: {t: round(v * 1e3, 3) for t, v in ts.items()} for s, ts in medians.items()})
     try:
-        evidence(best=chip.assert_best_tile_differs(medians)["best"])
+        evidence(best=chip.assert_best_tile_differs(medians, TILE_MARGIN)["best"])
     except AssertionError:
         spread = min(max(ts.values()) / min(ts.values()) for ts in medians.values())
-        timing.call_it(spread, 1.3, max(floors), {"medians": medians})
+        timing.call_it(spread, TILE_MARGIN, max(floors), {"medians": medians})
         raise
