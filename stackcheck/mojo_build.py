@@ -72,6 +72,15 @@ def build(src: Path, *, emit: str, sizes: dict[str, int] | None = None) -> Path:
     return product
 
 
+def runtime_environment(libs: Path | None = None) -> dict[str, str]:
+    """The environment a built Mojo GPU program runs in: this process's, with the runtime libraries
+    (``libs``, default the installed Modular ones) on LD_LIBRARY_PATH."""
+    import importlib.util
+
+    libs = libs or Path(importlib.util.find_spec("modular").submodule_search_locations[0]) / "lib"
+    return dict(os.environ, LD_LIBRARY_PATH=f"{libs}:{os.environ.get('LD_LIBRARY_PATH', '')}")
+
+
 def kernel_ptx(src: Path, kernel: str, sizes: dict[str, int] | None = None) -> str:
     """The PTX of one GPU kernel of ``src`` (mojo writes it beside the host assembly)."""
     host = build(src, emit="asm", sizes=sizes)
