@@ -110,12 +110,15 @@ _PROFILED: dict[Request, concurrent.futures.Future] = {}
 _PROFILER = concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="ncu")
 
 
-def prefetch(requests, shared: str | None = None) -> None:
-    """Profile ``requests`` in the background, one ncu session per (cache, metrics) pair, one after
-    another (ncu replays each kernel alone; two sessions at once would time-slice the GPU). With
-    ``shared`` (a folder of this test run, for xdist workers), the first process to get there
-    profiles and writes what it read, and the others read that instead of profiling again."""
-    todo = sorted({r for r in requests if r not in _PROFILED}, key=str)
+def prefetch(requests, shared: str | None = None, background: bool = True) -> None:
+    """Profile ``requests``, one ncu session per (cache, metrics) pair, one after another (ncu
+    replays each kernel alone; two sessions at once would time-slice the GPU). In the background,
+    requests with cache control "none" are left out: what one kernel leaves in L2 for the next is
+    only measured while this process launches nothing else (other tests' kernels evicted the L2 in
+    most passes on the H200), so ``profile`` runs them while its caller waits. With ``shared`` (a
+    folder of this test run, for xdist workers), the first process to get there profiles and writes
+    what it read, and the others read that instead of profiling again."""
+    todo = sorted({r for r in requests if r not in _PROFILED and not (background and r.cache == "none")}, key=str)
     sessions: dict[tuple, list[Request]] = {}
     for r in todo:
         sessions.setdefault(r.session, []).append(r)
@@ -141,7 +144,7 @@ def _member(results: concurrent.futures.Future, i: int) -> concurrent.futures.Fu
 def profile(req: Request) -> list[Kernel]:
     """The kernels ``req``'s workload launches in its measured region, with their counters."""
     if req not in _PROFILED:
-        prefetch([req])
+        prefetch([req], background=False)
     return _PROFILED[req].result()
 
 
@@ -308,8 +311,8 @@ def assert_fewer_launches_and_bytes(eager: list[Kernel], compiled: list[Kernel],
 def assert_l2_reuse(small: list[Kernel], large: list[Kernel], passes: int, small_bytes: int, large_bytes: int) -> dict:
     """§7.2: a working set well inside L2, read ``passes`` times, comes from DRAM once (the median of
     the later passes reads < 10 % of it); one far larger than L2 is read from DRAM every pass (>= 80 %).
-    The median, not every pass: the profiler runs beside other processes' kernels on a shared GPU,
-    and one of theirs between two passes can evict the set (recorded on the H200: 1 pass in 3)."""
+    The median, not every pass: on a GPU shared with other processes, one of their kernels between
+    two passes can evict the set (recorded on the H200: 1 pass in 3)."""
     def per_pass(kernels):
         size = len(kernels) // passes
         assert size and len(kernels) == size * passes, f"expected the same kernels each of {passes} passes: " \
