@@ -175,10 +175,10 @@ def xla_dump(forward, *args, folder) -> list[str]:
 
 
 def assert_llvm_not_llo(names: list[str]) -> None:
-    """S9.7-llo: a CPU or GPU build's dump holds LLVM IR modules and no LLO stage."""
+    """S9.7-llo: a CPU build's dump holds LLVM IR modules and no LLO stage."""
     llvm = [n for n in names if n.endswith(".ll")]
     llo = [n for n in names if re.search(r"(?i)(^|[._-])llo([._-]|$)", n)]
-    assert llvm and not llo, f"XLA lowers HLO to LLVM IR ({llvm}), with no LLO stage ({llo})"
+    assert llvm and not llo, f"XLA's CPU backend lowers HLO to LLVM IR ({llvm}), with no LLO stage ({llo})"
 
 
 def assert_same_model(by_init: dict, by_load: dict) -> None:
