@@ -170,7 +170,7 @@ def on_two_streams(first: Callable[[], object], second: Callable[[], object]) ->
     return step
 
 
-def assert_overlap_needs_room(small: float, full: float, small_most: float = 0.7, full_least: float = 0.85) -> dict:
+def assert_overlap_needs_room(small: float, full: float, small_most: float = 0.7, full_least: float = 0.7) -> dict:
     """S6.4: two streams over one stream, by the time of the pair. Kernels that use a sliver of the GPU
     overlap (the pair takes about the time of one: ratio <= ``small_most``); kernels that each fill
     every SM do not (about the sum: ratio >= ``full_least``)."""

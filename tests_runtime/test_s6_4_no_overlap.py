@@ -8,6 +8,10 @@ from stackcheck.numerics import assert_matches_reference
 
 SLEEP_CYCLES = 2_000_000  # about 1 ms of one thread block spinning
 GEMM = 8192
+# Recorded in 12 suite runs on the H200 (two over one stream): sleep kernels 0.50-0.58 (median
+# 0.56), GEMMs 0.85-1.08 (median 1.02). One line at 0.7 keeps each median past it by more than the
+# square of its spread toward it (1.25 > 1.07; 1.45 > 1.43); 0.85 for the GEMMs did not.
+SMALL_MOST, FULL_LEAST = 0.7, 0.7
 
 
 def two_over_one(first, second) -> tuple[float, float, dict]:
@@ -33,9 +37,9 @@ def test_two_streams_overlap_only_kernels_that_leave_room(evidence):
     full, full_floor, full_runs = two_over_one(a.step, b.step)
     evidence(small=small_runs, full=full_runs)
     found = {"small": round(small, 3), "full": round(full, 3), "floors": (round(small_floor, 3), round(full_floor, 3))}
-    if small > 0.7 or full < 0.85:  # the margins of assert_overlap_needs_room, against the noise
-        timing.call_it(small if small > 0.7 else full, 1.2, max(small_floor, full_floor), found)
-    evidence(**timing.assert_overlap_needs_room(small, full))
+    if small > SMALL_MOST or full < FULL_LEAST:  # undecidable when the trials scatter as much
+        timing.call_it(small if small > SMALL_MOST else full, 1.2, max(small_floor, full_floor), found)
+    evidence(**timing.assert_overlap_needs_room(small, full, SMALL_MOST, FULL_LEAST))
     together = timing.on_two_streams(a.step, b.step)()
     torch.cuda.synchronize()
     x, w = a.inputs
