@@ -3,9 +3,8 @@ verbatim in Markdown (``course/week02.md``), collected and run through Sybil.
 
 A fence's info names the listing: ```` ```python {section=8.2 stack=torch device=cpu} ````, plus
 ``file=NAME`` for a file example (written to the document's folder: Python sees it as
-``__file__``, Mojo builds it), ``on_cuda="OLD -> NEW"``, the edit the course tells a GPU reader
-to make, and ``on_cuda_prints="LINE"``, the check line a Mojo GPU program prints when it ran right.
-A listing with either runs in its CUDA form wherever a GPU is (it is a cuda item there). Python listings share one namespace per document and run in order; a listing whose
+``__file__``, Mojo builds it) and ``on_cuda="OLD -> NEW"``, the edit the course tells a GPU reader
+to make. Python listings share one namespace per document and run in order; a listing whose
 chapter's earlier listings have not run in this process (another xdist worker ran them, or ``-m``
 deselected them) runs them first. Known errata live in the document's ``<!-- stackcheck ... -->``
 TOML block and become strict expected failures. Nothing here imports the plugin.
@@ -28,7 +27,7 @@ from stackcheck import data, env, mojo_build
 
 INFO = re.compile(r"(?P<language>python|mojo)[ \t]*\{(?P<attrs>[^}\n]*)\}[ \t]*$\n", re.M)
 METADATA = re.compile(r"<!--\s*stackcheck\s*\n(.*?)-->", re.S)
-KEYS = {"section", "stack", "device", "file", "on_cuda", "on_cuda_prints"}
+KEYS = {"section", "stack", "device", "file", "on_cuda"}
 
 
 class ListingError(AssertionError):
@@ -45,7 +44,6 @@ class Listing:
     line: int  # where the code starts in the Markdown file (1-based)
     file: str | None = None
     on_cuda: tuple[str, str] | None = None
-    on_cuda_prints: str | None = None  # a GPU program's own check line, read where it runs
     erratum: dict = field(default_factory=dict, compare=False)  # the document's known erratum, if any
 
     @property
@@ -124,7 +122,7 @@ def parse(document: Document):
                 raise ValueError(f"{document.path}:{line - 1}: on_cuda must read 'OLD -> NEW'")
             edit = (old, new)
         listing = Listing(info["section"], lexemes["language"], info["stack"], info["device"],
-                          str(lexemes["source"]), line, info.get("file"), edit, info.get("on_cuda_prints"),
+                          str(lexemes["source"]), line, info.get("file"), edit,
                           errata.get(f"{info['section']}-{info['stack']}", {}))
         yield Region(region.start, region.end, listing, evaluate)
 
@@ -171,27 +169,20 @@ def run(listing: Listing, ns: dict, path: str) -> None:
     __tracebackhide__ = True
     ns["__ran__"][listing.id] = "failed"
     if listing.language == "mojo":
-        _build_mojo(listing, ns)
+        _build_mojo(listing, ns["__workdir__"])
     else:
         _exec_python(listing, ns, path)
     ns["__ran__"][listing.id] = "passed"
 
 
-def runs_on_cuda(listing: Listing) -> bool:
-    """Whether ``listing`` runs in its CUDA form here: it has one, and a GPU is present."""
-    has_form = listing.on_cuda is not None or listing.on_cuda_prints is not None
-    return has_form and env.device_missing("cuda", "torch") is None
-
-
-def device_here(listing: Listing) -> str:
-    """The device ``listing`` runs on in this environment."""
-    return "cuda" if runs_on_cuda(listing) else listing.device
+def gpu_edit_applies(listing: Listing) -> bool:
+    return listing.on_cuda is not None and env.device_missing("cuda", "torch") is None
 
 
 def _exec_python(listing: Listing, ns: dict, path: str) -> None:
     __tracebackhide__ = True
     source = listing.source
-    if listing.on_cuda is not None and runs_on_cuda(listing):
+    if gpu_edit_applies(listing):
         source = source.replace(*listing.on_cuda)
         ns["__notes__"][listing.id] = f"ran with the course's GPU edit: {' -> '.join(listing.on_cuda)}"
     if listing.file:
@@ -218,12 +209,10 @@ def _working_form(kernels: Path) -> None:
     shutil.copytree(mojo_build.source("study_relu"), kernels)
 
 
-def _build_mojo(listing: Listing, ns: dict) -> None:
+def _build_mojo(listing: Listing, workdir: Path) -> None:
     """A Mojo listing is built: a package folder (``kernels/__init__.mojo``) with ``mojo package``,
-    a GPU program to PTX (``mojo build --target-accelerator``), which needs no GPU. Where a GPU is, a
-    program with ``on_cuda_prints`` is also built to run, run, and must print that line."""
+    a GPU program to PTX (``mojo build --target-accelerator``), which needs no GPU."""
     __tracebackhide__ = True
-    workdir = ns["__workdir__"]
     target = workdir / (listing.file or f"listing_{listing.section}.mojo")
     target.parent.mkdir(parents=True, exist_ok=True)
     target.write_text(listing.source, encoding="utf-8")
@@ -239,26 +228,6 @@ def _build_mojo(listing: Listing, ns: dict) -> None:
     if done.returncode != 0:
         said = first_error(done.stdout + done.stderr).replace(f"{workdir}/", "")  # no temporary folder names
         raise ListingError(f"listing §{listing.section} fails on {mojo_build.toolchain_version()}: {said}")
-    if listing.on_cuda_prints is not None and runs_on_cuda(listing):
-        _run_on_gpu(listing, target)
-        ns["__notes__"][listing.id] = f"built and ran on the GPU; it printed {listing.on_cuda_prints!r}"
-
-
-def _run_on_gpu(listing: Listing, target: Path) -> None:
-    """Build the program to run here, run it, and read its own check line."""
-    __tracebackhide__ = True
-    try:
-        binary = mojo_build.build(target, emit="exe")
-    except RuntimeError as error:
-        raise ListingError(f"listing §{listing.section} does not build to run here: {first_error(str(error))}") \
-            from None
-    done = subprocess.run([str(binary)], capture_output=True, text=True, timeout=120,
-                          env=mojo_build.runtime_environment())
-    printed = [line.strip() for line in done.stdout.splitlines()]
-    if done.returncode != 0 or listing.on_cuda_prints not in printed:
-        said = first_error(done.stderr + done.stdout) if done.returncode else f"printed {printed[:3]}"
-        raise ListingError(f"listing §{listing.section} ran on the GPU (exit {done.returncode}) without printing "
-                           f"{listing.on_cuda_prints!r}: {said}")
 
 
 def first_error(output: str) -> str:

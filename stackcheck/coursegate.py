@@ -93,16 +93,15 @@ def mark_listings(items: list[pytest.Item]) -> None:
         listing = listing_of(item)
         if listing is None:
             continue
-        from stackcheck import course
-
-        device = course.device_here(listing)  # a listing with a CUDA form is a cuda item where a GPU is
-        item.add_marker(getattr(pytest.mark, device))
+        item.add_marker(getattr(pytest.mark, listing.device))
         if listing.stack in STACKS:
             item.add_marker(getattr(pytest.mark, listing.stack))
         if listing.erratum:
+            from stackcheck import course
+
             item.add_marker(pytest.mark.xfail(strict=True, raises=course.ListingError,
                                               reason=f"known erratum: {listing.erratum.get('reason', '')}"))
-        item.user_properties.append((LISTING, {**listing.describe(), "device": device}))
+        item.user_properties.append((LISTING, listing.describe()))
 
 
 @pytest.hookimpl(wrapper=True)
