@@ -15,16 +15,6 @@ from stackcheck.recorder import LISTING, LISTING_NOTE, RECORDER
 COURSE = pytest.StashKey[list]()
 
 
-def pytest_addoption(parser: pytest.Parser) -> None:
-    group = parser.getgroup("stackcheck")
-    group.addoption("--course", nargs="?", const="shipped", default=None, metavar="PATH",
-                    help="also run the course's code listings: a Markdown file or a folder of them "
-                         "(no PATH: the shipped week 02); failing listings are reported as errata")
-    group.addoption("--baseline", default=None, metavar="OLD.json",
-                    help="a previous --curriculum-report JSON: report what changed (claims, listings, versions) "
-                         "and fail when a verified claim or a working listing now fails")
-
-
 def pytest_configure(config: pytest.Config) -> None:
     spec = config.getoption("course", None)
     baseline = config.getoption("baseline", None)

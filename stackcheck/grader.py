@@ -30,18 +30,6 @@ class Homework:
     answers: str  # answers.toml beside it
 
 
-def pytest_addoption(parser: pytest.Parser) -> None:
-    group = parser.getgroup("stackcheck")
-    group.addoption("--homework", default=None, metavar="DIR",
-                    help="grade the homework in DIR (homework.py and answers.toml, from `stackcheck homework "
-                         "init DIR`): only its parts run, nothing assigned falls back, a score closes the run")
-    group.addoption("--strict-impl", action="store_true",
-                    help="with --impl FILE: homework mode for FILE (its ASSIGNED parts, else all)")
-    group.addoption("--homework-part", action="append", default=[], metavar="PART",
-                    help=f"the part(s) to grade, overriding the file's ASSIGNED: {', '.join(homework.PARTS)} or all "
-                         "(repeatable; an instructor's choice)")
-
-
 def select_impl(config: pytest.Config) -> Impl:
     """The implementations under test, from --impl or --homework; homework mode is stashed."""
     folder, spec = config.getoption("homework", None), config.getoption("impl", None)

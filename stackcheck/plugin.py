@@ -1,7 +1,8 @@
-"""The stackcheck pytest plugin: options, markers, what each test needs, and the course pointer.
+"""The stackcheck pytest plugin: markers, what each test needs, and the course pointer.
 
-Per-run state lives in a ``Recorder`` (stackcheck.recorder) stored in ``config.stash``; the
-fixtures are in stackcheck.fixturedefs. Lower modules never import this one.
+Registered by the package's entry point only for a stackcheck run (stackcheck.options, which also
+holds every option). Per-run state lives in a ``Recorder`` (stackcheck.recorder) stored in
+``config.stash``; the fixtures are in stackcheck.fixturedefs. Lower modules never import this one.
 """
 from __future__ import annotations
 
@@ -40,26 +41,6 @@ MARKERS = {
 SYNONYMS = {"gpu": "cuda", "nvidia": "cuda", "cuda_gpu": "cuda", "host": "cpu", "xla_tpu": "tpu"}
 
 
-def pytest_addoption(parser: pytest.Parser) -> None:
-    group = parser.getgroup("stackcheck", "stackcheck: the AI execution stack course as tests")
-    group.addoption("--require", action="append", default=[], metavar="DEVICE_OR_STACK",
-                    choices=list(env.DEVICES) + list(STACKS) + list(env.TOOLS),
-                    help="fail, instead of skip, what needs DEVICE_OR_STACK (or the tool ncu) when it is missing; "
-                         "also fail the run when no test of a required device passed (repeatable)")
-    group.addoption("--impl", default=None, metavar="MODULE",
-                    help="module (dotted name or .py path) whose functions replace the reference "
-                         "implementations in stackcheck.reference; missing names fall back, and call the "
-                         "module's versions of the others (--strict-impl: no fallback, a score)")
-    group.addoption("--curriculum-report", default=None, metavar="PATH",
-                    help="write the claim-by-claim report as JSON and Markdown (PATH may end in .json or .md; "
-                         "the other file goes beside it)")
-    group.addoption("--mojo-prebuilt", default=None, metavar="DIR",
-                    help="run the Mojo GPU programs from DIR (made elsewhere by `python -m stackcheck.mojo_build "
-                         "DIR`, with their runtime libraries) when this machine has no Mojo toolchain")
-    group.addoption("--require-claims", action="store_true",
-                    help="fail the run when any claim of the course is not verified")
-
-
 @pytest.hookimpl(tryfirst=True)
 def pytest_configure(config: pytest.Config) -> None:
     env.framework_defaults()
@@ -71,6 +52,7 @@ def pytest_configure(config: pytest.Config) -> None:
     for marker, text in MARKERS.items():
         config.addinivalue_line("markers", f"{marker}: {text}")
     _register_hypothesis_profiles()
+    _check_required(config)
     _check_rootdir(config)
     impl = grader.select_impl(config)
     report_path = config.getoption("curriculum_report", None)
@@ -82,20 +64,20 @@ def pytest_configure(config: pytest.Config) -> None:
     config.pluginmanager.register(recorder, "stackcheck-recorder")
 
 
-@pytest.hookimpl(optionalhook=True, tryfirst=True)
-def pytest_xdist_auto_num_workers(config: pytest.Config) -> int | None:
-    """``-n auto`` on a GPU host: a few workers a GPU (gpus.auto_workers), not one a core.
-    PYTEST_XDIST_AUTO_NUM_WORKERS, xdist's own override, still wins."""
-    if os.environ.get("PYTEST_XDIST_AUTO_NUM_WORKERS"):
-        return None
-    return gpus.auto_workers(os.cpu_count())
-
-
 def pytest_unconfigure(config: pytest.Config) -> None:
     recorder = config.stash.get(RECORDER, None)
     if recorder is not None:
         config.pluginmanager.unregister(recorder)
         del config.stash[RECORDER]
+
+
+def _check_required(config: pytest.Config) -> None:
+    """--require names a device, a stack or a tool (checked here: the option itself is added in every
+    pytest run, where importing the stacks to list them would cost every project)."""
+    choices = list(env.DEVICES) + list(STACKS) + list(env.TOOLS)
+    for value in config.getoption("require", []):
+        if value not in choices:
+            raise pytest.UsageError(f"--require {value}: invalid choice: {value!r} (choose from {', '.join(choices)})")
 
 
 def _check_rootdir(config: pytest.Config) -> None:

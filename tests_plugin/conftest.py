@@ -16,3 +16,10 @@ def pytest_configure(config: pytest.Config) -> None:
 def suite_file():
     """Absolute path of a file of the suite, for pytester runs against the real tests."""
     return lambda relative: str(ROOT / relative)
+
+
+@pytest.fixture(autouse=True)
+def stackcheck_run(monkeypatch):
+    """The projects these tests make with pytester opt in to stackcheck (the plugin is silent in
+    projects that do not: tests_plugin/test_inert.py)."""
+    monkeypatch.setenv("STACKCHECK", "1")
