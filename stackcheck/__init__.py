@@ -6,15 +6,20 @@ it adds stackcheck's options to every run, and registers the plugin proper (``st
 only for a stackcheck run (``stackcheck.options.activates``), so other projects in the same
 environment see nothing of it; ``-p no:stackcheck`` switches it off altogether.
 """
+
 from __future__ import annotations
 
 import importlib
 
 import pytest
 
-_HELPERS = {"need": "stackcheck.env", "assert_matches_reference": "stackcheck.numerics",
-            "reference_forward": "stackcheck.numerics", "stack_params": "stackcheck.stacks",
-            "device_params": "stackcheck.stacks"}
+_HELPERS = {
+    "need": "stackcheck.env",
+    "assert_matches_reference": "stackcheck.numerics",
+    "reference_forward": "stackcheck.numerics",
+    "stack_params": "stackcheck.stacks",
+    "device_params": "stackcheck.stacks",
+}
 __all__ = list(_HELPERS)
 
 

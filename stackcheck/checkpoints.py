@@ -1,13 +1,14 @@
 """The course's checkpoints Q1-Q5 as homework answers (fixtures/checkpoints.toml): the answers.toml
 a student fills in, and its grading against what this machine measures, where it can."""
+
 from __future__ import annotations
 
 import functools
 import json
 import time
-import tomllib
 
 import numpy as np
+import tomllib
 
 from stackcheck import data, env
 
@@ -23,11 +24,18 @@ def questions() -> list[dict]:
 
 def template() -> str:
     """answers.toml for the student: each question in Korean and English, each field's format."""
-    lines = ["# Week 02 checkpoints Q1-Q5. Fill in each answer; `pytest --homework DIR` grades them.",
-             "# Strings in double quotes, true/false bare, numbers bare.", ""]
+    lines = [
+        "# Week 02 checkpoints Q1-Q5. Fill in each answer; `pytest --homework DIR` grades them.",
+        "# Strings in double quotes, true/false bare, numbers bare.",
+        "",
+    ]
     for q in questions():
-        lines += [f"# ---- {q['id']} (course checkpoint, {q['section']}) ----", f"# {q['ko']}", f"# {q['en']}",
-                  f"[{q['id']}]"]
+        lines += [
+            f"# ---- {q['id']} (course checkpoint, {q['section']}) ----",
+            f"# {q['ko']}",
+            f"# {q['en']}",
+            f"[{q['id']}]",
+        ]
         for field in q["field"]:
             if field.get("optional"):
                 lines.append(f"# {field['name']}: {field['format']}")
@@ -35,7 +43,7 @@ def template() -> str:
             lines.append(f"# {field['name']}: {field['format']}")
             for choice in field.get("choices", []):
                 lines.append(f"#   - {json.dumps(choice, ensure_ascii=False)}")
-            lines.append(f"{field['name']} = \"\"")
+            lines.append(f'{field["name"]} = ""')
         lines.append("")
     return "\n".join(lines)
 
@@ -71,14 +79,18 @@ def fixed_timer_agrees(timed_call) -> tuple[bool, str]:
         future.result()
 
     with ThreadPoolExecutor(max_workers=1) as pool:
+
         def submit():
             return pool.submit(time.sleep, ASYNC_WORK_S)
+
         theirs = [float(timed_call(submit, sync)) for _ in range(3)]
         ours = [timing.host_timer(submit, sync)() for _ in range(3)]
     ratio = float(np.median(theirs) / max(np.median(ours), 1e-12))
-    return 0.5 <= ratio <= 2.0, (f"your timed_call {np.median(theirs) * 1e3:.1f} ms vs the synced clock "
-                                 f"{np.median(ours) * 1e3:.1f} ms on asynchronous work (ratio {ratio:.2f}; "
-                                 f"0.5-2 agrees)")
+    return 0.5 <= ratio <= 2.0, (
+        f"your timed_call {np.median(theirs) * 1e3:.1f} ms vs the synced clock "
+        f"{np.median(ours) * 1e3:.1f} ms on asynchronous work (ratio {ratio:.2f}; "
+        f"0.5-2 agrees)"
+    )
 
 
 def grade(answers: dict, timed_call=None) -> list[dict]:
@@ -104,9 +116,18 @@ def grade(answers: dict, timed_call=None) -> list[dict]:
             right += ok
             lines.append(f"{'ok ' if ok else 'NO '} {field['name']}: {how}")
         attempted = any(given.get(f["name"], "") not in ("", None) for f in q["field"])
-        graded.append({"id": q["id"], "points": q["points"], "earned": q["points"] * right / max(total, 1),
-                       "passed": right == total, "attempted": attempted, "feedback": lines,
-                       "ko": q["ko"], "en": q["en"]})
+        graded.append(
+            {
+                "id": q["id"],
+                "points": q["points"],
+                "earned": q["points"] * right / max(total, 1),
+                "passed": right == total,
+                "attempted": attempted,
+                "feedback": lines,
+                "ko": q["ko"],
+                "en": q["en"],
+            }
+        )
     return graded
 
 
@@ -116,8 +137,9 @@ def _expected(field: dict):
     if field["name"] == "eager_intermediates":
         return eager_intermediates()
     if field["name"] == "mb_after_fusion":
-        return intermediate_traffic_mb(COURSE_TENSOR_MB, fused=True), \
-            f"analytic: {intermediate_traffic_mb(COURSE_TENSOR_MB, fused=False):g} MB eager, none fused"
+        return intermediate_traffic_mb(
+            COURSE_TENSOR_MB, fused=True
+        ), f"analytic: {intermediate_traffic_mb(COURSE_TENSOR_MB, fused=False):g} MB eager, none fused"
     raise KeyError(f"no grader for checkpoint field {field['name']!r}")
 
 

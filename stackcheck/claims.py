@@ -1,11 +1,13 @@
 """The course as data: the claim catalogue (fixtures/claims.toml) and the curriculum report."""
+
 from __future__ import annotations
 
 import functools
 import json
 import re
-import tomllib
 from pathlib import Path
+
+import tomllib
 
 from stackcheck import data
 
@@ -91,8 +93,16 @@ def build_report(results: dict[str, dict], environment: dict) -> dict:
     claims = []
     for cid, entry in catalogue().items():
         tests = [_test_entry(nodeid, r) for nodeid, r in sorted(results.items()) if cid in r["claims"]]
-        claims.append({"id": cid, "section": entry["section"], "title": entry["title"], "area": entry["area"],
-                       "status": status([t["outcome"] for t in tests if t.get("counts", True)]), "tests": tests})
+        claims.append(
+            {
+                "id": cid,
+                "section": entry["section"],
+                "title": entry["title"],
+                "area": entry["area"],
+                "status": status([t["outcome"] for t in tests if t.get("counts", True)]),
+                "tests": tests,
+            }
+        )
     other = [_test_entry(nodeid, r) for nodeid, r in sorted(results.items()) if not r["claims"]]
     return {"environment": environment, "claims": claims, "other_tests": other}
 
@@ -133,8 +143,15 @@ def markdown(report: dict) -> str:
         if isinstance(value, dict):
             value = ", ".join(f"{k}={v}" for k, v in value.items()) or "n/a"
         lines.append(f"- **{key}**: {value}")
-    lines += ["", "## Claims", "", " · ".join(f"{s}: {n}" for s, n in _counts(report).items()), "",
-              "| id | section | status | tests (" + "/".join(OUTCOMES) + ") | claim |", "|---|---|---|---|---|"]
+    lines += [
+        "",
+        "## Claims",
+        "",
+        " · ".join(f"{s}: {n}" for s, n in _counts(report).items()),
+        "",
+        "| id | section | status | tests (" + "/".join(OUTCOMES) + ") | claim |",
+        "|---|---|---|---|---|",
+    ]
     for c in report["claims"]:
         outcomes = [t["outcome"] for t in c["tests"]]
         tally = "/".join(str(outcomes.count(o)) for o in OUTCOMES)
@@ -142,8 +159,10 @@ def markdown(report: dict) -> str:
     evidence = [(c["id"], t) for c in report["claims"] for t in c["tests"] if t.get("evidence")]
     if evidence:
         lines += ["", "## Evidence", ""]
-        lines += [f"- `{cid}` `{t['nodeid']}`: {json.dumps(t['evidence'], ensure_ascii=False, default=str)}"
-                  for cid, t in evidence]
+        lines += [
+            f"- `{cid}` `{t['nodeid']}`: {json.dumps(t['evidence'], ensure_ascii=False, default=str)}"
+            for cid, t in evidence
+        ]
     demos = [(c["id"], t["nodeid"]) for c in report["claims"] for t in c["tests"] if t.get("counts") is False]
     if demos:
         lines += ["", "## Demonstrations (listed, not counted)", ""]
@@ -156,8 +175,10 @@ def _worker_line(worker: dict) -> str:
     gpus = "; ".join(f"GPU {g['id']} {g.get('name', '?')} at {g.get('pci_bus_id', '?')}" for g in worker["gpus"])
     backends = worker.get("backends")
     backends = ", ".join(f"{k}={v}" for k, v in backends.items()) if isinstance(backends, dict) else backends
-    return (f"{worker['worker']}: CUDA_VISIBLE_DEVICES={worker['cuda_visible_devices']}; "
-            f"{gpus or 'no GPU'}; {backends or 'no backend'}")
+    return (
+        f"{worker['worker']}: CUDA_VISIBLE_DEVICES={worker['cuda_visible_devices']}; "
+        f"{gpus or 'no GPU'}; {backends or 'no backend'}"
+    )
 
 
 def terminal_table(report: dict) -> list[str]:
@@ -168,8 +189,13 @@ def terminal_table(report: dict) -> list[str]:
         areas.setdefault(c["area"], []).append(f"{MARKS[c['status']]}{c['id']}")
     for area, ids in areas.items():
         lines.append(f"{area:>9}: " + " ".join(ids))
-    lines.append("   claims: " + ", ".join(f"{n} {s}" for s, n in _counts(report).items() if n or s != "interrupted")
-                 + "   (" + ", ".join(f"{m} {s}" for s, m in MARKS.items()) + ")")
+    lines.append(
+        "   claims: "
+        + ", ".join(f"{n} {s}" for s, n in _counts(report).items() if n or s != "interrupted")
+        + "   ("
+        + ", ".join(f"{m} {s}" for s, m in MARKS.items())
+        + ")"
+    )
     return lines
 
 

@@ -1,9 +1,10 @@
 """The ``stackcheck`` command: homework starters for students, batch grading for instructors.
 
-  stackcheck homework init DIR [--part math|ir|runtime|kernels|all]   the student's starter
-  stackcheck homework strip --part P [--out FILE]      reference.py without the solutions of P
-  stackcheck grade SUBMISSIONS --out grades.csv [--part P] [--tests PATH] [--timeout S]
+stackcheck homework init DIR [--part math|ir|runtime|kernels|all]   the student's starter
+stackcheck homework strip --part P [--out FILE]      reference.py without the solutions of P
+stackcheck grade SUBMISSIONS --out grades.csv [--part P] [--tests PATH] [--timeout S]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -48,10 +49,20 @@ def main(argv: list[str] | None = None) -> int:
     grade = commands.add_parser("grade", help="grade every submission folder, each in its own process")
     grade.add_argument("submissions", help="a folder of folders, one per student, each with homework.py")
     grade.add_argument("--out", required=True, help="the CSV to write; each student's feedback goes beside it")
-    grade.add_argument("--part", action="append", choices=[*homework.PARTS, "all"], default=None,
-                       help="the parts to grade (default: each homework.py's ASSIGNED)")
-    grade.add_argument("--tests", action="append", default=[], metavar="PATH",
-                       help="the instructor's own tests (files or folders students do not get); repeatable")
+    grade.add_argument(
+        "--part",
+        action="append",
+        choices=[*homework.PARTS, "all"],
+        default=None,
+        help="the parts to grade (default: each homework.py's ASSIGNED)",
+    )
+    grade.add_argument(
+        "--tests",
+        action="append",
+        default=[],
+        metavar="PATH",
+        help="the instructor's own tests (files or folders students do not get); repeatable",
+    )
     grade.add_argument("--timeout", type=float, default=600.0, help="wall-time limit per submission, seconds")
     args = parser.parse_args(argv)
     try:
@@ -77,11 +88,14 @@ def init_homework(folder: Path, parts: list[str], force: bool) -> int:
     folder.mkdir(parents=True, exist_ok=True)
     target.write_text(homework.stub_source(parts), encoding="utf-8")
     (folder / "answers.toml").write_text(checkpoints.template(), encoding="utf-8")
-    (folder / "README.md").write_text(STUDENT_README.format(parts=", ".join(parts), folder=folder,
-                                                            timeout=homework.TIMEOUT_S), encoding="utf-8")
+    (folder / "README.md").write_text(
+        STUDENT_README.format(parts=", ".join(parts), folder=folder, timeout=homework.TIMEOUT_S), encoding="utf-8"
+    )
     names = sorted(homework.assigned(parts))
-    print(f"stackcheck: wrote {target} ({len(names)} functions to write), {folder / 'answers.toml'} (Q1-Q5) and "
-          f"{folder / 'README.md'}")
+    print(
+        f"stackcheck: wrote {target} ({len(names)} functions to write), {folder / 'answers.toml'} (Q1-Q5) and "
+        f"{folder / 'README.md'}"
+    )
     return 0
 
 
@@ -118,9 +132,20 @@ def grade_all(submissions: Path, out: Path, parts: list[str] | None, extra: list
 def grade_one(folder: Path, root: Path, report: Path, parts, extra: list[str], timeout: float) -> dict:
     """One submission in its own pytest process; its row: the total and the points per claim."""
     folder = folder.resolve()
-    command = [sys.executable, "-m", "pytest", f"--homework={folder}", f"--curriculum-report={report}.json",
-               "-p", "no:cacheprovider", "-q", f"--rootdir={root}", *(f"--homework-part={p}" for p in parts or []),
-               *(str(root / folder) for folder in homework.PARTS.values()), *extra]  # an install has no testpaths
+    command = [
+        sys.executable,
+        "-m",
+        "pytest",
+        f"--homework={folder}",
+        f"--curriculum-report={report}.json",
+        "-p",
+        "no:cacheprovider",
+        "-q",
+        f"--rootdir={root}",
+        *(f"--homework-part={p}" for p in parts or []),
+        *(str(root / folder) for folder in homework.PARTS.values()),
+        *extra,
+    ]  # an install has no testpaths
     env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}
     try:
         done = subprocess.run(command, cwd=root, capture_output=True, text=True, timeout=timeout, env=env)
@@ -132,11 +157,23 @@ def grade_one(folder: Path, root: Path, report: Path, parts, extra: list[str], t
         data = json.loads(report.with_suffix(".json").read_text(encoding="utf-8")).get("homework")
     if data is None:
         error = (done.stderr.strip() or done.stdout.strip()).splitlines()
-        report.with_suffix(".md").write_text(f"# {folder.name}\n\nNot graded:\n\n```\n{chr(10).join(error[-20:])}\n```\n")
-        return {"student": folder.name, "percent": 0, "earned": 0, "points": "",
-                "status": f"not graded: {error[-1] if error else f'pytest exit code {done.returncode}'}"}
-    row = {"student": folder.name, "percent": data["percent"], "earned": data["earned"], "points": data["points"],
-           "status": "graded"}
+        report.with_suffix(".md").write_text(
+            f"# {folder.name}\n\nNot graded:\n\n```\n{chr(10).join(error[-20:])}\n```\n"
+        )
+        return {
+            "student": folder.name,
+            "percent": 0,
+            "earned": 0,
+            "points": "",
+            "status": f"not graded: {error[-1] if error else f'pytest exit code {done.returncode}'}",
+        }
+    row = {
+        "student": folder.name,
+        "percent": data["percent"],
+        "earned": data["earned"],
+        "points": data["points"],
+        "status": "graded",
+    }
     row.update({c["id"]: c["earned"] for c in data["claims"]})
     row.update({f"checkpoint {q['id']}": q["earned"] for q in data["checkpoints"]})
     return row

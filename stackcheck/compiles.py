@@ -1,4 +1,5 @@
 """Compile counting as a helper (course §2.4, §4.4): how many programs a block of code compiled."""
+
 from __future__ import annotations
 
 import contextlib

@@ -12,6 +12,7 @@ runs with ``--profile-from-start off``, so compiles and autotuning are never rep
 ncu, or counters this machine does not permit, raise ``Missing`` (a skip; ``--require ncu`` makes it
 a failure) carrying ncu's own message.
 """
+
 from __future__ import annotations
 
 import concurrent.futures
@@ -48,6 +49,7 @@ INSTALL_HINT = "Nsight Compute comes with the CUDA toolkit; put `ncu` on PATH"
 @dataclass
 class Kernel:
     """One profiled kernel launch: its (demangled) name and the metrics read, by short name."""
+
     name: str
     values: dict[str, float]
 
@@ -75,6 +77,7 @@ class Request:
     """One workload to profile: ``workloads.<workload>(**kwargs)`` under ncu with cache control
     ``cache`` ("all": flushed before each kernel, its own DRAM traffic; "none": what one kernel
     leaves in L2 for the next), reading ``metrics`` (short names of METRICS)."""
+
     workload: str
     kwargs: tuple = ()
     cache: str = "all"
@@ -100,10 +103,24 @@ def request(workload: str, cache: str = "all", metrics: list[str] | None = None,
 
 def command(workloads: list[tuple[str, dict]], session: tuple) -> list[str]:
     cache, metrics = session
-    return [env.tool_path("ncu") or "ncu", "--clock-control", "none", "--profile-from-start", "off",
-            "--cache-control", cache, "--print-units", "base", "--csv",
-            "--metrics", ",".join(METRICS[m] for m in metrics),
-            sys.executable, "-m", "stackcheck.workloads", json.dumps(workloads)]
+    return [
+        env.tool_path("ncu") or "ncu",
+        "--clock-control",
+        "none",
+        "--profile-from-start",
+        "off",
+        "--cache-control",
+        cache,
+        "--print-units",
+        "base",
+        "--csv",
+        "--metrics",
+        ",".join(METRICS[m] for m in metrics),
+        sys.executable,
+        "-m",
+        "stackcheck.workloads",
+        json.dumps(workloads),
+    ]
 
 
 _PROFILED: dict[Request, concurrent.futures.Future] = {}
@@ -137,6 +154,7 @@ def _member(results: concurrent.futures.Future, i: int) -> concurrent.futures.Fu
             member.set_result(_outcome(future.result()[i]))
         except BaseException as error:  # Missing, AssertionError, or the session's own failure
             member.set_exception(error)
+
     results.add_done_callback(done)
     return member
 
@@ -183,8 +201,7 @@ def _session(members: list[Request], session: tuple) -> list[dict]:
     timeout = min(BATCH_TIMEOUT_S, TIMEOUT_S * len(members))
     workloads = [(r.workload, dict(r.kwargs)) for r in members]
     try:
-        done = subprocess.run(command(workloads, session), capture_output=True, text=True, timeout=timeout,
-                              env=environ)
+        done = subprocess.run(command(workloads, session), capture_output=True, text=True, timeout=timeout, env=environ)
         kernels = parse(done.stdout, done.stderr, done.returncode, list(session[1]))
     except subprocess.TimeoutExpired:
         return [{"error": f"ncu on {', '.join(map(str, members))} ran past {timeout} s"}] * len(members)
@@ -207,10 +224,15 @@ def split(kernels: list[Kernel], members: list[Request], stdout: str) -> list[di
             groups[-1].append(kernel)
     if len(groups) != len(members):
         names = [k.name[:40] for k in kernels]
-        return [{"error": f"ncu profiled {len(groups)} marker kernels for {len(members)} workloads: {names}"}] \
-            * len(members)
-    return [{"error": f"workload {r} failed: {failed[str(i)]}"} if str(i) in failed else
-            {"kernels": [(k.name, k.values) for k in group]} for i, (r, group) in enumerate(zip(members, groups))]
+        return [{"error": f"ncu profiled {len(groups)} marker kernels for {len(members)} workloads: {names}"}] * len(
+            members
+        )
+    return [
+        {"error": f"workload {r} failed: {failed[str(i)]}"}
+        if str(i) in failed
+        else {"kernels": [(k.name, k.values) for k in group]}
+        for i, (r, group) in enumerate(zip(members, groups))
+    ]
 
 
 def parse(stdout: str, stderr: str, returncode: int, metrics: list[str]) -> list[Kernel]:
@@ -249,6 +271,7 @@ def total(kernels: list[Kernel], metric: str) -> float:
 
 # ---- the claims, judged from counters (each fails with the readings it judged) ---------------
 
+
 def _readings(kernels: list[Kernel]) -> str:
     return "\n".join(f"  {k.summary()}" for k in kernels) or "  (no kernel was profiled)"
 
@@ -260,17 +283,24 @@ def assert_tensor_cores(kernels: list[Kernel], expected: bool, what: str) -> Non
     pipes (cuBLAS's fp32 GEMM issues a few thousand stray MMAs against 10^10 FFMAs)."""
     tensor, ffma = sum(k.tensor_pipe for k in kernels), total(kernels, "ffma")
     verdict = tensor > 1e-3 * ffma if expected else (ffma > 0 and tensor <= 1e-3 * ffma)
-    assert kernels and verdict, "\n".join([
-        f"{what}: expected {'Tensor Core (gmma/hmma) instructions' if expected else 'FFMA, not the tensor pipe'};"
-        f" read {tensor:.0f} tensor-pipe and {ffma:.0f} FFMA instructions", _readings(kernels)])
+    assert kernels and verdict, "\n".join(
+        [
+            f"{what}: expected {'Tensor Core (gmma/hmma) instructions' if expected else 'FFMA, not the tensor pipe'};"
+            f" read {tensor:.0f} tensor-pipe and {ffma:.0f} FFMA instructions",
+            _readings(kernels),
+        ]
+    )
 
 
 def assert_general_pipes_only(kernels: list[Kernel], what: str) -> None:
     """MC05: ``what`` (an elementwise kernel) runs on the general ALUs, never the tensor pipe."""
     tensor, alu = sum(k.tensor_pipe for k in kernels), total(kernels, "alu")
-    assert kernels and tensor == 0 and alu > 0, "\n".join([
-        f"{what}: expected ALU work and no tensor-pipe instructions; read {tensor:.0f} tensor-pipe, {alu:.0f} ALU",
-        _readings(kernels)])
+    assert kernels and tensor == 0 and alu > 0, "\n".join(
+        [
+            f"{what}: expected ALU work and no tensor-pipe instructions; read {tensor:.0f} tensor-pipe, {alu:.0f} ALU",
+            _readings(kernels),
+        ]
+    )
 
 
 def compulsory_bytes(n: int, m: int, k: int, itemsize: int = 4) -> int:
@@ -282,17 +312,32 @@ def assert_intermediates_removed(eager: list[Kernel], fused: list[Kernel], n: in
     """Checkpoint 3: eager moves A and Z through DRAM (written once, read once: 4 * N * M * 4 bytes,
     within 15 %); the epilogue-fused kernel moves at most 5 % of that beyond the compulsory bytes."""
     course = 4 * n * m * 4
-    extra = {name: total(ks, "dram_read") + total(ks, "dram_write") - compulsory_bytes(n, m, k)
-             for name, ks in (("eager", eager), ("fused", fused))}
-    found = {"intermediate_bytes_4NM4": course, "eager_extra_bytes": int(extra["eager"]),
-             "fused_extra_bytes": int(extra["fused"]), "eager_kernels": len(eager), "fused_kernels": len(fused)}
+    extra = {
+        name: total(ks, "dram_read") + total(ks, "dram_write") - compulsory_bytes(n, m, k)
+        for name, ks in (("eager", eager), ("fused", fused))
+    }
+    found = {
+        "intermediate_bytes_4NM4": course,
+        "eager_extra_bytes": int(extra["eager"]),
+        "fused_extra_bytes": int(extra["fused"]),
+        "eager_kernels": len(eager),
+        "fused_kernels": len(fused),
+    }
     assert len(fused) == 1 and len(eager) >= 3, f"expected 1 fused kernel and >= 3 eager ones: {found}"
-    assert abs(extra["eager"] - course) <= 0.15 * course, "\n".join([
-        f"eager DRAM traffic beyond the compulsory bytes is {extra['eager'] / 1e6:.0f} MB, not the course's "
-        f"4 x N x M x 4 = {course / 1e6:.0f} MB (A and Z written and read once)", _readings(eager)])
-    assert extra["fused"] <= 0.05 * course, "\n".join([
-        f"the fused kernel still moves {extra['fused'] / 1e6:.0f} MB beyond the compulsory bytes (the course: "
-        f"0 MB; allowed: 5 % of {course / 1e6:.0f} MB)", _readings(fused)])
+    assert abs(extra["eager"] - course) <= 0.15 * course, "\n".join(
+        [
+            f"eager DRAM traffic beyond the compulsory bytes is {extra['eager'] / 1e6:.0f} MB, not the course's "
+            f"4 x N x M x 4 = {course / 1e6:.0f} MB (A and Z written and read once)",
+            _readings(eager),
+        ]
+    )
+    assert extra["fused"] <= 0.05 * course, "\n".join(
+        [
+            f"the fused kernel still moves {extra['fused'] / 1e6:.0f} MB beyond the compulsory bytes (the course: "
+            f"0 MB; allowed: 5 % of {course / 1e6:.0f} MB)",
+            _readings(fused),
+        ]
+    )
     return found
 
 
@@ -300,11 +345,18 @@ def assert_fewer_launches_and_bytes(eager: list[Kernel], compiled: list[Kernel],
     """Checkpoint 5: the compiled chain is one kernel against one per op, and moves several times
     fewer DRAM bytes (each eager op reads and writes the whole tensor)."""
     moved = {name: sum(k.dram_bytes for k in ks) for name, ks in (("eager", eager), ("compiled", compiled))}
-    found = {"eager_kernels": len(eager), "compiled_kernels": len(compiled),
-             "eager_dram_bytes": int(moved["eager"]), "compiled_dram_bytes": int(moved["compiled"])}
-    assert len(compiled) == 1 and len(eager) >= chain_length, f"expected 1 compiled kernel and >= {chain_length} eager: {found}"
-    assert moved["eager"] >= chain_length / 2 * moved["compiled"], "\n".join([
-        f"the compiled chain should move far fewer bytes than eager: {found}", _readings(eager + compiled)])
+    found = {
+        "eager_kernels": len(eager),
+        "compiled_kernels": len(compiled),
+        "eager_dram_bytes": int(moved["eager"]),
+        "compiled_dram_bytes": int(moved["compiled"]),
+    }
+    assert len(compiled) == 1 and len(eager) >= chain_length, (
+        f"expected 1 compiled kernel and >= {chain_length} eager: {found}"
+    )
+    assert moved["eager"] >= chain_length / 2 * moved["compiled"], "\n".join(
+        [f"the compiled chain should move far fewer bytes than eager: {found}", _readings(eager + compiled)]
+    )
     return found
 
 
@@ -313,18 +365,27 @@ def assert_l2_reuse(small: list[Kernel], large: list[Kernel], passes: int, small
     the later passes reads < 10 % of it); one far larger than L2 is read from DRAM every pass (>= 80 %).
     The median, not every pass: on a GPU shared with other processes, one of their kernels between
     two passes can evict the set (recorded on the H200: 1 pass in 3)."""
+
     def per_pass(kernels):
         size = len(kernels) // passes
-        assert size and len(kernels) == size * passes, f"expected the same kernels each of {passes} passes: " \
-                                                       f"{len(kernels)} kernels"
-        return [total(kernels[i * size:(i + 1) * size], "dram_read") for i in range(passes)]
+        assert size and len(kernels) == size * passes, (
+            f"expected the same kernels each of {passes} passes: {len(kernels)} kernels"
+        )
+        return [total(kernels[i * size : (i + 1) * size], "dram_read") for i in range(passes)]
 
     small_reads, large_reads = per_pass(small), per_pass(large)
-    found = {"small_bytes": small_bytes, "small_dram_read_per_pass": [int(r) for r in small_reads],
-             "large_bytes": large_bytes, "large_dram_read_per_pass": [int(r) for r in large_reads]}
-    assert statistics.median(small_reads[1:]) <= 0.1 * small_bytes, \
+    found = {
+        "small_bytes": small_bytes,
+        "small_dram_read_per_pass": [int(r) for r in small_reads],
+        "large_bytes": large_bytes,
+        "large_dram_read_per_pass": [int(r) for r in large_reads],
+    }
+    assert statistics.median(small_reads[1:]) <= 0.1 * small_bytes, (
         f"a working set inside L2 was re-read from DRAM: {found}"
-    assert min(large_reads) >= 0.8 * large_bytes, f"a working set larger than L2 was not read from DRAM each pass: {found}"
+    )
+    assert min(large_reads) >= 0.8 * large_bytes, (
+        f"a working set larger than L2 was not read from DRAM each pass: {found}"
+    )
     return found
 
 
@@ -335,8 +396,9 @@ GENERATED = re.compile(r"^triton_|_kernel$")  # what a compiler (Inductor, a Tri
 def assert_library_kernel(kernels: list[Kernel], what: str) -> None:
     """S1.2: ``what`` ran as one precompiled library kernel (cuBLAS's naming), none generated."""
     names = [k.name for k in kernels]
-    assert len(names) == 1 and LIBRARY.search(names[0]) and not GENERATED.search(names[0]), \
+    assert len(names) == 1 and LIBRARY.search(names[0]) and not GENERATED.search(names[0]), (
         f"{what}: expected one library (cuBLAS/CUTLASS) kernel, profiled {names}"
+    )
 
 
 def assert_split_into_kernels(kernels: list[Kernel], what: str) -> list[str]:

@@ -9,6 +9,7 @@ chapter's earlier listings have not run in this process (another xdist worker ra
 deselected them) runs them first. Known errata live in the document's ``<!-- stackcheck ... -->``
 TOML block and become strict expected failures. Nothing here imports the plugin.
 """
+
 from __future__ import annotations
 
 import re
@@ -16,10 +17,10 @@ import shlex
 import shutil
 import subprocess
 import tempfile
-import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import tomllib
 from sybil import Document, Region, Sybil
 from sybil.parsers.markdown.lexers import RawFencedCodeBlockLexer
 
@@ -55,9 +56,17 @@ class Listing:
         return self.section.split(".")[0]
 
     def describe(self) -> dict:
-        return {"id": self.id, "section": self.section, "language": self.language, "stack": self.stack,
-                "device": self.device, "file": self.file, "line": self.line,
-                "known_erratum": bool(self.erratum), "working_form": self.erratum.get("working_form")}
+        return {
+            "id": self.id,
+            "section": self.section,
+            "language": self.language,
+            "stack": self.stack,
+            "device": self.device,
+            "file": self.file,
+            "line": self.line,
+            "known_erratum": bool(self.erratum),
+            "working_form": self.erratum.get("working_form"),
+        }
 
 
 def shipped() -> Path:
@@ -100,8 +109,10 @@ def parse_info(attrs: str, where: str) -> dict:
     info = dict(p for p in pairs if len(p) == 2)
     missing = {"section", "stack", "device"} - set(info)
     if bad or missing:
-        raise ValueError(f"{where}: fence info {{{attrs}}}: unknown {bad or ''} missing {sorted(missing) or ''}; "
-                         f"keys: {', '.join(sorted(KEYS))}")
+        raise ValueError(
+            f"{where}: fence info {{{attrs}}}: unknown {bad or ''} missing {sorted(missing) or ''}; "
+            f"keys: {', '.join(sorted(KEYS))}"
+        )
     if info["device"] not in env.DEVICES:
         raise ValueError(f"{where}: device={info['device']!r}; one of {', '.join(env.DEVICES)}")
     return info
@@ -121,9 +132,17 @@ def parse(document: Document):
             if not arrow:
                 raise ValueError(f"{document.path}:{line - 1}: on_cuda must read 'OLD -> NEW'")
             edit = (old, new)
-        listing = Listing(info["section"], lexemes["language"], info["stack"], info["device"],
-                          str(lexemes["source"]), line, info.get("file"), edit,
-                          errata.get(f"{info['section']}-{info['stack']}", {}))
+        listing = Listing(
+            info["section"],
+            lexemes["language"],
+            info["stack"],
+            info["device"],
+            str(lexemes["source"]),
+            line,
+            info.get("file"),
+            edit,
+            errata.get(f"{info['section']}-{info['stack']}", {}),
+        )
         yield Region(region.start, region.end, listing, evaluate)
 
 
@@ -143,6 +162,7 @@ def _teardown(namespace: dict) -> None:
 
 # ---- evaluation ---------------------------------------------------------------------------------
 
+
 def listings_of(document: Document) -> list[Listing]:
     return [region.parsed for _, region in sorted(document.regions, key=lambda pair: pair[0])]
 
@@ -160,8 +180,9 @@ def evaluate(example) -> None:
                 run(earlier, ns, example.path)
             except ListingError as error:
                 if not earlier.erratum:
-                    raise ListingError(f"listing §{listing.section} needs §{earlier.section} ({earlier.stack}), "
-                                       f"which failed: {error}") from None
+                    raise ListingError(
+                        f"listing §{listing.section} needs §{earlier.section} ({earlier.stack}), which failed: {error}"
+                    ) from None
     run(listing, ns, example.path)
 
 
@@ -192,8 +213,9 @@ def _exec_python(listing: Listing, ns: dict, path: str) -> None:
         ns["__file__"], ns["__name__"] = str(target), "__main__"
         if ns["__ran__"].get(f"{listing.section}-mojo") == "failed":
             _working_form(ns["__workdir__"] / "kernels")
-            ns["__notes__"][listing.id] = f"ran against the working form mojo/study_relu (§{listing.section}'s " \
-                                          "Mojo listing fails)"
+            ns["__notes__"][listing.id] = (
+                f"ran against the working form mojo/study_relu (§{listing.section}'s Mojo listing fails)"
+            )
     code = compile("\n" * (listing.line - 1) + source, path, "exec")  # tracebacks point into the .md
     try:
         exec(code, ns)
@@ -222,8 +244,17 @@ def _build_mojo(listing: Listing, workdir: Path) -> None:
     if target.name == "__init__.mojo":
         args = [mojo, "package", str(target.parent), "-o", str(workdir / f"{target.parent.name}.mojoc")]
     else:
-        args = [mojo, "build", "--target-accelerator", mojo_build.TARGET, "--emit", "asm", "-o",
-                str(target.with_suffix(".s")), str(target)]
+        args = [
+            mojo,
+            "build",
+            "--target-accelerator",
+            mojo_build.TARGET,
+            "--emit",
+            "asm",
+            "-o",
+            str(target.with_suffix(".s")),
+            str(target),
+        ]
     done = subprocess.run(args, capture_output=True, text=True, cwd=workdir)
     if done.returncode != 0:
         said = first_error(done.stdout + done.stderr).replace(f"{workdir}/", "")  # no temporary folder names

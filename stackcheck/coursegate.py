@@ -1,6 +1,7 @@
 """Plugin layer: ``--course PATH`` collects the course's listings (stackcheck.course) as test items
 with the claim tests' device and stack markers, known errata as strict expected failures; and
 ``--baseline OLD.json`` reports what drifted since a previous curriculum report."""
+
 from __future__ import annotations
 
 import json
@@ -8,9 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from stackcheck.stacks import STACKS
-
 from stackcheck.recorder import LISTING, LISTING_NOTE, RECORDER
+from stackcheck.stacks import STACKS
 
 COURSE = pytest.StashKey[list]()
 
@@ -89,8 +89,13 @@ def mark_listings(items: list[pytest.Item]) -> None:
         if listing.erratum:
             from stackcheck import course
 
-            item.add_marker(pytest.mark.xfail(strict=True, raises=course.ListingError,
-                                              reason=f"known erratum: {listing.erratum.get('reason', '')}"))
+            item.add_marker(
+                pytest.mark.xfail(
+                    strict=True,
+                    raises=course.ListingError,
+                    reason=f"known erratum: {listing.erratum.get('reason', '')}",
+                )
+            )
         item.user_properties.append((LISTING, listing.describe()))
 
 

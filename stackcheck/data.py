@@ -4,6 +4,7 @@ course/ (the course's listings).
 In a checkout they sit beside the package; an installed wheel ships them as the packages
 ``stackcheck.fixtures``, ``stackcheck.mojo`` and ``stackcheck.listings``. This is the one place that knows both.
 """
+
 from __future__ import annotations
 
 import importlib.resources

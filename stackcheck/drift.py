@@ -1,6 +1,7 @@
 """What changed between two curriculum reports (the course gate's drift): claims whose status
 changed, listings that broke or got fixed, versions that moved. A regression is a claim that was
 verified and now fails, or a listing that passed and now fails."""
+
 from __future__ import annotations
 
 FAILING = {"failed", "interrupted"}
@@ -12,24 +13,42 @@ def _by(items: list[dict], key: str) -> dict:
 
 def compare(old: dict, new: dict) -> dict:
     old_claims, new_claims = _by(old.get("claims"), "id"), _by(new.get("claims"), "id")
-    claims = [{"id": cid, "was": old_claims[cid]["status"], "now": new_claims[cid]["status"]}
-              for cid in sorted(set(old_claims) & set(new_claims))
-              if old_claims[cid]["status"] != new_claims[cid]["status"]]
-    claims += [{"id": cid, "was": None, "now": new_claims[cid]["status"]} for cid in sorted(set(new_claims) - set(old_claims))]
+    claims = [
+        {"id": cid, "was": old_claims[cid]["status"], "now": new_claims[cid]["status"]}
+        for cid in sorted(set(old_claims) & set(new_claims))
+        if old_claims[cid]["status"] != new_claims[cid]["status"]
+    ]
+    claims += [
+        {"id": cid, "was": None, "now": new_claims[cid]["status"]} for cid in sorted(set(new_claims) - set(old_claims))
+    ]
     old_listings, new_listings = _by(old.get("listings"), "id"), _by(new.get("listings"), "id")
-    listings = [{"id": lid, "was": old_listings[lid]["outcome"], "now": new_listings[lid]["outcome"],
-                 "first_error": new_listings[lid].get("first_error")}
-                for lid in sorted(set(old_listings) & set(new_listings))
-                if old_listings[lid]["outcome"] != new_listings[lid]["outcome"]]
+    listings = [
+        {
+            "id": lid,
+            "was": old_listings[lid]["outcome"],
+            "now": new_listings[lid]["outcome"],
+            "first_error": new_listings[lid].get("first_error"),
+        }
+        for lid in sorted(set(old_listings) & set(new_listings))
+        if old_listings[lid]["outcome"] != new_listings[lid]["outcome"]
+    ]
     old_versions = old.get("environment", {}).get("versions", {})
     new_versions = new.get("environment", {}).get("versions", {})
-    versions = [{"package": name, "was": old_versions.get(name), "now": new_versions.get(name)}
-                for name in sorted(set(old_versions) | set(new_versions))
-                if old_versions.get(name) != new_versions.get(name)]
-    regressions = [f"claim {c['id']} was verified, now {c['now']}" for c in claims
-                   if c["was"] == "verified" and c["now"] in FAILING]
-    regressions += [f"listing {item['id']} passed, now {item['now']}: {item['first_error']}" for item in listings
-                    if item["was"] == "passed" and item["now"] in FAILING]
+    versions = [
+        {"package": name, "was": old_versions.get(name), "now": new_versions.get(name)}
+        for name in sorted(set(old_versions) | set(new_versions))
+        if old_versions.get(name) != new_versions.get(name)
+    ]
+    regressions = [
+        f"claim {c['id']} was verified, now {c['now']}"
+        for c in claims
+        if c["was"] == "verified" and c["now"] in FAILING
+    ]
+    regressions += [
+        f"listing {item['id']} passed, now {item['now']}: {item['first_error']}"
+        for item in listings
+        if item["was"] == "passed" and item["now"] in FAILING
+    ]
     return {"claims": claims, "listings": listings, "versions": versions, "regressions": regressions}
 
 

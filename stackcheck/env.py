@@ -3,6 +3,7 @@
 Nothing here knows about pytest's session. A missing stack or device raises ``Missing`` (a
 pytest skip); the plugin turns it into a failure when the run was started with ``--require``.
 """
+
 from __future__ import annotations
 
 import datetime
@@ -102,6 +103,7 @@ def framework_defaults(environ=os.environ) -> None:
 
 # ---- the §14.4 fingerprint ------------------------------------------------------------------
 
+
 def _version(dist: str) -> str:
     try:
         return importlib.metadata.version(dist)
@@ -178,6 +180,7 @@ def header_lines(env: dict) -> list[str]:
 
 # ---- §14.3: the environment a result ran in -----------------------------------------------------
 
+
 def _version_tuple(text: str) -> tuple[int, ...]:
     return tuple(int(part) for part in text.split(".")[:3] if part.isdigit())
 
@@ -188,9 +191,13 @@ def jax_environment() -> dict:
     import jax
     import jaxlib
 
-    return {"jax": jax.__version__, "jaxlib": jaxlib.__version__,
-            "minimum_jaxlib": getattr(jax.version, "_minimum_jaxlib_version", "0"),
-            "default_backend": jax.default_backend(), "first_device": jax.devices()[0].platform}
+    return {
+        "jax": jax.__version__,
+        "jaxlib": jaxlib.__version__,
+        "minimum_jaxlib": getattr(jax.version, "_minimum_jaxlib_version", "0"),
+        "default_backend": jax.default_backend(),
+        "first_device": jax.devices()[0].platform,
+    }
 
 
 def environment_problems(found: dict, required: set[str]) -> list[str]:
@@ -199,11 +206,15 @@ def environment_problems(found: dict, required: set[str]) -> list[str]:
     problems = []
     jaxlib = _version_tuple(found["jaxlib"])
     if not _version_tuple(found["minimum_jaxlib"]) <= jaxlib <= _version_tuple(found["jax"]):
-        problems.append(f"jaxlib {found['jaxlib']} is outside what jax {found['jax']} accepts "
-                        f"({found['minimum_jaxlib']} to {found['jax']})")
+        problems.append(
+            f"jaxlib {found['jaxlib']} is outside what jax {found['jax']} accepts "
+            f"({found['minimum_jaxlib']} to {found['jax']})"
+        )
     if found["default_backend"] != found["first_device"]:
-        problems.append(f"jax's default backend {found['default_backend']} is not its first device's "
-                        f"platform {found['first_device']}")
+        problems.append(
+            f"jax's default backend {found['default_backend']} is not its first device's "
+            f"platform {found['first_device']}"
+        )
     for device in sorted(required & {"cuda", "tpu"}):
         if found["default_backend"] != {"cuda": "gpu"}.get(device, device):
             problems.append(f"--require {device}, but jax selected {found['default_backend']}")

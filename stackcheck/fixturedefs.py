@@ -1,12 +1,13 @@
 """The fixtures every claim test may use: the implementations under test, the §2.2 hand example,
 evidence for the report, the Triton launches a test caused, and the pinned matmul precision (autouse)."""
+
 from __future__ import annotations
 
 import sys
-import tomllib
 
 import numpy as np
 import pytest
+import tomllib
 
 from stackcheck import data, env, precision, repro
 from stackcheck.impl import Impl
@@ -59,10 +60,13 @@ def evidence(request: pytest.FixtureRequest):
     recorder = request.config.stash[RECORDER]
 
     def record(**numbers) -> dict:
-        entry = {**numbers, "repro": repro.record(recorder.environment_fingerprint(), numbers,
-                                                  request.node.stash.get(DRAWN, []))}
+        entry = {
+            **numbers,
+            "repro": repro.record(recorder.environment_fingerprint(), numbers, request.node.stash.get(DRAWN, [])),
+        }
         request.node.user_properties.append((EVIDENCE, entry))
         return entry
+
     return record
 
 

@@ -1,4 +1,5 @@
 """One GPU per pytest-xdist worker: the controller lists the GPUs, each worker pins one."""
+
 from __future__ import annotations
 
 import os
@@ -15,8 +16,13 @@ def query(*fields: str) -> list[list[str]]:
     if not exe:
         return []
     try:
-        out = subprocess.run([exe, f"--query-gpu={','.join(fields)}", "--format=csv,noheader"],
-                             capture_output=True, text=True, timeout=20, check=True).stdout
+        out = subprocess.run(
+            [exe, f"--query-gpu={','.join(fields)}", "--format=csv,noheader"],
+            capture_output=True,
+            text=True,
+            timeout=20,
+            check=True,
+        ).stdout
     except (subprocess.SubprocessError, OSError):
         return []
     return [[part.strip() for part in line.split(",", len(fields) - 1)] for line in out.splitlines() if line.strip()]
@@ -26,7 +32,7 @@ def visible_gpus(environ=os.environ) -> list[str]:
     """The GPU ids this process may use: CUDA_VISIBLE_DEVICES if set, else every GPU nvidia-smi lists."""
     if "CUDA_VISIBLE_DEVICES" in environ:
         return [g.strip() for g in environ["CUDA_VISIBLE_DEVICES"].split(",") if g.strip() and g.strip() != "-1"]
-    return [index for index, in query("index")]
+    return [index for (index,) in query("index")]
 
 
 def gpu_for_worker(worker: str, gpus: list[str]) -> str | None:
@@ -78,6 +84,8 @@ def describe(environ=os.environ) -> dict:
     pinned to, and each visible GPU's PCI bus id and name, read from nvidia-smi."""
     rows = smi_rows()
     visible = visible_gpus(environ)
-    return {"worker": environ.get("PYTEST_XDIST_WORKER", "main"),
-            "cuda_visible_devices": environ.get("CUDA_VISIBLE_DEVICES", "unset"),
-            "gpus": [{"id": gpu, **rows.get(gpu, {})} for gpu in visible]}
+    return {
+        "worker": environ.get("PYTEST_XDIST_WORKER", "main"),
+        "cuda_visible_devices": environ.get("CUDA_VISIBLE_DEVICES", "unset"),
+        "gpus": [{"id": gpu, **rows.get(gpu, {})} for gpu in visible],
+    }

@@ -5,6 +5,7 @@ assignment touches; a stub is "not attempted" in one line, a function that never
 named by the per-test timeout, captured output is capped, and the score (claims and
 checkpoints) closes the run and the report.
 """
+
 from __future__ import annotations
 
 import os
@@ -38,8 +39,9 @@ def select_impl(config: pytest.Config) -> Impl:
     if folder:
         spec = os.path.join(folder, "homework.py")
         if not os.path.isfile(spec):
-            raise pytest.UsageError(f"--homework {folder}: no homework.py there; "
-                                    f"`stackcheck homework init {folder}` writes the starter")
+            raise pytest.UsageError(
+                f"--homework {folder}: no homework.py there; `stackcheck homework init {folder}` writes the starter"
+            )
     strict = bool(folder) or config.getoption("strict_impl", False)
     if strict and not spec:
         raise pytest.UsageError("--strict-impl grades a file: give it with --impl FILE")
@@ -82,6 +84,7 @@ def grade(config: pytest.Config, report: dict) -> dict | None:
 
 # ---- collection: the assigned parts only --------------------------------------------------
 
+
 def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
     work = config.stash.get(HOMEWORK, None)
     if work is None:
@@ -115,6 +118,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
 # ---- running: what the student's code did -------------------------------------------------
 
+
 @pytest.hookimpl(tryfirst=True)
 def pytest_runtest_setup(item: pytest.Item) -> None:
     item.config.stash[RECORDER].impl.touched.clear()
@@ -137,8 +141,9 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
             report.longrepr = text
             if untried:
                 report.user_properties.append((NOT_ATTEMPTED, untried))
-    report.sections = [(title, _capped(content) if title.startswith("Captured") else content)
-                       for title, content in report.sections]
+    report.sections = [
+        (title, _capped(content) if title.startswith("Captured") else content) for title, content in report.sections
+    ]
     return report
 
 
@@ -155,8 +160,9 @@ def _one_line(excinfo: pytest.ExceptionInfo, student_file: str, item: pytest.Ite
     if excinfo.typename == "Failed" and "Timeout" in str(excinfo.value):
         seconds = item.config.getoption("timeout", None) or homework.TIMEOUT_S
         if frame:
-            return (f"timed out after {float(seconds):g} s: {frame.name} ({where}) did not return "
-                    "(an endless loop?)"), []
+            return (
+                f"timed out after {float(seconds):g} s: {frame.name} ({where}) did not return (an endless loop?)"
+            ), []
         return f"timed out after {float(seconds):g} s in {excinfo.traceback[-1].name}", []
     return None
 

@@ -1,4 +1,5 @@
 """The closed-form gradient of loss = mean(Y²), Y = ReLU(X @ W + b), in float64 (§8.2, §9.5)."""
+
 import numpy as np
 
 
@@ -9,4 +10,4 @@ def closed_form(x, w, b):
     y = np.maximum(z, 0.0)
     n, m = y.shape
     dz = 2.0 * y / (n * m) * (z > 0)
-    return {"Y": y, "loss": np.mean(y ** 2), "dX": dz @ w.T, "dW": x.T @ dz, "db": dz.sum(axis=0)}
+    return {"Y": y, "loss": np.mean(y**2), "dX": dz @ w.T, "dW": x.T @ dz, "db": dz.sum(axis=0)}

@@ -5,6 +5,7 @@ A part names a test folder and the surface functions whose tests it grades. In h
 (``--homework DIR`` or ``--impl FILE --strict-impl``) the assigned names come from the student's
 file only: a missing one is a stub that raises NotImplementedError, never the reference.
 """
+
 from __future__ import annotations
 
 import inspect
@@ -61,34 +62,43 @@ class Task:
     check: Callable[[object], bool]
 
 
-TASKS = {t.name: t for t in (
-    Task("check_operands", "math", "2.1", None, "None (or raise ValueError)", _anything),
-    Task("numpy_steps", "math", "2.2", "numpy", "(A, Z, Y): a tuple of 3 arrays", _arrays(3)),
-    Task("numpy_forward", "math", "2.2", "numpy", "Y: one array", _array),
-    Task("broadcast_bias", "math", "2.3", None, "an [n, M] array view", _array),
-    Task("torch_steps", "math", "8.1", "torch", "(A, Z, Y): a tuple of 3 tensors", _arrays(3)),
-    Task("torch_forward", "math", "8.1", "torch", "Y: one tensor", _array),
-    Task("torch_broadcast_bias", "math", "2.3", None, "an [n, M] tensor view", _array),
-    Task("w_from_linear", "math", "2.1", None, "W[K, M]: one tensor", _array),
-    Task("torch_compiled_forward", "math", "8.1", "torch_compile", "Y: one tensor", _array),
-    Task("torch_grads", "math", "8.2", None, "(Y, loss, dX, dW, db): a tuple of 5 tensors", _arrays(5)),
-    Task("jax_steps", "math", "9", "jax", "(A, Z, Y): a tuple of 3 arrays", _arrays(3)),
-    Task("jax_forward", "math", "9", "jax", "Y: one array", _array),
-    Task("jax_loss_and_grads", "math", "9.5", None, "(loss, (dX, dW, db))", _loss_and_grads),
-    Task("sum_sequential", "math", "MC13", None, "one float32 scalar", _scalar),
-    Task("sum_blocked", "math", "MC13", None, "one float32 scalar", _scalar),
-    Task("max_steps", "ir", "10.3", "max", "(A, Z, Y): a tuple of 3 graph values", _arrays(3)),
-    Task("jax_sync", "runtime", "6.3", None, "the value it waited for", _anything),
-    Task("torch_sync", "runtime", "6.5", None, "None", _anything),
-    Task("timed_call", "runtime", "6.5", None, "seconds: one float >= 0", _seconds),
-    Task("steady_state", "runtime", "6.5", None, "a list of floats (seconds)",
-         lambda v: isinstance(v, (list, tuple)) and all(_seconds(x) for x in v)),
-    Task("triton_bias_relu", "kernels", "11.2", "triton", "Y: one tensor", _array),
-    Task("triton_forward", "kernels", "11.4", "triton", "Y: one tensor", _array),
-    Task("pallas_bias_relu", "kernels", "12.1", None, "Y: one array", _array),
-    Task("mojo_relu", "kernels", "10.4", "mojo", "one graph value", _anything),
-    Task("mojo_package", "kernels", "10.4", "mojo", "a path", _anything),
-)}
+TASKS = {
+    t.name: t
+    for t in (
+        Task("check_operands", "math", "2.1", None, "None (or raise ValueError)", _anything),
+        Task("numpy_steps", "math", "2.2", "numpy", "(A, Z, Y): a tuple of 3 arrays", _arrays(3)),
+        Task("numpy_forward", "math", "2.2", "numpy", "Y: one array", _array),
+        Task("broadcast_bias", "math", "2.3", None, "an [n, M] array view", _array),
+        Task("torch_steps", "math", "8.1", "torch", "(A, Z, Y): a tuple of 3 tensors", _arrays(3)),
+        Task("torch_forward", "math", "8.1", "torch", "Y: one tensor", _array),
+        Task("torch_broadcast_bias", "math", "2.3", None, "an [n, M] tensor view", _array),
+        Task("w_from_linear", "math", "2.1", None, "W[K, M]: one tensor", _array),
+        Task("torch_compiled_forward", "math", "8.1", "torch_compile", "Y: one tensor", _array),
+        Task("torch_grads", "math", "8.2", None, "(Y, loss, dX, dW, db): a tuple of 5 tensors", _arrays(5)),
+        Task("jax_steps", "math", "9", "jax", "(A, Z, Y): a tuple of 3 arrays", _arrays(3)),
+        Task("jax_forward", "math", "9", "jax", "Y: one array", _array),
+        Task("jax_loss_and_grads", "math", "9.5", None, "(loss, (dX, dW, db))", _loss_and_grads),
+        Task("sum_sequential", "math", "MC13", None, "one float32 scalar", _scalar),
+        Task("sum_blocked", "math", "MC13", None, "one float32 scalar", _scalar),
+        Task("max_steps", "ir", "10.3", "max", "(A, Z, Y): a tuple of 3 graph values", _arrays(3)),
+        Task("jax_sync", "runtime", "6.3", None, "the value it waited for", _anything),
+        Task("torch_sync", "runtime", "6.5", None, "None", _anything),
+        Task("timed_call", "runtime", "6.5", None, "seconds: one float >= 0", _seconds),
+        Task(
+            "steady_state",
+            "runtime",
+            "6.5",
+            None,
+            "a list of floats (seconds)",
+            lambda v: isinstance(v, (list, tuple)) and all(_seconds(x) for x in v),
+        ),
+        Task("triton_bias_relu", "kernels", "11.2", "triton", "Y: one tensor", _array),
+        Task("triton_forward", "kernels", "11.4", "triton", "Y: one tensor", _array),
+        Task("pallas_bias_relu", "kernels", "12.1", None, "Y: one array", _array),
+        Task("mojo_relu", "kernels", "10.4", "mojo", "one graph value", _anything),
+        Task("mojo_package", "kernels", "10.4", "mojo", "a path", _anything),
+    )
+}
 PARTS = {"math": "tests_math", "ir": "tests_ir", "runtime": "tests_runtime", "kernels": "tests_kernels"}
 
 
@@ -120,6 +130,7 @@ def not_attempted(name: str) -> Callable:
 
     def stub(*args, **kwargs):
         raise NotAttempted(f"§{task.section}: {name} is not written yet")
+
     stub.__name__ = name
     return stub
 
@@ -140,9 +151,11 @@ def checked(name: str, fn: Callable) -> Callable:
     def call(*args, **kwargs):
         value = fn(*args, **kwargs)
         if not compiling() and not task.check(value):
-            raise ReturnError(f"{name} returned {_describe(value)}; it must return {task.returns} "
-                              f"(course §{task.section})")
+            raise ReturnError(
+                f"{name} returned {_describe(value)}; it must return {task.returns} (course §{task.section})"
+            )
         return value
+
     call.__name__ = name
     call.__wrapped__ = fn
     return call
@@ -157,6 +170,7 @@ def _describe(value) -> str:
 
 
 # ---- the starter --------------------------------------------------------------------------
+
 
 def stub_source(parts: list[str]) -> str:
     """homework.py for ``parts``: every assigned function as a stub that states its contract."""
@@ -176,8 +190,14 @@ def stub_source(parts: list[str]) -> str:
     for name in names:
         fn = getattr(reference, name)
         doc = textwrap.indent(inspect.getdoc(fn) or "", "    ")
-        lines += ["", f"def {name}{inspect.signature(fn)}:", f'    """{doc.strip()}', '    """',
-                  f"    raise NotImplementedError(\"§{TASKS[name].section}: write {name}\")", ""]
+        lines += [
+            "",
+            f"def {name}{inspect.signature(fn)}:",
+            f'    """{doc.strip()}',
+            '    """',
+            f'    raise NotImplementedError("§{TASKS[name].section}: write {name}")',
+            "",
+        ]
     return "\n".join(lines).rstrip() + "\n"
 
 
@@ -199,6 +219,5 @@ def stripped_reference(parts: list[str]) -> str:
                 keep += 1
             keep += 1
         section = TASKS[name].section if name in TASKS else TASKS[sorted(users[name])[0]].section
-        lines[keep:end] = [f"    raise NotImplementedError(\"§{section}: {name} is the students' homework\")"]
+        lines[keep:end] = [f'    raise NotImplementedError("§{section}: {name} is the students\' homework")']
     return "\n".join(lines) + "\n"
-

@@ -1,4 +1,5 @@
 """``--impl MODULE``: swap in another implementation of some or all reference names."""
+
 from __future__ import annotations
 
 import difflib
@@ -11,8 +12,13 @@ from types import ModuleType
 
 from stackcheck import homework, reference
 
-SURFACE = tuple(name for name in dir(reference) if not name.startswith("_") and callable(getattr(reference, name))
-                and getattr(getattr(reference, name), "__module__", "") == reference.__name__)
+SURFACE = tuple(
+    name
+    for name in dir(reference)
+    if not name.startswith("_")
+    and callable(getattr(reference, name))
+    and getattr(getattr(reference, name), "__module__", "") == reference.__name__
+)
 
 
 class ImplError(Exception):
@@ -33,8 +39,10 @@ def load_module(spec: str) -> ModuleType:
         raise ImplError(f"--impl {spec}: {where}: SyntaxError: {error.msg}") from None
     except ModuleNotFoundError as error:
         missing = "" if error.name == spec else f" (it imports {error.name!r}, which is not installed)"
-        raise ImplError(f"--impl {spec}: no module named {error.name!r}{missing}; give a dotted module name "
-                        "importable here or a path to a .py file") from None
+        raise ImplError(
+            f"--impl {spec}: no module named {error.name!r}{missing}; give a dotted module name "
+            "importable here or a path to a .py file"
+        ) from None
     except ImplError:
         raise
     except Exception as error:  # the module ran and raised: say where
@@ -89,8 +97,11 @@ def _rebound(fn, namespace: dict):
 
 def public_functions(module: ModuleType) -> list[str]:
     """Public functions the module itself defines (not ones it imported)."""
-    return sorted(n for n, v in vars(module).items() if not n.startswith("_") and callable(v)
-                  and getattr(v, "__module__", None) == module.__name__)
+    return sorted(
+        n
+        for n, v in vars(module).items()
+        if not n.startswith("_") and callable(v) and getattr(v, "__module__", None) == module.__name__
+    )
 
 
 def check_names(module: ModuleType, spec: str, assigned: frozenset[str] | None) -> None:
@@ -103,8 +114,10 @@ def check_names(module: ModuleType, spec: str, assigned: frozenset[str] | None) 
         listed = "; ".join(f"{n} (did you mean {m}?)" for n, m in sorted(typos.items()))
         raise ImplError(f"--impl {spec}: not surface name(s): {listed}")
     if assigned is not None and others:  # homework: every public function must be graded, or private
-        raise ImplError(f"--impl {spec}: not surface name(s): {', '.join(others)}; name helpers with a "
-                        f"leading _ (e.g. _{others[0]})")
+        raise ImplError(
+            f"--impl {spec}: not surface name(s): {', '.join(others)}; name helpers with a "
+            f"leading _ (e.g. _{others[0]})"
+        )
     wanted = sorted(assigned) if assigned else list(SURFACE)
     if not any(hasattr(module, n) for n in wanted):
         what = "the names its homework assigns" if assigned else "the surface names"
@@ -154,8 +167,14 @@ class Impl:
         extra = f"; ignored (not in the surface): {', '.join(self.unknown)}" if self.unknown else ""
         if self.assigned is not None:
             missing = sorted(self.assigned - set(self.provided))
-            return (f"homework {self.module.__name__}: {len(self.assigned) - len(missing)} of {len(self.assigned)} "
-                    f"assigned functions defined" + (f" (missing, graded as not attempted: {', '.join(missing)})"
-                                                     if missing else "") + "; nothing assigned falls back" + extra)
-        return (f"{self.module.__name__} provides {', '.join(self.provided) or 'nothing of the surface'}; "
-                f"the rest falls back to stackcheck.reference{extra}")
+            return (
+                f"homework {self.module.__name__}: {len(self.assigned) - len(missing)} of {len(self.assigned)} "
+                f"assigned functions defined"
+                + (f" (missing, graded as not attempted: {', '.join(missing)})" if missing else "")
+                + "; nothing assigned falls back"
+                + extra
+            )
+        return (
+            f"{self.module.__name__} provides {', '.join(self.provided) or 'nothing of the surface'}; "
+            f"the rest falls back to stackcheck.reference{extra}"
+        )

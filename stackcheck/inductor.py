@@ -3,6 +3,7 @@
 Each call compiles afresh (Dynamo reset, FX graph cache off), so kernel counters are never
 replayed from a cache of another test.
 """
+
 from __future__ import annotations
 
 import re
@@ -37,9 +38,16 @@ def compile_and_read(fn, *args, **compile_kwargs) -> Generated:
     with config.patch(fx_graph_cache=False):
         result, codes = run_and_get_code(torch.compile(fn, **compile_kwargs), *args)
     code = "\n".join(codes)
-    return Generated(code=code, programs=len(codes), kernels=GENERATED.findall(code),
-                     externs=EXTERN.findall(code), counted=metrics.generated_kernel_count,
-                     allocations=ALLOC.findall(code), reuses=len(REUSE.findall(code)), result=result)
+    return Generated(
+        code=code,
+        programs=len(codes),
+        kernels=GENERATED.findall(code),
+        externs=EXTERN.findall(code),
+        counted=metrics.generated_kernel_count,
+        allocations=ALLOC.findall(code),
+        reuses=len(REUSE.findall(code)),
+        result=result,
+    )
 
 
 def eager_ops(fn, *args) -> tuple[object, list[dict]]:
@@ -78,5 +86,6 @@ def assert_vectorized(generated: Generated) -> None:
     """S5.1-target: Inductor's C++ kernel for a CPU uses the CPU's vector operations (ATen's
     Vectorized<T>, lowered to SIMD instructions), not one scalar at a time."""
     cpp = [k for k in generated.kernels if k.startswith("cpp_fused")]
-    assert cpp and VECTOR.search(generated.code), \
+    assert cpp and VECTOR.search(generated.code), (
         f"expected a cpp_fused kernel using at::vec::Vectorized; kernels {generated.kernels}"
+    )

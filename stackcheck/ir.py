@@ -5,6 +5,7 @@ matmul -> add -> relu" for torch.export's ATen graph, Dynamo's FX graph, a jaxpr
 StableHLO, XLA's optimized HLO and MAX's graph alike. Patterns are prefix-agnostic
 (``stablehlo.add``, ``rmo.add``, ``aten.add.Tensor`` and jaxpr's ``add`` are all "add").
 """
+
 from __future__ import annotations
 
 import re
@@ -40,8 +41,9 @@ def assert_ops_in_order(text: str, wanted: list[str], where: str) -> None:
     __tracebackhide__ = True
     seq = op_sequence(text)
     if not is_subsequence(wanted, seq):
-        raise AssertionError(f"{where}: expected the ops {' -> '.join(wanted)} in order, found {seq}\n"
-                             f"--- IR ---\n{text[:4000]}")
+        raise AssertionError(
+            f"{where}: expected the ops {' -> '.join(wanted)} in order, found {seq}\n--- IR ---\n{text[:4000]}"
+        )
 
 
 def machine_instructions(text: str) -> list[str]:
@@ -75,6 +77,7 @@ def xla_mlir():
 
 # ---- extracting the IRs ------------------------------------------------------------------
 
+
 def torch_export_graph(forward, *args) -> str:
     """torch.export's ATen-level graph of ``forward`` (course §8.3)."""
     import torch
@@ -107,8 +110,13 @@ def jax_stages(forward, *args) -> dict:
 
     lowered = jax.jit(forward).lower(*args)
     compiled = lowered.compile()
-    return {"jaxpr": str(jax.make_jaxpr(forward)(*args)), "stablehlo": lowered.as_text(),
-            "hlo": compiled.as_text(), "lowered": lowered, "compiled": compiled}
+    return {
+        "jaxpr": str(jax.make_jaxpr(forward)(*args)),
+        "stablehlo": lowered.as_text(),
+        "hlo": compiled.as_text(),
+        "lowered": lowered,
+        "compiled": compiled,
+    }
 
 
 def hlo_fusions(hlo: str) -> dict[str, str]:
@@ -132,15 +140,17 @@ def hlo_opcodes(hlo: str) -> list[str]:
 def assert_dead_matmul_removed(jaxpr: str, hlo: str) -> None:
     """S5.1-dce: two matmuls in the traced program, one in the compiled one."""
     traced, compiled = jaxpr.count("dot_general["), hlo_opcodes(hlo).count("dot")
-    assert (traced, compiled) == (2, 1), \
+    assert (traced, compiled) == (2, 1), (
         f"the unused matmul must be gone after compiling: {traced} in the jaxpr, {compiled} in the optimized HLO"
+    )
 
 
 def assert_constant_folded(stablehlo: str, hlo: str) -> None:
     """S5.1-constfold: W * 2 of a constant W is a multiply as written, and gone once compiled."""
     written, left = "stablehlo.multiply" in stablehlo, hlo_opcodes(hlo).count("multiply")
-    assert written and left == 0, \
+    assert written and left == 0, (
         f"W * 2 must be written in StableHLO ({written}) and computed ahead of time, not at run time ({left} left)"
+    )
 
 
 def call_targets(graph) -> list[str]:
@@ -150,8 +160,10 @@ def call_targets(graph) -> list[str]:
 
 def assert_export_and_dynamo_levels(exported: list[str], dynamo: list[str]) -> None:
     """S8.3: the same three ops at two levels: torch.export's targets ATen overloads, Dynamo's not."""
-    assert op_sequence("\n".join(exported)) == op_sequence("\n".join(dynamo)) == ["matmul", "add", "relu"], \
-        (exported, dynamo)
+    assert op_sequence("\n".join(exported)) == op_sequence("\n".join(dynamo)) == ["matmul", "add", "relu"], (
+        exported,
+        dynamo,
+    )
     assert all(t.startswith("aten.") for t in exported), f"torch.export records ATen overloads: {exported}"
     assert not any(t.startswith("aten.") for t in dynamo), f"Dynamo records the Python-level calls: {dynamo}"
 
@@ -160,8 +172,9 @@ def assert_fusion_is_not_fma(fused_ptx: str, mul_add_ptx: str) -> None:
     """S5.2-fma: the graph-fused add + ReLU kernel adds and takes a max, with no FMA; the FMA
     instruction appears where a * b + c is written."""
     fma = re.compile(r"^\s*(?:@%p\d+\s+)?fma\.rn\.f32\b", re.M)
-    assert re.search(r"^\s*(?:@%p\d+\s+)?add\.f32\b", fused_ptx, re.M) and "max.f32" in fused_ptx, \
+    assert re.search(r"^\s*(?:@%p\d+\s+)?add\.f32\b", fused_ptx, re.M) and "max.f32" in fused_ptx, (
         "the fused kernel's PTX adds b and takes the max (ReLU)"
+    )
     assert not fma.search(fused_ptx), "graph fusion of add and ReLU is not an FMA: no fma.rn.f32 in its PTX"
     assert fma.search(mul_add_ptx), "a * b + c becomes one fma.rn.f32 instruction"
 
@@ -185,10 +198,14 @@ def assert_same_model(by_init: dict, by_load: dict) -> None:
     """S10.3: compile() + init() and load() give one model: every output equal, bit for bit."""
     import numpy as np
 
-    differing = {name: "missing" if name not in by_init else int(np.sum(by_init[name] != by_load[name]))
-                 for name in by_load if name not in by_init or not np.array_equal(by_init[name], by_load[name])}
-    assert by_init.keys() == by_load.keys() and not differing, \
+    differing = {
+        name: "missing" if name not in by_init else int(np.sum(by_init[name] != by_load[name]))
+        for name in by_load
+        if name not in by_init or not np.array_equal(by_init[name], by_load[name])
+    }
+    assert by_init.keys() == by_load.keys() and not differing, (
         f"compile() + init() must give the model load() gives: outputs differing {differing}"
+    )
 
 
 LEVELS = ("ttir", "ttgir", "llir", "ptx", "cubin", "sass")
@@ -207,8 +224,7 @@ def disassemble(cubin: bytes) -> str:
     with tempfile.NamedTemporaryFile(suffix=".cubin") as f:
         f.write(cubin)
         f.flush()
-        done = subprocess.run([knobs.nvidia.nvdisasm.path, "-c", f.name], capture_output=True, text=True,
-                              timeout=120)
+        done = subprocess.run([knobs.nvidia.nvdisasm.path, "-c", f.name], capture_output=True, text=True, timeout=120)
     if done.returncode:
         raise RuntimeError(f"nvdisasm failed: {done.stderr[-500:]}")
     return done.stdout
@@ -217,8 +233,9 @@ def disassemble(cubin: bytes) -> str:
 def assert_warpgroup_mma(ptx: str, sass: str) -> None:
     """S5.1-target: a bf16 tile for sm_90 uses Hopper's warpgroup MMA: ``wgmma`` in the PTX (bf16
     operands, fp32 accumulator) and ``HGMMA`` in the machine code ptxas made of it."""
-    assert re.search(r"\bwgmma\.mma_async\.sync\.aligned\.\w+\.f32\.bf16\.bf16", ptx), \
+    assert re.search(r"\bwgmma\.mma_async\.sync\.aligned\.\w+\.f32\.bf16\.bf16", ptx), (
         "the PTX multiplies bf16 operands into an fp32 accumulator by wgmma.mma_async"
+    )
     assert re.search(r"\bHGMMA\.", sass), "the SASS runs the tile on the tensor cores: HGMMA instructions"
 
 
@@ -240,11 +257,11 @@ def cuda_objects(blob: bytes) -> list[bytes]:
         end = max(phoff + phnum * phentsize, shoff + shnum * shentsize)
         for i in range(shnum):
             header = o + shoff + i * shentsize
-            kind, = struct.unpack_from("<I", blob, header + 4)
+            (kind,) = struct.unpack_from("<I", blob, header + 4)
             offset, size = struct.unpack_from("<QQ", blob, header + 0x18)
             if kind != 8:  # SHT_NOBITS occupies no bytes in the file
                 end = max(end, offset + size)
-        found.append(blob[o:o + end])
+        found.append(blob[o : o + end])
     return found
 
 
@@ -267,8 +284,9 @@ def assert_custom_op_own_gpu_kernel(kernels: dict[str, dict], arch: str) -> dict
     (FMNMX) and multiplies nothing (no FFMA). A custom op is a boundary the compiler does not fuse."""
     wrong_target = {n: k["target"] for n, k in kernels.items() if not (k["target"] or "").startswith(arch)}
     fused = sorted(n for n, k in kernels.items() if {"FFMA", "FMNMX"} <= k["ops"])
-    custom = sorted(n for n, k in kernels.items()
-                    if re.search(r"for_?each", n) and "FMNMX" in k["ops"] and "FFMA" not in k["ops"])
+    custom = sorted(
+        n for n, k in kernels.items() if re.search(r"for_?each", n) and "FMNMX" in k["ops"] and "FFMA" not in k["ops"]
+    )
     found = {"kernels": sorted(kernels), "relu_fused_into_matmul": fused, "custom_op_kernels": custom}
     assert kernels and not wrong_target, f"every kernel compiled for {arch}: {wrong_target or 'no kernels'}"
     assert fused, f"the built-in ReLU should fuse into a matmul kernel (FFMA and FMNMX together): {found}"
@@ -287,12 +305,16 @@ def lowering_facts(asm: dict) -> dict[str, dict[str, bool]]:
     facts = {}
     for level in ("ttir", "ttgir", "llir", "ptx", "sass"):
         text = asm[level]
-        facts[level] = {"tensors": "tensor<" in text, "structured loop": "scf.for" in text,
-                        "thread layout": bool(re.search(r"#\w*blocked", text)), "addresses": "getelementptr" in text,
-                        "branch loop": " phi " in text or bool(re.search(r"\bbra\b", text)),
-                        "global load/store": "ld.global" in text and "st.global" in text,
-                        "virtual registers": bool(VIRTUAL_REGISTERS.search(text)),
-                        "machine load/store": bool(MACHINE_LOAD_STORE.search(text))}
+        facts[level] = {
+            "tensors": "tensor<" in text,
+            "structured loop": "scf.for" in text,
+            "thread layout": bool(re.search(r"#\w*blocked", text)),
+            "addresses": "getelementptr" in text,
+            "branch loop": " phi " in text or bool(re.search(r"\bbra\b", text)),
+            "global load/store": "ld.global" in text and "st.global" in text,
+            "virtual registers": bool(VIRTUAL_REGISTERS.search(text)),
+            "machine load/store": bool(MACHINE_LOAD_STORE.search(text)),
+        }
     facts["cubin"] = {"machine code object": asm["cubin"][:4] == b"\x7fELF"}
     return facts
 
@@ -304,13 +326,20 @@ def assert_lowering_levels(asm: dict) -> dict:
     missing = [level for level in LEVELS if level not in asm]
     assert not missing, f"Triton gave no {missing} stage; it gave {sorted(asm)}"
     f = lowering_facts(asm)
-    expected = {"ttir": {"tensors": True, "structured loop": True, "thread layout": False, "addresses": False},
-                "ttgir": {"tensors": True, "thread layout": True, "addresses": False},
-                "llir": {"tensors": False, "addresses": True, "branch loop": True},
-                "ptx": {"tensors": False, "global load/store": True, "branch loop": True, "virtual registers": True,
-                        "machine load/store": False},
-                "cubin": {"machine code object": True},
-                "sass": {"tensors": False, "virtual registers": False, "machine load/store": True}}
+    expected = {
+        "ttir": {"tensors": True, "structured loop": True, "thread layout": False, "addresses": False},
+        "ttgir": {"tensors": True, "thread layout": True, "addresses": False},
+        "llir": {"tensors": False, "addresses": True, "branch loop": True},
+        "ptx": {
+            "tensors": False,
+            "global load/store": True,
+            "branch loop": True,
+            "virtual registers": True,
+            "machine load/store": False,
+        },
+        "cubin": {"machine code object": True},
+        "sass": {"tensors": False, "virtual registers": False, "machine load/store": True},
+    }
     wrong = {level: {k: f[level][k] for k, v in want.items() if f[level][k] != v} for level, want in expected.items()}
     wrong = {level: found for level, found in wrong.items() if found}
     assert not wrong, f"Triton's stages, from tensors down to machine code, do not lower as §4.2 says: {wrong}"

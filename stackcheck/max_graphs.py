@@ -8,6 +8,7 @@ the graph, result cast back); and, when Mojo is available, Y with the Mojo custo
 ``study_relu`` in place of the built-in relu. A cold compile takes about a minute on two
 cores; MAX caches it on disk, so later sessions load it in seconds.
 """
+
 from __future__ import annotations
 
 import concurrent.futures
@@ -37,8 +38,7 @@ def _input_types(ref, chains: int):
     from max.graph import TensorType
 
     dims = (["N", "K"], ["K", "M"], ["M"])
-    return [TensorType(DType.float32, [f"{d}{c}" for d in shape], device=ref)
-            for c in range(chains) for shape in dims]
+    return [TensorType(DType.float32, [f"{d}{c}" for d in shape], device=ref) for c in range(chains) for shape in dims]
 
 
 def _math_graph(impl, with_mojo: bool, kind: str = "math"):
@@ -101,9 +101,12 @@ def _structure_graph(impl, with_mojo: bool, kind: str = "structure"):
     return graph, names, InferenceSession(devices=[device])
 
 
-_BUILDERS = {"math": _math_graph, "structure": _structure_graph,
-             "math-gpu": lambda impl, mojo: _math_graph(impl, mojo, "math-gpu"),
-             "structure-gpu": lambda impl, mojo: _structure_graph(impl, mojo, "structure-gpu")}
+_BUILDERS = {
+    "math": _math_graph,
+    "structure": _structure_graph,
+    "math-gpu": lambda impl, mojo: _math_graph(impl, mojo, "math-gpu"),
+    "structure-gpu": lambda impl, mojo: _structure_graph(impl, mojo, "structure-gpu"),
+}
 
 
 def with_mojo() -> bool:
@@ -202,8 +205,12 @@ def _compile_in_subprocess(impl, arch: str) -> bytes:
     spec = getattr(impl.module, "__file__", None) or ""
     with tempfile.TemporaryDirectory() as folder, _compile_lock():
         out = Path(folder) / f"structure-{arch}.mef"
-        done = subprocess.run([sys.executable, "-m", "stackcheck.max_graphs", arch, str(out), spec],
-                              capture_output=True, text=True, timeout=900)
+        done = subprocess.run(
+            [sys.executable, "-m", "stackcheck.max_graphs", arch, str(out), spec],
+            capture_output=True,
+            text=True,
+            timeout=900,
+        )
         if done.returncode:
             raise RuntimeError(f"compiling graph structure-gpu for {arch} failed:\n" + done.stderr.strip()[-1500:])
         return out.read_bytes()

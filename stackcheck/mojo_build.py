@@ -5,6 +5,7 @@ writes the GPU kernel's PTX beside the host assembly. ``executable(source)`` bui
 for an NVIDIA GPU. A GPU machine without the Mojo toolchain runs binaries built elsewhere:
 ``--mojo-prebuilt DIR`` points at a folder made by ``python -m stackcheck.mojo_build DIR``.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -18,8 +19,12 @@ from pathlib import Path
 from stackcheck import data
 
 TARGET = "nvidia:90"
-RUNTIME_LIBS = ("libKGENCompilerRTShared.so", "libAsyncRTMojoBindings.so", "libMSupportGlobals.so",
-                "libAsyncRTRuntimeGlobals.so")
+RUNTIME_LIBS = (
+    "libKGENCompilerRTShared.so",
+    "libAsyncRTMojoBindings.so",
+    "libMSupportGlobals.so",
+    "libAsyncRTRuntimeGlobals.so",
+)
 # Sizes the GPU program is built and run at: none is a multiple of its 256-thread block.
 GPU_SIZES = ({"N": 33, "M": 65}, {"N": 1, "M": 1}, {"N": 17, "M": 513})
 
@@ -51,16 +56,26 @@ def build(src: Path, *, emit: str, sizes: dict[str, int] | None = None) -> Path:
     from stackcheck.env import mojo_executable
 
     sizes = sizes or {}
-    key = hashlib.sha256(src.read_bytes() + repr((emit, TARGET, sorted(sizes.items()), toolchain_version()))
-                         .encode()).hexdigest()[:16]
+    key = hashlib.sha256(
+        src.read_bytes() + repr((emit, TARGET, sorted(sizes.items()), toolchain_version())).encode()
+    ).hexdigest()[:16]
     folder = cache_root() / f"{src.stem}-{key}"
     product = folder / (src.stem + (".s" if emit == "asm" else ""))
     if product.exists():
         return product
     staging = folder.with_name(folder.name + f".tmp{os.getpid()}")
     staging.mkdir(parents=True, exist_ok=True)
-    args = [mojo_executable(), "build", *_defines(sizes), "--target-accelerator", TARGET,
-            *(["--emit", "asm"] if emit == "asm" else []), "-o", str(staging / product.name), str(src)]
+    args = [
+        mojo_executable(),
+        "build",
+        *_defines(sizes),
+        "--target-accelerator",
+        TARGET,
+        *(["--emit", "asm"] if emit == "asm" else []),
+        "-o",
+        str(staging / product.name),
+        str(src),
+    ]
     done = subprocess.run(args, capture_output=True, text=True)
     if done.returncode != 0:
         shutil.rmtree(staging, ignore_errors=True)
@@ -105,11 +120,11 @@ def guard_problems(ptx: str, element_count: int) -> list[str]:
             break
     if guard is None:
         return [f"no `setp` against element_count - 1 = {element_count - 1} followed by a branch past the body"]
-    body = ptx[guard.end():ptx.index(guard.group(4) + ":")]
+    body = ptx[guard.end() : ptx.index(guard.group(4) + ":")]
     problems = []
     if not re.search(r"\bst\.global", body):
         problems.append("the guarded body has no st.global: the store is not behind the bounds check")
-    if re.search(r"\b(?:ld|st)\.global", ptx[:guard.start()]):
+    if re.search(r"\b(?:ld|st)\.global", ptx[: guard.start()]):
         problems.append("a global load or store comes before the bounds check")
     return problems
 

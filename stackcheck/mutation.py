@@ -7,6 +7,7 @@ exits, so no mutant leaks into the next run, and a run that hangs is killed at i
 
     python -m stackcheck.mutation      # the server: JSON requests on stdin, JSON replies on stdout
 """
+
 from __future__ import annotations
 
 import importlib
@@ -16,25 +17,44 @@ import signal
 import subprocess
 import sys
 import time
-import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+import tomllib
 
 # Imported by the server before it forks: what most mutant runs would import again.
-PRELOAD = ("numpy", "hypothesis", "torch", "torch._inductor.compile_fx", "jax", "jax.numpy", "triton",
-           "triton.language", "max.graph", "max.engine", "max.driver", "stackcheck.plugin",
-           "stackcheck.triton_kernels", "stackcheck.inductor")
+PRELOAD = (
+    "numpy",
+    "hypothesis",
+    "torch",
+    "torch._inductor.compile_fx",
+    "jax",
+    "jax.numpy",
+    "triton",
+    "triton.language",
+    "max.graph",
+    "max.engine",
+    "max.driver",
+    "stackcheck.plugin",
+    "stackcheck.triton_kernels",
+    "stackcheck.inductor",
+)
 # Variables of the calling pytest process that must not leak into the runs.
-PRIVATE = ("PYTEST_XDIST_WORKER", "PYTEST_XDIST_WORKER_COUNT", "PYTEST_XDIST_TESTRUNUID", "PYTEST_CURRENT_TEST",
-           "PYTEST_ADDOPTS")
+PRIVATE = (
+    "PYTEST_XDIST_WORKER",
+    "PYTEST_XDIST_WORKER_COUNT",
+    "PYTEST_XDIST_TESTRUNUID",
+    "PYTEST_CURRENT_TEST",
+    "PYTEST_ADDOPTS",
+)
 
 
 @dataclass(frozen=True)
 class Mutant:
     """One row of the mutant table: running ``test`` (narrowed by ``select``) with ``name`` as the
     implementation must fail the tests of ``claim``."""
+
     name: str
     test: str
     claim: str
@@ -51,6 +71,7 @@ def table(path: Path) -> list[Mutant]:
 
 
 # ---- the server ---------------------------------------------------------------------------
+
 
 def serve() -> None:
     for module in PRELOAD:
@@ -109,6 +130,7 @@ def _run_forked(args: list[str], cwd: str, out: str, timeout: float) -> int | st
 
 # ---- the client ---------------------------------------------------------------------------
 
+
 class Runner:
     """Starts the server on first use; ``run(args, cwd)`` returns a ``pytest.RunResult``."""
 
@@ -119,9 +141,16 @@ class Runner:
 
     def _start(self) -> subprocess.Popen:
         environ = {k: v for k, v in os.environ.items() if k not in PRIVATE}
-        process = subprocess.Popen([sys.executable, "-m", "stackcheck.mutation"], cwd=self.root, env=environ,
-                                   stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-                                   text=True, bufsize=1)
+        process = subprocess.Popen(
+            [sys.executable, "-m", "stackcheck.mutation"],
+            cwd=self.root,
+            env=environ,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            text=True,
+            bufsize=1,
+        )
         ready = process.stdout.readline()
         if not ready:
             raise RuntimeError(f"the mutant server did not start (exit code {process.wait()})")
@@ -156,9 +185,20 @@ class Runner:
 def mutant_args(root: Path, mutant: Mutant) -> list[str]:
     # The server imported stackcheck before forking, so pytest cannot rewrite its asserts (it needs
     # none: its checks raise their own messages); the warning saying so is noise in every run.
-    return [str(root / mutant.test), "-m", "cpu", "-p", "no:cacheprovider", "-x", "-q",
-            "-W", "ignore::pytest.PytestAssertRewriteWarning",
-            "--impl", f"tests_meta.mutants.{mutant.name}", *(["-k", mutant.select] if mutant.select else [])]
+    return [
+        str(root / mutant.test),
+        "-m",
+        "cpu",
+        "-p",
+        "no:cacheprovider",
+        "-x",
+        "-q",
+        "-W",
+        "ignore::pytest.PytestAssertRewriteWarning",
+        "--impl",
+        f"tests_meta.mutants.{mutant.name}",
+        *(["-k", mutant.select] if mutant.select else []),
+    ]
 
 
 def assert_caught(result: pytest.RunResult, mutant: Mutant) -> None:
@@ -168,8 +208,9 @@ def assert_caught(result: pytest.RunResult, mutant: Mutant) -> None:
     outcomes = result.parseoutcomes() if any(" in " in line for line in result.outlines[-3:]) else {}
     tail = "\n".join(result.outlines[-25:])
     if outcomes.get("failed", 0) + outcomes.get("errors", 0) + outcomes.get("error", 0) < 1:
-        raise AssertionError(f"mutant {mutant.name} survived the {mutant.claim} tests of {mutant.test} "
-                             f"(exit code {result.ret}):\n{tail}")
+        raise AssertionError(
+            f"mutant {mutant.name} survived the {mutant.claim} tests of {mutant.test} (exit code {result.ret}):\n{tail}"
+        )
     if not any(f"F{mutant.claim}" in line for line in result.outlines):
         raise AssertionError(f"the claim table must report {mutant.claim} failed:\n{tail}")
     if f"[{mutant.claim}]" not in "\n".join(result.outlines):

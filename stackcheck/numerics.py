@@ -8,6 +8,7 @@ same (already rounded) inputs. Allowed error per element:
 ``atol`` grows with sqrt(K) because rounding errors of a K-term dot product add up like a
 random walk; the table assumes inputs drawn from [-1, 1] (``make_inputs`` does that).
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -140,13 +141,16 @@ def mismatch_report(actual, expected, tol: Tolerance) -> str | None:
     with np.errstate(divide="ignore", invalid="ignore"):
         rel = np.where(scored == 0, 0.0, scored / np.abs(expected))
     worst_rel = np.unravel_index(np.argmax(rel), diff.shape)
-    return "\n".join([
-        f"Mismatched elements: {int(bad.sum())} / {bad.size} ({100.0 * bad.sum() / bad.size:.1f}%)",
-        f"Greatest absolute difference: {diff[worst_abs]:.6g} at index {_where(worst_abs)} "
-        f"(got {actual[worst_abs]:.9g}, expected {expected[worst_abs]:.9g}; up to {allowed[worst_abs]:.3g} allowed)",
-        f"Greatest relative difference: {rel[worst_rel]:.6g} at index {_where(worst_rel)} "
-        f"(up to {tol.rtol:.3g} allowed)",
-    ])
+    return "\n".join(
+        [
+            f"Mismatched elements: {int(bad.sum())} / {bad.size} ({100.0 * bad.sum() / bad.size:.1f}%)",
+            f"Greatest absolute difference: {diff[worst_abs]:.6g} at index {_where(worst_abs)} "
+            f"(got {actual[worst_abs]:.9g}, expected {expected[worst_abs]:.9g}; "
+            f"up to {allowed[worst_abs]:.3g} allowed)",
+            f"Greatest relative difference: {rel[worst_rel]:.6g} at index {_where(worst_rel)} "
+            f"(up to {tol.rtol:.3g} allowed)",
+        ]
+    )
 
 
 def failure_message(summary: str, details: str, inputs: dict) -> str:
@@ -156,8 +160,9 @@ def failure_message(summary: str, details: str, inputs: dict) -> str:
     return "\n".join([summary, details, f"Inputs: {shown}"])
 
 
-def assert_matches_reference(actual, reference, *, dtype: str, k: int, what: str = "Y = ReLU(X @ W + b)",
-                             **inputs) -> None:
+def assert_matches_reference(
+    actual, reference, *, dtype: str, k: int, what: str = "Y = ReLU(X @ W + b)", **inputs
+) -> None:
     """Fail with a full report unless ``actual`` is within the policy's tolerance of ``reference``."""
     __tracebackhide__ = True
     tol = tolerance(dtype, k)
@@ -165,10 +170,13 @@ def assert_matches_reference(actual, reference, *, dtype: str, k: int, what: str
     if details is None:
         return
     base = TOLERANCES[dtype]
-    details += (f"\nTolerance: {dtype} row of stackcheck.numerics.TOLERANCES: rtol={base.rtol:g}, "
-                f"atol={base.atol:g} x sqrt(K={k}) = {tol.atol:.3g}")
-    raise AssertionError(failure_message(f"{what} does not match the float64 reference.", details,
-                                         {"dtype": dtype, "K": k, **inputs}))
+    details += (
+        f"\nTolerance: {dtype} row of stackcheck.numerics.TOLERANCES: rtol={base.rtol:g}, "
+        f"atol={base.atol:g} x sqrt(K={k}) = {tol.atol:.3g}"
+    )
+    raise AssertionError(
+        failure_message(f"{what} does not match the float64 reference.", details, {"dtype": dtype, "K": k, **inputs})
+    )
 
 
 def assert_exact(actual, expected, *, what: str, **inputs) -> None:
@@ -187,8 +195,10 @@ def assert_relu_by_select(z, relu, *, what: str) -> None:
     want = np.where(z > 0, z, np.float32(0))
     differ = want.view(np.uint32) != relu.view(np.uint32)
     if differ.any():
-        raise AssertionError(f"{what} is not select(z > 0, z, 0) at z = {z[differ].tolist()}: "
-                             f"got {relu[differ].tolist()} (signs {np.signbit(relu[differ]).tolist()})")
+        raise AssertionError(
+            f"{what} is not select(z > 0, z, 0) at z = {z[differ].tolist()}: "
+            f"got {relu[differ].tolist()} (signs {np.signbit(relu[differ]).tolist()})"
+        )
 
 
 def assert_outputs_match(outputs: dict, references: dict, *, dtype: str, k: int, where: str) -> None:

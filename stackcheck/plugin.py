@@ -4,6 +4,7 @@ Registered by the package's entry point only for a stackcheck run (stackcheck.op
 holds every option). Per-run state lives in a ``Recorder`` (stackcheck.recorder) stored in
 ``config.stash``; the fixtures are in stackcheck.fixturedefs. Lower modules never import this one.
 """
+
 from __future__ import annotations
 
 import difflib
@@ -13,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from stackcheck import claims, coursegate, env, grader, gpus, max_graphs, numerics
+from stackcheck import claims, coursegate, env, gpus, grader, max_graphs, numerics
 from stackcheck.recorder import DRAWN, MISSING, PROPS, RECORDER, Recorder
 from stackcheck.stacks import STACKS
 
@@ -33,9 +34,9 @@ MARKERS = {
     "precision": "about matmul precision; TF32/precision are not pinned",
     "demo": "a demonstration: listed with its claims in the report, never counted toward them",
     "max_graph(kind, ...)": "the MAX graphs a max test runs ('math' unless marked; 'sm_90': the structure graph "
-                            "compiled for that GPU), compiled in the background from collection on",
+    "compiled for that GPU), compiled in the background from collection on",
     "ncu(request, ...)": "the counters.Request workloads a test profiles with Nsight Compute, all profiled in "
-                         "the background from collection on, one ncu session per cache/metrics pair",
+    "the background from collection on, one ncu session per cache/metrics pair",
 }
 # Words learners type for a device marker that does not exist.
 SYNONYMS = {"gpu": "cuda", "nvidia": "cuda", "cuda_gpu": "cuda", "host": "cpu", "xla_tpu": "tpu"}
@@ -58,8 +59,13 @@ def pytest_configure(config: pytest.Config) -> None:
     report_path = config.getoption("curriculum_report", None)
     if report_path:
         _check_writable(report_path)
-    recorder = Recorder(config, impl, frozenset(config.getoption("require", [])), report_path,
-                        grade=lambda report: grader.grade(config, report))
+    recorder = Recorder(
+        config,
+        impl,
+        frozenset(config.getoption("require", [])),
+        report_path,
+        grade=lambda report: grader.grade(config, report),
+    )
     config.stash[RECORDER] = recorder
     config.pluginmanager.register(recorder, "stackcheck-recorder")
 
@@ -93,8 +99,10 @@ def _check_rootdir(config: pytest.Config) -> None:
             given = Path(value).resolve()
             if root in (given, given.parent):
                 flag = "--" + name.replace("_", "-")
-                raise pytest.UsageError(f"{flag} {value}: pytest took {root} for the test root; write "
-                                        f"{flag}={value} (with '='), or add --rootdir=.")
+                raise pytest.UsageError(
+                    f"{flag} {value}: pytest took {root} for the test root; write "
+                    f"{flag}={value} (with '='), or add --rootdir=."
+                )
 
 
 def _check_writable(path: str) -> None:
@@ -104,8 +112,9 @@ def _check_writable(path: str) -> None:
         try:
             target.parent.mkdir(parents=True, exist_ok=True)
         except OSError as error:
-            raise pytest.UsageError(f"--curriculum-report {path}: cannot create {target.parent}: "
-                                    f"{error.strerror}") from None
+            raise pytest.UsageError(
+                f"--curriculum-report {path}: cannot create {target.parent}: {error.strerror}"
+            ) from None
         if not os.access(target.parent, os.W_OK):
             raise pytest.UsageError(f"--curriculum-report {path}: {target.parent} is not writable")
 
@@ -115,8 +124,11 @@ def _register_hypothesis_profiles() -> None:
         from hypothesis import HealthCheck, settings
     except ImportError:
         return
-    common = dict(deadline=None, print_blob=True,
-                  suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+    common = dict(
+        deadline=None,
+        print_blob=True,
+        suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
+    )
     # As many examples in both: most properties compile a program per drawn shape (jit, Inductor,
     # XLA on a GPU), so examples cost compiles. "dev" draws fresh ones each run; "ci" the same ones.
     settings.register_profile("ci", derandomize=True, database=None, max_examples=12, **common)
@@ -144,8 +156,10 @@ def _check_mark_expression(config: pytest.Config) -> None:
         close = [SYNONYMS[word]] if word in SYNONYMS else difflib.get_close_matches(word, sorted(known), n=1)
         suggestion = f"; did you mean -m {close[0]}?" if close else ""
         devices = ", ".join(env.DEVICES)
-        raise pytest.UsageError(f"-m {expression!r}: no marker named {word!r}{suggestion} "
-                                f"(devices: {devices}; stacks: {', '.join(STACKS)}; `pytest --markers` lists all)")
+        raise pytest.UsageError(
+            f"-m {expression!r}: no marker named {word!r}{suggestion} "
+            f"(devices: {devices}; stacks: {', '.join(STACKS)}; `pytest --markers` lists all)"
+        )
 
 
 def item_device(item: pytest.Item) -> str:
@@ -199,9 +213,19 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         # A claim counts only tests that exercise the implementation under test, or run a stack or
         # a device (a Mojo binary on the GPU has no Python stack to mark); a `demo` never counts.
         counts = item.get_closest_marker("demo") is None and (
-            "impl" in getattr(item, "fixturenames", ()) or bool(item_stacks(item)) or device != "cpu")
-        item.user_properties.append((PROPS, {"claims": ids, "device": device, "counts": counts,
-                                             "meta": item.get_closest_marker("meta") is not None}))
+            "impl" in getattr(item, "fixturenames", ()) or bool(item_stacks(item)) or device != "cpu"
+        )
+        item.user_properties.append(
+            (
+                PROPS,
+                {
+                    "claims": ids,
+                    "device": device,
+                    "counts": counts,
+                    "meta": item.get_closest_marker("meta") is not None,
+                },
+            )
+        )
     # MAX tests last: the compiles started at collection time then overlap everything else.
     items.sort(key=lambda item: bool(max_graph_kinds(item)))
 

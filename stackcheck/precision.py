@@ -2,6 +2,7 @@
 
 Tests marked ``precision`` are about these settings and run with the frameworks' own.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -13,8 +14,11 @@ def pinned(torch=None, jax=None):
     block; yields a function that reads the settings in force, for the §14.4 fingerprint."""
     restore = []
     if torch is not None:
-        saved = (torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32,
-                 torch.get_float32_matmul_precision())
+        saved = (
+            torch.backends.cuda.matmul.allow_tf32,
+            torch.backends.cudnn.allow_tf32,
+            torch.get_float32_matmul_precision(),
+        )
         torch.backends.cuda.matmul.allow_tf32 = False
         torch.backends.cudnn.allow_tf32 = False
         torch.set_float32_matmul_precision("highest")
@@ -22,6 +26,7 @@ def pinned(torch=None, jax=None):
         def undo_torch():
             torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32 = saved[:2]
             torch.set_float32_matmul_precision(saved[2])
+
         restore.append(undo_torch)
     if jax is not None:
         saved_jax = jax.config.jax_default_matmul_precision

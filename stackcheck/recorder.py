@@ -4,6 +4,7 @@ plugin object (as pytest's junitxml registers its LogXML), reached through ``con
 Workers of pytest-xdist send their reports to the controller; test metadata travels in
 ``report.user_properties``, so only the controller's recorder writes the report.
 """
+
 from __future__ import annotations
 
 import collections
@@ -72,9 +73,18 @@ class TestRecord:
     message: str | None = None  # one line: why it failed
 
     def as_dict(self) -> dict:
-        return {"claims": self.claims, "device": self.device, "meta": self.meta, "counts": self.counts,
-                "outcome": self.outcome, "evidence": self.evidence, "reason": self.reason,
-                "student": self.student, "not_attempted": self.not_attempted, "message": self.message}
+        return {
+            "claims": self.claims,
+            "device": self.device,
+            "meta": self.meta,
+            "counts": self.counts,
+            "outcome": self.outcome,
+            "evidence": self.evidence,
+            "reason": self.reason,
+            "student": self.student,
+            "not_attempted": self.not_attempted,
+            "message": self.message,
+        }
 
 
 @dataclass(eq=False)  # a plugin object: hashed by identity
@@ -142,8 +152,9 @@ class Recorder:
         self.read(report)
         if report.when == "teardown" and not self.is_worker:
             # JUnit XML writes str(value): make that JSON, so CI tools can parse every property
-            report.user_properties = [(k, json.dumps(v, default=str, ensure_ascii=False))
-                                      for k, v in report.user_properties]
+            report.user_properties = [
+                (k, json.dumps(v, default=str, ensure_ascii=False)) for k, v in report.user_properties
+            ]
 
     def read(self, report: pytest.TestReport) -> None:
         described = dict(report.user_properties).get(LISTING)
@@ -175,8 +186,9 @@ class Recorder:
         report = claims.build_report({n: r.as_dict() for n, r in self.results.items()}, environment)
         if self.listings:
             report["listings"] = sorted(self.listings.values(), key=lambda r: r["line"])
-            report["errata"] = [self.erratum(r, environment) for r in report["listings"]
-                                if r["outcome"] in ("failed", "xfailed")]
+            report["errata"] = [
+                self.erratum(r, environment) for r in report["listings"] if r["outcome"] in ("failed", "xfailed")
+            ]
         if self.baseline is not None:
             report["drift"] = drift.compare(self.baseline, report)
         score = self.grade(report)
@@ -190,9 +202,14 @@ class Recorder:
         from stackcheck.stacks import STACKS
 
         dists = {STACKS[record["stack"]].dist} if record["stack"] in STACKS else set()
-        return {"listing": record["id"], "section": record["section"], "known": record["known_erratum"],
-                "versions": {d: environment["versions"].get(d) for d in sorted(dists)},
-                "first_error": record["first_error"], "working_form": record["working_form"]}
+        return {
+            "listing": record["id"],
+            "section": record["section"],
+            "known": record["known_erratum"],
+            "versions": {d: environment["versions"].get(d) for d in sorted(dists)},
+            "first_error": record["first_error"],
+            "working_form": record["working_form"],
+        }
 
     def describe_process(self) -> dict:
         return {**gpus.describe(), "backends": self.environment_fingerprint()["backends"]}
@@ -228,8 +245,11 @@ class Recorder:
         tr = terminalreporter
         unclaimed = sorted(n for n, r in self.results.items() if not r.claims and not r.meta)
         if unclaimed:
-            tr.section("stackcheck: tests that prove no claim (add @pytest.mark.claim or @pytest.mark.meta)",
-                       sep="-", yellow=True)
+            tr.section(
+                "stackcheck: tests that prove no claim (add @pytest.mark.claim or @pytest.mark.meta)",
+                sep="-",
+                yellow=True,
+            )
             for nodeid in unclaimed:
                 tr.write_line(f"  {nodeid}")
         report = self.final or self.report()
@@ -247,8 +267,12 @@ class Recorder:
         if "homework" in report:
             tr.section("stackcheck: homework", sep="-")
             for line in grading.lines(report["homework"]):
-                tr.write_line(line, green=line.startswith("PASS") or line.startswith("score"),
-                              red=line.startswith("FAIL"), yellow=line.startswith("TODO"))
+                tr.write_line(
+                    line,
+                    green=line.startswith("PASS") or line.startswith("score"),
+                    red=line.startswith("FAIL"),
+                    yellow=line.startswith("TODO"),
+                )
         if self.written:
             tr.write_line("   report: " + " and ".join(str(p) for p in self.written))
         for problem in self.problems:
@@ -274,19 +298,24 @@ class Recorder:
         (needed, reason), _ = lacking.most_common(1)[0]
         hint = f"add --require {needed} to make this a failure" if needed not in self.require else ""
         device = "; `pytest -m cpu` runs what this machine can check" if needed in env.DEVICES else ""
-        return (f"stackcheck: nothing was checked: all {len(records)} selected tests were skipped, "
-                f"{sum(lacking.values())} for lack of {needed} ({reason}){device}"
-                + (f"; {hint}" if hint else ""))
+        return (
+            f"stackcheck: nothing was checked: all {len(records)} selected tests were skipped, "
+            f"{sum(lacking.values())} for lack of {needed} ({reason}){device}" + (f"; {hint}" if hint else "")
+        )
 
 
 def listing_lines(report: dict) -> list[str]:
     """One line per listing, then each erratum: section, versions, first error, working form."""
-    out = [f"  §{r['section']:<5} {r['stack']:<14} {r['device']:<4} {r['outcome']}"
-           + (f" ({r['reason']})" if r.get("reason") and r["outcome"] == "skipped" else "")
-           + (f": {r['note']}" if r.get("note") else "")
-           for r in report["listings"]]
+    out = [
+        f"  §{r['section']:<5} {r['stack']:<14} {r['device']:<4} {r['outcome']}"
+        + (f" ({r['reason']})" if r.get("reason") and r["outcome"] == "skipped" else "")
+        + (f": {r['note']}" if r.get("note") else "")
+        for r in report["listings"]
+    ]
     for e in report.get("errata", []):
         versions = ", ".join(f"{d} {v}" for d, v in e["versions"].items())
-        out.append(f"  {'known erratum' if e['known'] else 'ERRATUM'} listing §{e['section']} ({versions}): "
-                   f"{e['first_error']}" + (f"; working form: {e['working_form']}" if e["working_form"] else ""))
+        out.append(
+            f"  {'known erratum' if e['known'] else 'ERRATUM'} listing §{e['section']} ({versions}): "
+            f"{e['first_error']}" + (f"; working form: {e['working_form']}" if e["working_form"] else "")
+        )
     return out

@@ -37,6 +37,7 @@ a name the module lacks falls back to the one here. The surface:
 Every forward validates its operands with ``check_operands`` first, so a K mismatch is a
 clear shape error on every stack (course §2.1, experiment A).
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -58,15 +59,16 @@ def check_operands(x, w, b) -> None:
         raise ValueError(
             f"K mismatch: X has shape {_shape(x)} (K={x.shape[1]}) but W has shape {_shape(w)} "
             f"(K={w.shape[0]}); the contraction dimension K must agree. This is a shape error, "
-            f"not a device error (course §2.1)")
+            f"not a device error (course §2.1)"
+        )
     if b.shape[0] != w.shape[1]:
-        raise ValueError(f"b has shape {_shape(b)} but W has shape {_shape(w)}: b must be [M] = [{w.shape[1]}] "
-                         f"(course §2.1)")
+        raise ValueError(
+            f"b has shape {_shape(b)} but W has shape {_shape(w)}: b must be [M] = [{w.shape[1]}] (course §2.1)"
+        )
     devices = {name: str(t.device) for name, t in (("X", x), ("W", w), ("b", b)) if getattr(t, "device", None)}
     if len(set(devices.values())) > 1:
         placed = ", ".join(f"{n} on {d}" for n, d in devices.items())
-        raise ValueError(f"operands on different devices ({placed}); move them to one device first "
-                         f"(course §6.2)")
+        raise ValueError(f"operands on different devices ({placed}); move them to one device first (course §6.2)")
 
 
 def numpy_steps(x, w, b):
@@ -244,9 +246,13 @@ def pallas_bias_relu(a, b, block_rows: int = 8):
     n, m = a.shape
     interpret = all(d.platform == "cpu" for d in a.devices())
     return pl.pallas_call(
-        _pallas_bias_relu_kernel, out_shape=jax.ShapeDtypeStruct(a.shape, a.dtype), grid=(pl.cdiv(n, block_rows),),
+        _pallas_bias_relu_kernel,
+        out_shape=jax.ShapeDtypeStruct(a.shape, a.dtype),
+        grid=(pl.cdiv(n, block_rows),),
         in_specs=[pl.BlockSpec((block_rows, m), lambda i: (i, 0)), pl.BlockSpec((1, m), lambda i: (0, 0))],
-        out_specs=pl.BlockSpec((block_rows, m), lambda i: (i, 0)), interpret=interpret)(a, b.reshape(1, m))
+        out_specs=pl.BlockSpec((block_rows, m), lambda i: (i, 0)),
+        interpret=interpret,
+    )(a, b.reshape(1, m))
 
 
 def sum_sequential(values):
@@ -262,7 +268,7 @@ def sum_blocked(values, block: int):
     """MC13. float32 sum of per-block partial sums: each run of ``block`` elements summed left to
     right, then the partials summed left to right; returns a NumPy float32 scalar."""
     values = np.asarray(values, dtype=np.float32)
-    partials = [sum_sequential(values[i:i + block]) for i in range(0, len(values), block)]
+    partials = [sum_sequential(values[i : i + block]) for i in range(0, len(values), block)]
     return sum_sequential(partials)
 
 

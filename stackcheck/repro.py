@@ -2,6 +2,7 @@
 someone else's. The environment supplies eight (stackcheck.env.fingerprint); the measurement itself
 the rest: its inputs (from the seeded draws), whether its clock included the first call, how it
 synchronized, whether it included transfers, and the code that ran."""
+
 from __future__ import annotations
 
 import functools
@@ -10,13 +11,30 @@ import re
 import subprocess
 from pathlib import Path
 
-FIELDS = ("date", "os", "cpu", "accelerator", "driver", "python", "versions", "backend", "input_shape",
-          "input_dtype", "layout", "first_call_included", "sync", "transfers_included", "code_revision")
-SYNC = {"host-sync": "synchronize / block_until_ready inside the host clock",
-        "device-events": "CUDA events on the stream, the end event synchronized",
-        "host-no-sync": "none (host clock around the call only)",
-        "first-call": "synchronize / block_until_ready inside the host clock",
-        "with-transfers": "the copy back to the host"}
+FIELDS = (
+    "date",
+    "os",
+    "cpu",
+    "accelerator",
+    "driver",
+    "python",
+    "versions",
+    "backend",
+    "input_shape",
+    "input_dtype",
+    "layout",
+    "first_call_included",
+    "sync",
+    "transfers_included",
+    "code_revision",
+)
+SYNC = {
+    "host-sync": "synchronize / block_until_ready inside the host clock",
+    "device-events": "CUDA events on the stream, the end event synchronized",
+    "host-no-sync": "none (host clock around the call only)",
+    "first-call": "synchronize / block_until_ready inside the host clock",
+    "with-transfers": "the copy back to the host",
+}
 DRAW = re.compile(r"make_inputs\(N=(\d+), K=(\d+), M=(\d+), dtype='(\w+)'|uniform\(\(([\d, ]*)\)")
 
 
@@ -26,10 +44,15 @@ def code_revision() -> str:
     package's version; else the version in a copied checkout's pyproject.toml."""
     root = Path(__file__).resolve().parent.parent
     try:
-        commit = subprocess.run(["git", "-C", str(root), "rev-parse", "HEAD"], capture_output=True, text=True,
-                                timeout=10)
-        status = subprocess.run(["git", "-C", str(root), "status", "--porcelain", "--untracked-files=no"],
-                                capture_output=True, text=True, timeout=10)
+        commit = subprocess.run(
+            ["git", "-C", str(root), "rev-parse", "HEAD"], capture_output=True, text=True, timeout=10
+        )
+        status = subprocess.run(
+            ["git", "-C", str(root), "status", "--porcelain", "--untracked-files=no"],
+            capture_output=True,
+            text=True,
+            timeout=10,
+        )
     except (OSError, subprocess.TimeoutExpired):
         commit = None
     if commit is not None and commit.returncode == 0 and (root / ".git").exists():

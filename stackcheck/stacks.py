@@ -11,6 +11,7 @@ devices alone, for tests that only need somewhere to run. Runners take float32 N
 holding values exact in ``dtype`` and return float64 NumPy; each checks that the path kept the
 dtype.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -37,6 +38,7 @@ def jax_device(device: str):
 
 
 # ---- input conversion: float32 NumPy in, float64 NumPy out, the dtype kept ------------------
+
 
 def _kept(got, dtype: str) -> None:
     if str(got).removeprefix("torch.") != dtype:
@@ -88,12 +90,15 @@ def _max_outputs(impl, device, x, w, b) -> dict[str, np.ndarray]:
 
 # ---- what each path runs ------------------------------------------------------------------
 
+
 def calls(surface: str, convert_in: Callable, convert_out: Callable) -> Callable:
     """A runner that converts X, W, b for the stack, calls the implementation's ``surface`` name,
     and converts what it returns (one tensor, or a tuple of them) back to float64 NumPy."""
+
     def run(impl, device, dtype, x, w, b):
         out = getattr(impl, surface)(*convert_in((x, w, b), device, dtype))
         return tuple(convert_out(o, dtype) for o in out) if isinstance(out, tuple) else convert_out(out, dtype)
+
     return run
 
 
@@ -132,6 +137,7 @@ def _mojo_forward(impl, device, dtype, x, w, b):
 
 # ---- whether a device is usable, per framework -------------------------------------------
 
+
 def torch_device_missing(device: str) -> str | None:
     import torch
 
@@ -157,12 +163,13 @@ def max_device_missing(device: str) -> str | None:
 
     if device == "cuda" and driver.accelerator_count() > 0:
         return None
-    return f"MAX sees no GPU (max.driver.accelerator_count() == 0)"
+    return "MAX sees no GPU (max.driver.accelerator_count() == 0)"
 
 
 @dataclass(frozen=True, kw_only=True)
 class Stack:
     """One stack of the course, built by keyword and checked as it is made (OpInfo-style)."""
+
     name: str
     module: str  # imported to use the stack (its presence decides availability)
     extra: str | None  # pip extra of stackcheck that installs it
@@ -179,14 +186,24 @@ class Stack:
 
     def __post_init__(self) -> None:
         problems = [f"device {d!r} is not one of {DEVICES}" for d in self.devices if d not in DEVICES]
-        problems += [f"{d}: dtype {t!r} is not one of {DTYPES}" for d, ts in self.devices.items() for t in ts
-                     if t not in DTYPES]
-        problems += [f"{d} runs somewhere other than the CPU but device_missing is None"
-                     for d in self.devices if d != "cpu" and self.device_missing is None]
-        problems += [f"float32_matmul names {d!r}, where the stack does not run" for d in self.float32_matmul
-                     if d not in self.devices]
-        problems += [f"float32_matmul row {r!r} is not in TOLERANCES" for r in self.float32_matmul.values()
-                     if r not in TOLERANCES]
+        problems += [
+            f"{d}: dtype {t!r} is not one of {DTYPES}" for d, ts in self.devices.items() for t in ts if t not in DTYPES
+        ]
+        problems += [
+            f"{d} runs somewhere other than the CPU but device_missing is None"
+            for d in self.devices
+            if d != "cpu" and self.device_missing is None
+        ]
+        problems += [
+            f"float32_matmul names {d!r}, where the stack does not run"
+            for d in self.float32_matmul
+            if d not in self.devices
+        ]
+        problems += [
+            f"float32_matmul row {r!r} is not in TOLERANCES"
+            for r in self.float32_matmul.values()
+            if r not in TOLERANCES
+        ]
         if self.name in self.uses:
             problems.append("a stack cannot use itself")
         if problems:
@@ -200,34 +217,90 @@ class Stack:
         return f"pip install 'stackcheck[{self.extra}]'" if self.extra else f"pip install {self.dist}"
 
 
-STACKS = {s.name: s for s in (
-    Stack(name="numpy", module="numpy", extra=None, dist="numpy", devices={"cpu": ("float32", "float16")},
-          steps=calls("numpy_steps", numpy_in, numpy_out), forward=calls("numpy_forward", numpy_in, numpy_out)),
-    Stack(name="torch", module="torch", extra="torch", dist="torch", devices={"cpu": DTYPES, "cuda": DTYPES},
-          steps=calls("torch_steps", torch_in, torch_out), forward=calls("torch_forward", torch_in, torch_out),
-          device_missing=torch_device_missing),
-    Stack(name="torch_compile", module="torch", extra="torch", dist="torch",
-          devices={"cpu": DTYPES, "cuda": DTYPES}, steps=_compiled_steps,
-          forward=calls("torch_compiled_forward", torch_in, torch_out), device_missing=torch_device_missing,
-          uses=("torch",)),
-    Stack(name="jax", module="jax", extra="jax", dist="jax", devices={"cpu": DTYPES, "cuda": DTYPES, "tpu": DTYPES},
-          steps=calls("jax_steps", jax_in, jax_out), forward=calls("jax_forward", jax_in, jax_out),
-          device_missing=jax_device_missing),
-    # MAX 26.7 multiplies float32 matrices on a GPU's tensor cores in TF32 (inputs rounded to 10
-    # mantissa bits) and has no setting for full float32: measured on the H200 by
-    # tests_runtime/test_s10_3_gpu.py, and said in MAX's own source (its minimax_music3 conv layer).
-    Stack(name="max", module="max.graph", extra="max", dist="max", devices={"cpu": DTYPES, "cuda": DTYPES},
-          steps=_max_steps, forward=_max_forward, device_missing=max_device_missing,
-          float32_matmul={"cuda": "tfloat32"}),
-    # The Triton interpreter has no bfloat16 (NumPy has none); compiled CUDA has all three.
-    Stack(name="triton", module="triton", extra="triton", dist="triton",
-          devices={"cpu": ("float32", "float16"), "cuda": DTYPES}, steps=_triton_steps,
-          forward=calls("triton_forward", torch_in, torch_out), device_missing=torch_device_missing,
-          uses=("torch",)),
-    Stack(name="mojo", module="max.graph", extra="mojo", dist="mojo", devices={"cpu": ("float32",), "cuda": ("float32",)},
-          steps=_mojo_steps, forward=_mojo_forward, device_missing=max_device_missing, uses=("max",),
-          executable="mojo", float32_matmul={"cuda": "tfloat32"}),
-)}
+STACKS = {
+    s.name: s
+    for s in (
+        Stack(
+            name="numpy",
+            module="numpy",
+            extra=None,
+            dist="numpy",
+            devices={"cpu": ("float32", "float16")},
+            steps=calls("numpy_steps", numpy_in, numpy_out),
+            forward=calls("numpy_forward", numpy_in, numpy_out),
+        ),
+        Stack(
+            name="torch",
+            module="torch",
+            extra="torch",
+            dist="torch",
+            devices={"cpu": DTYPES, "cuda": DTYPES},
+            steps=calls("torch_steps", torch_in, torch_out),
+            forward=calls("torch_forward", torch_in, torch_out),
+            device_missing=torch_device_missing,
+        ),
+        Stack(
+            name="torch_compile",
+            module="torch",
+            extra="torch",
+            dist="torch",
+            devices={"cpu": DTYPES, "cuda": DTYPES},
+            steps=_compiled_steps,
+            forward=calls("torch_compiled_forward", torch_in, torch_out),
+            device_missing=torch_device_missing,
+            uses=("torch",),
+        ),
+        Stack(
+            name="jax",
+            module="jax",
+            extra="jax",
+            dist="jax",
+            devices={"cpu": DTYPES, "cuda": DTYPES, "tpu": DTYPES},
+            steps=calls("jax_steps", jax_in, jax_out),
+            forward=calls("jax_forward", jax_in, jax_out),
+            device_missing=jax_device_missing,
+        ),
+        # MAX 26.7 multiplies float32 matrices on a GPU's tensor cores in TF32 (inputs rounded to 10
+        # mantissa bits) and has no setting for full float32: measured on the H200 by
+        # tests_runtime/test_s10_3_gpu.py, and said in MAX's own source (its minimax_music3 conv layer).
+        Stack(
+            name="max",
+            module="max.graph",
+            extra="max",
+            dist="max",
+            devices={"cpu": DTYPES, "cuda": DTYPES},
+            steps=_max_steps,
+            forward=_max_forward,
+            device_missing=max_device_missing,
+            float32_matmul={"cuda": "tfloat32"},
+        ),
+        # The Triton interpreter has no bfloat16 (NumPy has none); compiled CUDA has all three.
+        Stack(
+            name="triton",
+            module="triton",
+            extra="triton",
+            dist="triton",
+            devices={"cpu": ("float32", "float16"), "cuda": DTYPES},
+            steps=_triton_steps,
+            forward=calls("triton_forward", torch_in, torch_out),
+            device_missing=torch_device_missing,
+            uses=("torch",),
+        ),
+        Stack(
+            name="mojo",
+            module="max.graph",
+            extra="mojo",
+            dist="mojo",
+            devices={"cpu": ("float32",), "cuda": ("float32",)},
+            steps=_mojo_steps,
+            forward=_mojo_forward,
+            device_missing=max_device_missing,
+            uses=("max",),
+            executable="mojo",
+            float32_matmul={"cuda": "tfloat32"},
+        ),
+    )
+}
 ALL_STACKS = tuple(STACKS)
 
 
@@ -245,8 +318,10 @@ def stack_params(*names: str, devices: tuple[str, ...] | None = None, dtypes: bo
     for name in names or ALL_STACKS:
         for device, device_dtypes in _devices(name, devices).items():
             if dtypes:
-                params += [pytest.param(name, device, dt, id=f"{name}-{device}-{dt}", marks=_marks(name, device))
-                           for dt in device_dtypes]
+                params += [
+                    pytest.param(name, device, dt, id=f"{name}-{device}-{dt}", marks=_marks(name, device))
+                    for dt in device_dtypes
+                ]
             else:
                 params.append(pytest.param(name, device, id=f"{name}-{device}", marks=_marks(name, device)))
     return params
@@ -254,8 +329,9 @@ def stack_params(*names: str, devices: tuple[str, ...] | None = None, dtypes: bo
 
 def device_params(name: str, devices: tuple[str, ...] | None = None) -> list:
     """pytest.param(device) for every device stack ``name`` runs on, with that stack's markers."""
-    return [pytest.param(device, id=f"{name}-{device}", marks=_marks(name, device))
-            for device in _devices(name, devices)]
+    return [
+        pytest.param(device, id=f"{name}-{device}", marks=_marks(name, device)) for device in _devices(name, devices)
+    ]
 
 
 def run_steps(impl, stack: str, device: str, x, w, b, dtype: str = "float32"):

@@ -5,6 +5,7 @@ so drift hits all of them alike; results are medians with their interquartile ra
 comparison is called only when the two candidates differ by more than the A/A noise floor
 (the spread between two timings of the same thing), otherwise it is inconclusive.
 """
+
 from __future__ import annotations
 
 import statistics
@@ -43,18 +44,25 @@ class Measurement:
         return max(self.samples) / max(min(self.samples), 1e-12)
 
     def summary(self) -> dict:
-        return {"regime": self.regime, "median_ms": round(self.median * 1e3, 4),
-                "iqr_ms": round(self.iqr * 1e3, 4), "spread": round(self.spread, 2), "trials": len(self.samples)}
+        return {
+            "regime": self.regime,
+            "median_ms": round(self.median * 1e3, 4),
+            "iqr_ms": round(self.iqr * 1e3, 4),
+            "spread": round(self.spread, 2),
+            "trials": len(self.samples),
+        }
 
 
 def host_timer(fn: Callable[[], object], sync: Callable[[object], None] | None = None) -> Callable[[], float]:
     """A timer for ``fn``: host clock, with ``sync(result)`` inside the timed region when given."""
+
     def run() -> float:
         start = time.perf_counter()
         result = fn()
         if sync is not None:
             sync(result)
         return time.perf_counter() - start
+
     return run
 
 
@@ -65,16 +73,19 @@ def stopwatch() -> Callable[[], float]:
     return lambda: time.perf_counter() - start
 
 
-def drained_timer(timed_call: Callable, fn: Callable[[], object], sync: Callable[[object], None], *,
-                  synced: bool) -> Callable[[], float]:
+def drained_timer(
+    timed_call: Callable, fn: Callable[[], object], sync: Callable[[object], None], *, synced: bool
+) -> Callable[[], float]:
     """A timer for ``fn`` by ``timed_call`` (the implementation under test), with ``sync`` inside the
     clock or, with ``synced=False``, not (course checkpoint 2's bug). Either way the result is synced
     again after the clock stopped, so queued work never piles up into the next trial."""
+
     def run() -> float:
         results = []
         seconds = timed_call(lambda: results.append(fn()) or results[-1], sync if synced else None)
         sync(results.pop())
         return seconds
+
     return run
 
 
@@ -89,11 +100,13 @@ def cuda_event_timer(fn: Callable[[], object]) -> Callable[[], float]:
         end.record()
         end.synchronize()
         return start.elapsed_time(end) / 1e3
+
     return run
 
 
-def interleaved(timers: dict[str, Callable[[], float]], regime: str | dict[str, str], trials: int = 21,
-                warmup: int = 3) -> dict[str, Measurement]:
+def interleaved(
+    timers: dict[str, Callable[[], float]], regime: str | dict[str, str], trials: int = 21, warmup: int = 3
+) -> dict[str, Measurement]:
     """Time each candidate ``trials`` times, round-robin, after ``warmup`` untimed rounds.
 
     ``regime`` names what every timer measures, or maps each timer's name to its own regime."""
@@ -128,8 +141,9 @@ def ratio(slow: Measurement, fast: Measurement) -> float:
     return slow.median / max(fast.median, 1e-12)
 
 
-def not_faster_somewhere(measured: dict[str, dict[str, Measurement]], candidate: str, margin: float,
-                         floors: dict[str, float]) -> list[str]:
+def not_faster_somewhere(
+    measured: dict[str, dict[str, Measurement]], candidate: str, margin: float, floors: dict[str, float]
+) -> list[str]:
     """Regimes (keys of ``measured``) where ``candidate`` is not faster than the best other entry by
     more than ``margin``, counting only those whose A/A noise floor is below ``margin``."""
     found = []
@@ -145,8 +159,10 @@ def call_it(ratio_value: float, margin: float, floor: float, evidence: dict) -> 
     import pytest
 
     if floor >= margin:
-        pytest.skip(f"inconclusive: A/A noise floor {floor:.2f} >= margin {margin:.2f} (ratio {ratio_value:.2f}); "
-                    f"evidence: {evidence}")
+        pytest.skip(
+            f"inconclusive: A/A noise floor {floor:.2f} >= margin {margin:.2f} (ratio {ratio_value:.2f}); "
+            f"evidence: {evidence}"
+        )
 
 
 def on_two_streams(first: Callable[[], object], second: Callable[[], object]) -> Callable[[], tuple]:
@@ -167,6 +183,7 @@ def on_two_streams(first: Callable[[], object], second: Callable[[], object]) ->
         for stream in streams:
             here.wait_stream(stream)
         return tuple(results)
+
     return step
 
 

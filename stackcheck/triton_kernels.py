@@ -5,19 +5,22 @@ interpreter, which runs it on CPU torch tensors (the kernel object's kind is fix
 is decorated, by TRITON_INTERPRET). CPU inputs go to the interpreter, CUDA inputs to the
 compiled kernel, so one process can test both.
 """
+
 from __future__ import annotations
 
 import contextlib
-from dataclasses import dataclass
 import os
+from dataclasses import dataclass
 
 import torch
 import triton
 import triton.language as tl
 
-DTYPES = {"cuda": (torch.float32, torch.float16, torch.bfloat16),
-          # NumPy, under the interpreter, has no bfloat16: Triton's interpreter returns NaN for it.
-          "cpu": (torch.float32, torch.float16)}
+DTYPES = {
+    "cuda": (torch.float32, torch.float16, torch.bfloat16),
+    # NumPy, under the interpreter, has no bfloat16: Triton's interpreter returns NaN for it.
+    "cpu": (torch.float32, torch.float16),
+}
 
 
 def _bias_relu_kernel(a_ptr, b_ptr, y_ptr, n_elements, M: tl.constexpr, BLOCK_SIZE: tl.constexpr):
@@ -74,8 +77,9 @@ def ptx_sm90(kernel, signature: dict[str, str], constexprs: dict[str, int]) -> s
     from triton.backends.compiler import GPUTarget
     from triton.compiler import ASTSource
 
-    source = ASTSource(fn=kernel, signature={**signature, **{k: "constexpr" for k in constexprs}},
-                       constexprs=constexprs)
+    source = ASTSource(
+        fn=kernel, signature={**signature, **{k: "constexpr" for k in constexprs}}, constexprs=constexprs
+    )
     return triton.compile(source, target=GPUTarget("cuda", 90, 32), options={"enable_fp_fusion": True}).asm["ptx"]
 
 
@@ -108,8 +112,10 @@ def validate(a: torch.Tensor, b: torch.Tensor) -> None:
         names = ", ".join(str(d).removeprefix("torch.") for d in DTYPES[a.device.type])
         raise ValueError(f"A is {a.dtype} and b is {b.dtype}; on {a.device.type} both must be one of {names}")
     if not a.is_contiguous() or not b.is_contiguous():
-        raise ValueError(f"A (strides {a.stride()}) and b (strides {b.stride()}) must be contiguous row-major: "
-                         "the kernel indexes flat offsets")
+        raise ValueError(
+            f"A (strides {a.stride()}) and b (strides {b.stride()}) must be contiguous row-major: "
+            "the kernel indexes flat offsets"
+        )
     if a.requires_grad or b.requires_grad:
         raise ValueError("inputs require grad, but this kernel has no backward (inference only, course §11.2)")
 
@@ -130,8 +136,9 @@ def launch(kernels, a: torch.Tensor, b: torch.Tensor, y: torch.Tensor, block_siz
             interpreted[grid(n, block_size)](a, b, y, n, M=a.shape[1], BLOCK_SIZE=block_size)
 
 
-def bias_relu(a: torch.Tensor, b: torch.Tensor, block_size: int = 256, out: torch.Tensor | None = None,
-              kernels=None) -> torch.Tensor:
+def bias_relu(
+    a: torch.Tensor, b: torch.Tensor, block_size: int = 256, out: torch.Tensor | None = None, kernels=None
+) -> torch.Tensor:
     """Y = ReLU(A + b) by the Triton kernel, into ``out`` if given; an empty A returns at once, no launch."""
     validate(a, b)
     if block_size <= 0 or block_size & (block_size - 1):
@@ -139,16 +146,29 @@ def bias_relu(a: torch.Tensor, b: torch.Tensor, block_size: int = 256, out: torc
     if out is None:
         out = torch.empty_like(a)
     elif out.shape != a.shape or out.dtype != a.dtype or out.device != a.device or not out.is_contiguous():
-        raise ValueError(f"out must be a contiguous {a.dtype} tensor of shape {list(a.shape)} on {a.device}, got "
-                         f"{out.dtype} {list(out.shape)} on {out.device} (contiguous: {out.is_contiguous()})")
+        raise ValueError(
+            f"out must be a contiguous {a.dtype} tensor of shape {list(a.shape)} on {a.device}, got "
+            f"{out.dtype} {list(out.shape)} on {out.device} (contiguous: {out.is_contiguous()})"
+        )
     if a.numel() == 0:
         return out
     launch(kernels or (compiled_kernel, interpreted_kernel), a, b, out, block_size)
     return out
 
 
-def _matmul_bias_relu_kernel(x_ptr, w_ptr, b_ptr, y_ptr, N, M, K, BLOCK_N: tl.constexpr, BLOCK_M: tl.constexpr,
-                             BLOCK_K: tl.constexpr, PRECISION: tl.constexpr):
+def _matmul_bias_relu_kernel(
+    x_ptr,
+    w_ptr,
+    b_ptr,
+    y_ptr,
+    N,
+    M,
+    K,
+    BLOCK_N: tl.constexpr,
+    BLOCK_M: tl.constexpr,
+    BLOCK_K: tl.constexpr,
+    PRECISION: tl.constexpr,
+):
     """Y = ReLU(X @ W + b), one BLOCK_N x BLOCK_M tile of Y per program, K in BLOCK_K steps (course
     §5.3). Bias and ReLU are the epilogue, applied to the accumulator in registers: A and Z never
     reach memory (checkpoint 3). Every load and the store are masked, so no size must be a multiple
@@ -163,19 +183,30 @@ def _matmul_bias_relu_kernel(x_ptr, w_ptr, b_ptr, y_ptr, N, M, K, BLOCK_N: tl.co
         acc = tl.dot(x, w, acc, input_precision=PRECISION)
     bias = tl.load(b_ptr + cols, mask=cols < M, other=0.0)
     y = tl.maximum(acc + bias[None, :].to(tl.float32), 0.0)
-    tl.store(y_ptr + rows[:, None] * M + cols[None, :], y.to(y_ptr.dtype.element_ty),
-             mask=(rows[:, None] < N) & (cols[None, :] < M))
+    tl.store(
+        y_ptr + rows[:, None] * M + cols[None, :],
+        y.to(y_ptr.dtype.element_ty),
+        mask=(rows[:, None] < N) & (cols[None, :] < M),
+    )
 
 
 matmul_compiled, matmul_interpreted = jit_both(_matmul_bias_relu_kernel)
-TILE_SIGNATURE = {"x_ptr": "*{dtype}", "w_ptr": "*{dtype}", "b_ptr": "*{dtype}", "y_ptr": "*{dtype}",
-                  "N": "i32", "M": "i32", "K": "i32"}
+TILE_SIGNATURE = {
+    "x_ptr": "*{dtype}",
+    "w_ptr": "*{dtype}",
+    "b_ptr": "*{dtype}",
+    "y_ptr": "*{dtype}",
+    "N": "i32",
+    "M": "i32",
+    "K": "i32",
+}
 
 
 @dataclass(frozen=True)
 class Tile:
     """One tiling of the fused matmul: the tile of Y a program owns, the K step, and how many K
     steps are kept in flight in shared memory (``stages``)."""
+
     n: int
     m: int
     k: int
@@ -197,27 +228,35 @@ def tile_compiled_sm90(tile: Tile, dtype: str = "fp32", precision: str = "tf32")
 
     signature = {k: v.format(dtype=dtype) for k, v in TILE_SIGNATURE.items()}
     constexprs = tile.constexprs(precision)
-    source = ASTSource(fn=matmul_compiled, signature={**signature, **{k: "constexpr" for k in constexprs}},
-                       constexprs=constexprs)
-    return triton.compile(source, target=GPUTarget("cuda", 90, 32),
-                          options={"num_stages": tile.stages, "num_warps": tile.warps})
+    source = ASTSource(
+        fn=matmul_compiled, signature={**signature, **{k: "constexpr" for k in constexprs}}, constexprs=constexprs
+    )
+    return triton.compile(
+        source, target=GPUTarget("cuda", 90, 32), options={"num_stages": tile.stages, "num_warps": tile.warps}
+    )
 
 
-def matmul_bias_relu(x: torch.Tensor, w: torch.Tensor, b: torch.Tensor, tile: Tile = Tile(64, 64, 32),
-                     precision: str = "tf32", kernels=None) -> torch.Tensor:
+def matmul_bias_relu(
+    x: torch.Tensor,
+    w: torch.Tensor,
+    b: torch.Tensor,
+    tile: Tile = Tile(64, 64, 32),
+    precision: str = "tf32",
+    kernels=None,
+) -> torch.Tensor:
     """Y = ReLU(X @ W + b) by the tiled Triton kernel (the interpreter on CPU), one launch:
     cdiv(N, tile.n) x cdiv(M, tile.m) programs. Triton's OutOfResources reaches the caller when the
     tile needs more shared memory than the device has."""
     (n, k), m = x.shape, w.shape[1]
     if w.shape[0] != k or b.shape != (m,) or not (x.is_contiguous() and w.is_contiguous()):
-        raise ValueError(f"X [N, K], W [K, M], b [M], contiguous: got {list(x.shape)}, {list(w.shape)}, "
-                         f"{list(b.shape)}")
+        raise ValueError(
+            f"X [N, K], W [K, M], b [M], contiguous: got {list(x.shape)}, {list(w.shape)}, {list(b.shape)}"
+        )
     y = torch.empty((n, m), dtype=x.dtype, device=x.device)
     grid = (triton.cdiv(n, tile.n), triton.cdiv(m, tile.m))
     compiled, interpreted = kernels or (matmul_compiled, matmul_interpreted)
     if x.device.type == "cuda":
-        compiled[grid](x, w, b, y, n, m, k, **tile.constexprs(precision), num_stages=tile.stages,
-                       num_warps=tile.warps)
+        compiled[grid](x, w, b, y, n, m, k, **tile.constexprs(precision), num_stages=tile.stages, num_warps=tile.warps)
     else:
         with interpreter(True):
             interpreted[grid](x, w, b, y, n, m, k, **tile.constexprs("ieee"))
@@ -238,8 +277,16 @@ def assert_tilings_right(device: str, tiles=TILES, kernels=None, n: int = 100, k
     for sizes in tiles:
         tile = Tile(*sizes)
         y = matmul_bias_relu(*(torch.from_numpy(a).to(device) for a in (x, w, b)), tile, kernels=kernels)
-        assert_matches_reference(as_numpy(y), want, dtype="tfloat32" if device == "cuda" else "float32", k=k,
-                                 what=f"ReLU(X @ W + b) with {tile}", N=n, K=k, M=m)
+        assert_matches_reference(
+            as_numpy(y),
+            want,
+            dtype="tfloat32" if device == "cuda" else "float32",
+            k=k,
+            what=f"ReLU(X @ W + b) with {tile}",
+            N=n,
+            K=k,
+            M=m,
+        )
 
 
 def ptxas_usage(compiled) -> dict[str, int]:
@@ -257,19 +304,28 @@ def ptxas_usage(compiled) -> dict[str, int]:
         source = f"{folder}/kernel.ptx"
         with open(source, "w") as f:
             f.write(ptx)
-        done = subprocess.run([get_ptxas(90).path, f"-arch={arch}", "-v", source, "-o", f"{folder}/kernel.cubin"],
-                              capture_output=True, text=True)
+        done = subprocess.run(
+            [get_ptxas(90).path, f"-arch={arch}", "-v", source, "-o", f"{folder}/kernel.cubin"],
+            capture_output=True,
+            text=True,
+        )
     said = done.stdout + done.stderr
     if done.returncode != 0:
         raise RuntimeError(f"ptxas failed: {said[-500:]}")
-    numbers = {key: int(m.group(1)) if (m := re.search(pattern, said)) else 0 for key, pattern in
-               (("registers", r"Used (\d+) registers"), ("spill_stores", r"(\d+) bytes spill stores"),
-                ("spill_loads", r"(\d+) bytes spill loads"))}
+    numbers = {
+        key: int(m.group(1)) if (m := re.search(pattern, said)) else 0
+        for key, pattern in (
+            ("registers", r"Used (\d+) registers"),
+            ("spill_stores", r"(\d+) bytes spill stores"),
+            ("spill_loads", r"(\d+) bytes spill loads"),
+        )
+    }
     return numbers
 
 
 def assert_too_big_spills(fits: dict[str, int], too_big: dict[str, int]) -> None:
     """S5.2-too-big: the program sized for its warps keeps everything in registers; the one that
     holds too much per thread hits the register limit and spills."""
-    assert fits["spill_stores"] == 0 and too_big["spill_stores"] > 0, \
+    assert fits["spill_stores"] == 0 and too_big["spill_stores"] > 0, (
         f"registers and spill bytes (ptxas): sized {fits}, too big {too_big}"
+    )

@@ -5,6 +5,7 @@ runs each step between one cudaProfilerStart and cudaProfilerStop, each led by a
 (what ``stackcheck.counters`` profiles), and tests call the same builders in-process for the
 numbers and the timings.
 """
+
 from __future__ import annotations
 
 import json
@@ -30,6 +31,7 @@ def _uniform(*shape, dtype="float32", seed=0):
 @dataclass
 class Prepared:
     """A warmed-up workload: ``step()`` runs what is measured; ``inputs`` are what it reads."""
+
     step: Callable[[], object]
     inputs: tuple
 
@@ -40,8 +42,7 @@ def _warm(step: Callable[[], object], *inputs) -> Prepared:
     return Prepared(step, inputs)
 
 
-def matmul(n: int, dtype: str, tf32: bool = False, m: int | None = None, k: int | None = None,
-           compiled: bool = False):
+def matmul(n: int, dtype: str, tf32: bool = False, m: int | None = None, k: int | None = None, compiled: bool = False):
     """One [n, k] @ [k, m] GEMM, eager (cuBLAS) or by torch.compile, TF32 on or off for float32
     inside the step only (MC04, checkpoint 5)."""
     from stackcheck.precision import torch_tf32
@@ -52,6 +53,7 @@ def matmul(n: int, dtype: str, tf32: bool = False, m: int | None = None, k: int 
     def step():
         with torch_tf32(torch, tf32):
             return fn(x, w)
+
     return _warm(step, x, w)
 
 

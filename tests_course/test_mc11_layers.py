@@ -1,6 +1,7 @@
 """MC11 (§14.1, §10.1): Mojo is a language and OpenXLA a compiler ecosystem; they are not
 substitutes at one layer. A Mojo program builds and runs with no graph framework; a MAX graph runs
 without JAX, a JAX program without MAX; and MAX + Mojo together cover the layers XLA's stack does."""
+
 import json
 import subprocess
 import sys
@@ -28,14 +29,20 @@ x, w, b = make_inputs(5, 4, 3, seed=46)
 print(json.dumps({{"y": np.asarray(y, dtype=np.float64).tolist(),
                   "loaded": sorted({{m.split(".")[0] for m in sys.modules}} & {{"jax", "jaxlib", "max"}})}}))
 """
-BODIES = {"max": "from stackcheck import max_graphs\ny = max_graphs.execute('math', impl, x, w, b)['y']",
-          "jax": "y = impl.jax_forward(x, w, b)"}
+BODIES = {
+    "max": "from stackcheck import max_graphs\ny = max_graphs.execute('math', impl, x, w, b)['y']",
+    "jax": "y = impl.jax_forward(x, w, b)",
+}
 
 
 def run_alone(impl, stack: str) -> dict:
     spec = getattr(impl.module, "__file__", None) or "stackcheck.reference"
-    done = subprocess.run([sys.executable, "-c", FRAMEWORK_RUN.format(spec=spec, body=BODIES[stack])],
-                          capture_output=True, text=True, timeout=600)
+    done = subprocess.run(
+        [sys.executable, "-c", FRAMEWORK_RUN.format(spec=spec, body=BODIES[stack])],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert done.returncode == 0, f"the {stack} program failed:\n{done.stderr[-2000:]}"
     return json.loads(done.stdout.strip().splitlines()[-1])
 
@@ -46,13 +53,18 @@ def test_a_mojo_program_builds_and_runs_with_no_graph_framework(tmp_path):
     """The `mojo` compiler builds a native program: no Python, no MAX graph, no XLA in the process."""
     source = tmp_path / "relu.mojo"
     source.write_text(MOJO_RELU)
-    built = subprocess.run([env.mojo_executable(), "build", "-o", str(tmp_path / "relu"), str(source)],
-                           capture_output=True, text=True, timeout=300)
+    built = subprocess.run(
+        [env.mojo_executable(), "build", "-o", str(tmp_path / "relu"), str(source)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert built.returncode == 0, built.stderr[-2000:]
     ran = subprocess.run([str(tmp_path / "relu")], capture_output=True, text=True, timeout=60, env={})
     got = np.array([float(v) for v in ran.stdout.split()])
-    assert_matches_reference(got, np.maximum([-2.0, -0.5, 0.0, 0.5, 3.0], 0), dtype="float32", k=1,
-                             what="ReLU by a standalone Mojo program")
+    assert_matches_reference(
+        got, np.maximum([-2.0, -0.5, 0.0, 0.5, 3.0], 0), dtype="float32", k=1, what="ReLU by a standalone Mojo program"
+    )
 
 
 @pytest.mark.claim("MC11")
@@ -60,8 +72,13 @@ def test_a_mojo_program_builds_and_runs_with_no_graph_framework(tmp_path):
 def test_a_max_graph_runs_without_jax(impl):
     result = run_alone(impl, "max")
     assert result["loaded"] == ["max"], f"a MAX graph run loaded {result['loaded']}"
-    assert_matches_reference(np.array(result["y"]), reference_forward(*make_inputs(5, 4, 3, seed=46)),
-                             dtype="float32", k=4, what="MAX's Y, run alone")
+    assert_matches_reference(
+        np.array(result["y"]),
+        reference_forward(*make_inputs(5, 4, 3, seed=46)),
+        dtype="float32",
+        k=4,
+        what="MAX's Y, run alone",
+    )
 
 
 @pytest.mark.claim("MC11")
@@ -69,8 +86,13 @@ def test_a_max_graph_runs_without_jax(impl):
 def test_a_jax_program_runs_without_max(impl):
     result = run_alone(impl, "jax")
     assert "max" not in result["loaded"], f"a JAX run loaded {result['loaded']}"
-    assert_matches_reference(np.array(result["y"]), reference_forward(*make_inputs(5, 4, 3, seed=46)),
-                             dtype="float32", k=4, what="JAX's Y, run alone")
+    assert_matches_reference(
+        np.array(result["y"]),
+        reference_forward(*make_inputs(5, 4, 3, seed=46)),
+        dtype="float32",
+        k=4,
+        what="JAX's Y, run alone",
+    )
 
 
 @pytest.mark.claim("MC11")

@@ -1,6 +1,7 @@
 """Checkpoint 4 (after §12): each component sits at its own layer: Dynamo captures, StableHLO is a
 high-level IR, Inductor compiles, PJRT is the device runtime. The answer key is held to §12.1's
 table, and the table to what the installed stacks really hand from layer to layer."""
+
 import numpy as np
 import pytest
 

@@ -1,5 +1,6 @@
 """§14.3: before comparing results, check the environment: jax and jaxlib compatible, and the
 device actually selected the one asked for (--require)."""
+
 import numpy as np
 import pytest
 

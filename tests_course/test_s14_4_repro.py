@@ -1,5 +1,6 @@
 """§14.4: a measurement is reported with what it ran on and how: fifteen fields, from the date to
 the code revision. Every piece of evidence the suite records carries them."""
+
 import re
 
 import pytest
@@ -13,8 +14,9 @@ from stackcheck.stacks import torch_in, torch_out
 @pytest.mark.numpy
 def test_a_timing_carries_all_fifteen_fields(impl, evidence):
     x, w, b = make_inputs(64, 32, 16, seed=144)
-    runs = timing.interleaved({"forward": timing.host_timer(lambda: impl.numpy_forward(x, w, b))}, "host-sync",
-                              trials=5, warmup=1)
+    runs = timing.interleaved(
+        {"forward": timing.host_timer(lambda: impl.numpy_forward(x, w, b))}, "host-sync", trials=5, warmup=1
+    )
     recorded = evidence(forward=runs["forward"].summary())["repro"]
     assert repro.missing(recorded) == [], f"§14.4 fields without a value: {repro.missing(recorded)}"
     assert recorded["input_shape"] == ["X[64,32] W[32,16] b[16]"] and recorded["input_dtype"] == ["float32"]
@@ -35,9 +37,16 @@ def test_a_gpu_timing_names_the_gpu_and_its_driver(impl, evidence, stack, device
     runs = timing.interleaved({"forward": timer}, "host-sync", trials=5, warmup=1)
     recorded = evidence(forward=runs["forward"].summary())["repro"]
     assert repro.missing(recorded) == [], f"§14.4 fields without a value: {repro.missing(recorded)}"
-    assert torch.cuda.get_device_name(xt.device) in recorded["accelerator"], \
+    assert torch.cuda.get_device_name(xt.device) in recorded["accelerator"], (
         f"the record names {recorded['accelerator']!r}, but torch ran on {torch.cuda.get_device_name(xt.device)!r}"
+    )
     assert re.fullmatch(r"\d+(\.\d+)+", recorded["driver"]), f"the driver field is {recorded['driver']!r}"
     assert "synchronize" in recorded["sync"][0] and recorded["input_dtype"] == ["float32"]
-    assert_matches_reference(torch_out(impl.torch_forward(xt, wt, bt), "float32"), reference_forward(x, w, b),
-                             dtype="float32", k=32, stack=stack, device=device)
+    assert_matches_reference(
+        torch_out(impl.torch_forward(xt, wt, bt), "float32"),
+        reference_forward(x, w, b),
+        dtype="float32",
+        k=32,
+        stack=stack,
+        device=device,
+    )

@@ -1,5 +1,6 @@
 """MC04 (§14.1, §7.2): not every matmul uses Tensor Cores; dtype and settings decide. Read from the
 H200's counters for cuBLAS, and, on any machine, from the PTX Triton writes for sm_90."""
+
 import re
 
 import numpy as np
@@ -26,10 +27,12 @@ def case(dtype: str, tf32: bool, tensor_cores: bool, tolerance: str, id: str):
     return pytest.param(dtype, tf32, tensor_cores, tolerance, id=id, marks=pytest.mark.ncu(*profiled))
 
 
-CASES = [case("bfloat16", False, True, "bfloat16", id="bf16"),
-         case("float16", False, True, "float16", id="fp16"),
-         case("float32", True, True, "tfloat32", id="fp32-tf32"),
-         case("float32", False, False, "float32", id="fp32-ieee")]
+CASES = [
+    case("bfloat16", False, True, "bfloat16", id="bf16"),
+    case("float16", False, True, "float16", id="fp16"),
+    case("float32", True, True, "tfloat32", id="fp32-tf32"),
+    case("float32", False, False, "float32", id="fp32-ieee"),
+]
 
 
 @pytest.mark.claim("MC04")
@@ -59,13 +62,21 @@ def test_triton_dot_for_sm90_is_wgmma_for_bf16_and_tf32_and_fma_for_ieee_fp32():
     from stackcheck.triton_kernels import Tile, matmul_bias_relu, tile_compiled_sm90
 
     tile = Tile(64, 64, 32)
-    found = {f"{dtype}/{precision}": tile_compiled_sm90(tile, dtype, precision).asm["ptx"]
-             for dtype, precision in (("bf16", "tf32"), ("fp32", "tf32"), ("fp32", "ieee"))}
+    found = {
+        f"{dtype}/{precision}": tile_compiled_sm90(tile, dtype, precision).asm["ptx"]
+        for dtype, precision in (("bf16", "tf32"), ("fp32", "tf32"), ("fp32", "ieee"))
+    }
     counts = {name: (len(WGMMA.findall(ptx)), len(FMA.findall(ptx))) for name, ptx in found.items()}
     assert counts["bf16/tf32"][0] > 0 and counts["fp32/tf32"][0] > 0, f"(wgmma, fma.rn.f32) per dot: {counts}"
-    assert counts["fp32/ieee"][0] == 0 and counts["fp32/ieee"][1] >= tile.n * tile.m * tile.k // 128, \
+    assert counts["fp32/ieee"][0] == 0 and counts["fp32/ieee"][1] >= tile.n * tile.m * tile.k // 128, (
         f"an IEEE fp32 dot should be FMAs, no wgmma: (wgmma, fma.rn.f32) = {counts}"
+    )
     x, w, b = make_inputs(33, 40, 17, seed=41)
     y = matmul_bias_relu(*(torch.from_numpy(a) for a in (x, w, b)), Tile(16, 16, 16))  # the interpreter
-    assert_matches_reference(y.numpy(), np.maximum(x.astype(np.float64) @ w + b, 0), dtype="float32", k=40,
-                             what="the tiled kernel's ReLU(X @ W + b)")
+    assert_matches_reference(
+        y.numpy(),
+        np.maximum(x.astype(np.float64) @ w + b, 0),
+        dtype="float32",
+        k=40,
+        what="the tiled kernel's ReLU(X @ W + b)",
+    )

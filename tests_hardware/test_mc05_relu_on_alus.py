@@ -1,6 +1,7 @@
 """MC05 (§14.1, §7.2, §7.3): ReLU does not run on the matrix unit. The bias + ReLU kernel issues no
 Tensor Core instruction (H200 counters); in the fused epilogue the dot is on the tensor pipe and the
 ReLU is an ordinary max after it (PTX for sm_90, on any machine)."""
+
 import re
 
 import numpy as np
@@ -9,7 +10,10 @@ import pytest
 from stackcheck import counters, device_params, need
 from stackcheck.numerics import as_numpy, assert_matches_reference, uniform
 
-BIAS_RELU, FUSED = counters.request("bias_relu", n=4096, m=4096), counters.request("fused_forward", n=2048, m=2048, k=256)
+BIAS_RELU, FUSED = (
+    counters.request("bias_relu", n=4096, m=4096),
+    counters.request("fused_forward", n=2048, m=2048, k=256),
+)
 MMA, MAX = re.compile(r"\b(?:wgmma|mma)\.\w+"), re.compile(r"\bmax\.f32\b")
 
 
@@ -17,8 +21,9 @@ def bias_relu_checked(impl, device: str, n: int = 257, m: int = 129):
     torch = need("torch")
     a, b = uniform((n, m), seed=51), uniform((m,), seed=52)
     y = impl.triton_bias_relu(torch.from_numpy(a).to(device), torch.from_numpy(b).to(device))
-    assert_matches_reference(as_numpy(y), np.maximum(a.astype(np.float64) + b, 0), dtype="float32", k=1,
-                             what="ReLU(A + b)")
+    assert_matches_reference(
+        as_numpy(y), np.maximum(a.astype(np.float64) + b, 0), dtype="float32", k=1, what="ReLU(A + b)"
+    )
 
 
 @pytest.mark.claim("MC05")
@@ -38,8 +43,9 @@ def test_relu_is_a_max_after_the_last_wgmma_in_the_sm90_ptx(impl):
     from stackcheck import triton_kernels as tk
 
     elementwise = tk.bias_relu_ptx_sm90()
-    assert not MMA.findall(elementwise) and MAX.search(elementwise), \
+    assert not MMA.findall(elementwise) and MAX.search(elementwise), (
         f"bias + ReLU: MMA instructions {MMA.findall(elementwise)[:3]}, max.f32 {len(MAX.findall(elementwise))}"
+    )
     tile = tk.Tile(64, 64, 32)
     lines = tk.tile_compiled_sm90(tile, "bf16").asm["ptx"].splitlines()
     last_mma = max((i for i, line in enumerate(lines) if MMA.search(line)), default=None)
@@ -47,5 +53,6 @@ def test_relu_is_a_max_after_the_last_wgmma_in_the_sm90_ptx(impl):
     per_thread = tile.n * tile.m // (tile.warps * 32)
     assert last_mma is not None and len(epilogue_max) >= per_thread, (
         f"the fused kernel: last MMA at PTX line {last_mma}, {len(epilogue_max)} max.f32 after it "
-        f"(expected one per accumulator value a thread holds: {per_thread})")
+        f"(expected one per accumulator value a thread holds: {per_thread})"
+    )
     bias_relu_checked(impl, "cpu")

@@ -1,6 +1,7 @@
 """MC08 (§14.1, §10.5): a GPU's thread count is not its core count. The bias + ReLU kernel is
 launched as far more logical threads than the chip has FP32 lanes; the hardware schedules them in
 waves, and every element comes out right."""
+
 import numpy as np
 import pytest
 
@@ -16,8 +17,15 @@ def launched_threads(impl, launches, device):
     n, m = SHAPES[device]
     a, b = uniform((n, m), seed=81), uniform((m,), seed=82)
     y = impl.triton_bias_relu(torch.from_numpy(a).to(device), torch.from_numpy(b).to(device), block_size=BLOCK)
-    assert_matches_reference(as_numpy(y), np.maximum(a.astype(np.float64) + b, 0), dtype="float32", k=1,
-                             what="every element of ReLU(A + b)", N=n, M=m)
+    assert_matches_reference(
+        as_numpy(y),
+        np.maximum(a.astype(np.float64) + b, 0),
+        dtype="float32",
+        k=1,
+        what="every element of ReLU(A + b)",
+        N=n,
+        M=m,
+    )
     programs = sum(grid[0] for grid in launches())
     return n * m, programs * WARPS * 32
 
@@ -30,11 +38,18 @@ def test_logical_threads_outnumber_the_lanes_and_run_in_waves(impl, launches, de
     props = torch.cuda.get_device_properties(device)
     lanes = chip.fp32_lanes(props)
     waves = threads / (props.multi_processor_count * props.max_threads_per_multi_processor)
-    evidence(elements=elements, logical_threads=threads, sms=props.multi_processor_count, fp32_lanes=lanes,
-             threads_per_lane=round(threads / lanes, 1), waves_per_sm=round(waves, 2))
+    evidence(
+        elements=elements,
+        logical_threads=threads,
+        sms=props.multi_processor_count,
+        fp32_lanes=lanes,
+        threads_per_lane=round(threads / lanes, 1),
+        waves_per_sm=round(waves, 2),
+    )
     assert threads >= elements >= 2**24, f"{threads} threads launched for {elements} elements"
-    assert threads >= 100 * lanes and waves > 1, \
+    assert threads >= 100 * lanes and waves > 1, (
         f"{threads} logical threads on {lanes} FP32 lanes: {threads / lanes:.0f} per lane, {waves:.2f} waves per SM"
+    )
 
 
 @pytest.mark.claim("MC08")
@@ -45,5 +60,6 @@ def test_the_interpreter_runs_hundreds_of_programs_on_a_few_cores(impl, launches
 
     elements, threads = launched_threads(impl, launches, "cpu")
     cores = os.cpu_count() or 1
-    assert threads >= elements and threads // (WARPS * 32) > 100 * cores, \
+    assert threads >= elements and threads // (WARPS * 32) > 100 * cores, (
         f"{threads // (WARPS * 32)} programs for {elements} elements on {cores} cores"
+    )

@@ -1,6 +1,7 @@
 """Checkpoint 3 (after §7): the intermediates A and Z cost 4 x 16 MB = 64 MB of HBM round trips in
 eager mode, and 0 MB when the epilogue is fused. Analytic from the course's shapes, measured with
 the H200's DRAM counters, and on any machine from XLA's cost analysis."""
+
 import numpy as np
 import pytest
 
@@ -13,7 +14,9 @@ COURSE_N = COURSE_M = 2048
 # measured well past the H200's 60 MB L2: each [N, M] float32 tensor is 256 MiB
 N = M = 8192
 K = 256
-EAGER, FUSED = (counters.request(w, metrics=counters.TRAFFIC, n=N, m=M, k=K) for w in ("eager_forward", "fused_forward"))
+EAGER, FUSED = (
+    counters.request(w, metrics=counters.TRAFFIC, n=N, m=M, k=K) for w in ("eager_forward", "fused_forward")
+)
 
 
 @pytest.mark.claim("Q3")
@@ -31,11 +34,19 @@ def test_eager_moves_a_and_z_through_dram_and_the_fused_kernel_does_not(evidence
     from stackcheck import workloads
 
     eager, fused = counters.profile(EAGER), counters.profile(FUSED)
-    evidence(**counters.assert_intermediates_removed(eager, fused, N, M, K),
-             eager=[k.summary() for k in eager], fused=[k.summary() for k in fused])
+    evidence(
+        **counters.assert_intermediates_removed(eager, fused, N, M, K),
+        eager=[k.summary() for k in eager],
+        fused=[k.summary() for k in fused],
+    )
     prepared = workloads.fused_forward(n=300, m=200, k=K)
-    assert_matches_reference(prepared.step(), reference_forward(*map(as_numpy, prepared.inputs)), dtype="tfloat32", k=K,
-                             what="the fused kernel's Y")
+    assert_matches_reference(
+        prepared.step(),
+        reference_forward(*map(as_numpy, prepared.inputs)),
+        dtype="tfloat32",
+        k=K,
+        what="the fused kernel's Y",
+    )
 
 
 def xla_bytes(jax, fn, *args) -> float:
@@ -47,8 +58,11 @@ def materialized(jax, fn, *args, shape: str) -> list[str]:
     """The ENTRY values of ``fn``'s optimized HLO of ``shape`` that are not its result: tensors the
     program writes to memory and reads back. XLA's bytes count misses custom calls, this does not."""
     hlo = jax.jit(fn).lower(*args).compile().as_text()
-    return [line.split(" = ")[0] for line in ir.hlo_entry(hlo)
-            if not line.startswith("ROOT") and f" = {shape}" in line and "parameter(" not in line]
+    return [
+        line.split(" = ")[0]
+        for line in ir.hlo_entry(hlo)
+        if not line.startswith("ROOT") and f" = {shape}" in line and "parameter(" not in line
+    ]
 
 
 @pytest.mark.claim("Q3")
@@ -61,15 +75,21 @@ def test_xla_counts_the_intermediate_round_trips_that_one_program_saves(impl, ev
     n, k, m = COURSE_N, 64, COURSE_M
     x, w, b = (jax.numpy.asarray(a) for a in make_inputs(n, k, m, seed=31))
     a = x @ w
-    separate = xla_bytes(jax, jax.numpy.matmul, x, w) + xla_bytes(jax, jax.numpy.add, a, b) + \
-        xla_bytes(jax, jax.nn.relu, a + b)
+    separate = (
+        xla_bytes(jax, jax.numpy.matmul, x, w)
+        + xla_bytes(jax, jax.numpy.add, a, b)
+        + xla_bytes(jax, jax.nn.relu, a + b)
+    )
     compulsory, course = counters.compulsory_bytes(n, m, k), 4 * n * m * 4
     kept = materialized(jax, impl.jax_forward, x, w, b, shape=f"f32[{n},{m}]")
     fused = max(xla_bytes(jax, impl.jax_forward, x, w, b) - compulsory, len(kept) * 2 * n * m * 4)
-    evidence(separate_extra_bytes=separate - compulsory, fused_extra_bytes=fused, kept_in_memory=kept,
-             course_4NM4=course)
-    assert abs(separate - compulsory - course) <= 0.15 * course, \
+    evidence(
+        separate_extra_bytes=separate - compulsory, fused_extra_bytes=fused, kept_in_memory=kept, course_4NM4=course
+    )
+    assert abs(separate - compulsory - course) <= 0.15 * course, (
         f"separate ops: {separate - compulsory:.0f} bytes beyond the compulsory, expected ~{course}"
-    assert fused <= 0.5 * course * 1.05, \
+    )
+    assert fused <= 0.5 * course * 1.05, (
         f"one program still moves {fused:.0f} bytes of intermediates (A and Z: {course}); kept in memory: {kept}"
+    )
     assert_matches_reference(np.asarray(impl.jax_forward(x, w, b)), reference_forward(x, w, b), dtype="float32", k=k)

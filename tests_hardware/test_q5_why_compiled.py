@@ -1,6 +1,7 @@
 """Checkpoint 5 (after §14): a captured and compiled graph is faster mainly because it fuses ops and
 removes HBM round trips: an 8-op elementwise chain becomes 1 kernel moving a fraction of the bytes,
 and runs several times faster; a single large GEMM gains about nothing (Python speed is not it)."""
+
 import pytest
 
 from stackcheck import counters, need, timing
@@ -15,8 +16,12 @@ GEMM_BAND = 0.25
 
 
 def event_medians(eager, compiled):
-    runs = timing.interleaved({"eager": timing.cuda_event_timer(eager), "compiled": timing.cuda_event_timer(compiled)},
-                              "device-events", trials=9, warmup=2)
+    runs = timing.interleaved(
+        {"eager": timing.cuda_event_timer(eager), "compiled": timing.cuda_event_timer(compiled)},
+        "device-events",
+        trials=9,
+        warmup=2,
+    )
     return runs["eager"], runs["compiled"]
 
 
@@ -37,8 +42,9 @@ def test_fusing_a_chain_cuts_launches_bytes_and_time(evidence):
         timing.call_it(speedup, CHAIN_MARGIN, floor, found)
     assert speedup >= CHAIN_MARGIN, f"the fused chain is only {speedup:.2f}x faster than eager: {found}"
     x = compiled.inputs[0][:4096]
-    assert_matches_reference(compiled.step()[:4096], workloads.chain_ops(x.double()), dtype="float32", k=1,
-                             what="the compiled chain")
+    assert_matches_reference(
+        compiled.step()[:4096], workloads.chain_ops(x.double()), dtype="float32", k=1, what="the compiled chain"
+    )
 
 
 @pytest.mark.claim("Q5")
@@ -69,9 +75,11 @@ def test_inductor_fuses_the_chain_into_one_cpu_kernel():
     ops, _ = eager_aten_ops(chain_ops, x)
     generated = compile_and_read(chain_ops, x)
     fused = [k for k in generated.kernels if k.startswith("cpp_fused")]
-    assert len(ops) >= CHAIN_LENGTH and len(fused) == 1 and not generated.externs, \
+    assert len(ops) >= CHAIN_LENGTH and len(fused) == 1 and not generated.externs, (
         f"eager ops {ops}; Inductor kernels {generated.kernels}, library calls {generated.externs}"
+    )
     # Against the chain in float64, not eager float32: eager's float32 sqrt goes to MKL VML, whose first
     # call in a process can run one thread's half at low accuracy (pytorch/pytorch#188792, oneMKL 2024.2).
-    assert_matches_reference(generated.result.numpy(), chain_ops(x.double()).numpy(), dtype="float32", k=1,
-                             what="the fused chain")
+    assert_matches_reference(
+        generated.result.numpy(), chain_ops(x.double()).numpy(), dtype="float32", k=1, what="the fused chain"
+    )

@@ -3,6 +3,7 @@ device's units: bf16 pays several times over fp32 on a GPU's tensor cores, pays 
 dot-product instructions (AMX tiles or AVX512-BF16), and not on a CPU without them. And no one
 tile is best for every shape: a skinny matmul wants many small tiles, a square one few large ones
 (Triton's fused matmul on the GPU). Recorded as ratios."""
+
 import pytest
 
 from stackcheck import chip, device_params, need, timing
@@ -46,14 +47,27 @@ def bf16_speedup(torch, device: str, n: int, evidence) -> tuple[float, float]:
         def run():
             with torch_tf32(torch, False):
                 return a @ b
+
         return timing.cuda_event_timer(run) if device == "cuda" else timing.host_timer(run)
+
     regime = "device-events" if device == "cuda" else "host-sync"
     runs = timing.interleaved({"fp32": timer(x, w), "bf16": timer(xb, wb)}, regime, trials=7, warmup=2)
     speedup, floor = timing.ratio(runs["fp32"], runs["bf16"]), max(map(timing.scatter, runs.values()))
-    evidence(device=device, n=n, bf16_speedup=round(speedup, 2), floor=round(floor, 2),
-             fp32=runs["fp32"].summary(), bf16=runs["bf16"].summary())
-    assert_matches_reference((xb @ wb).float().cpu().numpy(), (xb.double() @ wb.double()).cpu().numpy(),
-                             dtype="bfloat16", k=n, what=f"bf16 X @ W on {device}")
+    evidence(
+        device=device,
+        n=n,
+        bf16_speedup=round(speedup, 2),
+        floor=round(floor, 2),
+        fp32=runs["fp32"].summary(),
+        bf16=runs["bf16"].summary(),
+    )
+    assert_matches_reference(
+        (xb @ wb).float().cpu().numpy(),
+        (xb.double() @ wb.double()).cpu().numpy(),
+        dtype="bfloat16",
+        k=n,
+        what=f"bf16 X @ W on {device}",
+    )
     return speedup, floor
 
 
@@ -67,8 +81,7 @@ def test_bf16_pays_only_where_bf16_matrix_units_are(device, evidence):
     evidence(bf16_units=units)
     speedup, floor = bf16_speedup(torch, device, GPU_N if device == "cuda" else CPU_N, evidence)
     try:
-        chip.assert_bf16_pays_where_units_are(speedup, matrix_units=units is not None,
-                                              fast_at_least=FAST_ON[device])
+        chip.assert_bf16_pays_where_units_are(speedup, matrix_units=units is not None, fast_at_least=FAST_ON[device])
     except AssertionError:
         timing.call_it(speedup, 1.5, floor, {"bf16_speedup": speedup, "bf16_units": units})
         raise
@@ -85,14 +98,29 @@ def test_no_one_tile_is_best_for_every_shape(evidence):
     tiles = {"16x16x256": Tile(16, 16, 256, stages=3, warps=2), "128x256x64": Tile(128, 256, 64, stages=3, warps=8)}
     medians, floors = {}, []
     for shape, (n, k, m) in SHAPES.items():
-        x, w, b = _uniform(n, k, dtype="bfloat16", seed=1), _uniform(k, m, dtype="bfloat16", seed=2), \
-            _uniform(m, dtype="bfloat16", seed=3)
+        x, w, b = (
+            _uniform(n, k, dtype="bfloat16", seed=1),
+            _uniform(k, m, dtype="bfloat16", seed=2),
+            _uniform(m, dtype="bfloat16", seed=3),
+        )
         want = torch.relu(x.double() @ w.double() + b.double())
         for name, tile in tiles.items():
-            assert_matches_reference(matmul_bias_relu(x, w, b, tile).float(), want, dtype="bfloat16", k=k,
-                                     what=f"the fused matmul, tile {name}, {shape}")
-        runs = timing.interleaved({name: timing.cuda_event_timer(lambda t=tile: matmul_bias_relu(x, w, b, t))
-                                   for name, tile in tiles.items()}, "device-events", trials=7, warmup=2)
+            assert_matches_reference(
+                matmul_bias_relu(x, w, b, tile).float(),
+                want,
+                dtype="bfloat16",
+                k=k,
+                what=f"the fused matmul, tile {name}, {shape}",
+            )
+        runs = timing.interleaved(
+            {
+                name: timing.cuda_event_timer(lambda t=tile: matmul_bias_relu(x, w, b, t))
+                for name, tile in tiles.items()
+            },
+            "device-events",
+            trials=7,
+            warmup=2,
+        )
         medians[shape] = {name: m.median for name, m in runs.items()}
         floors += [timing.scatter(m) for m in runs.values()]
     evidence(medians_ms={s: {t: round(v * 1e3, 3) for t, v in ts.items()} for s, ts in medians.items()})

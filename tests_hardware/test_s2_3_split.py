@@ -1,6 +1,7 @@
 """§2.3 (and §7.1): one graph node is not one kernel. A matmul whose K dwarfs its output,
 fp32 [64, 2^22] @ [2^22, 64], cannot fill the GPU with output tiles, so the library splits K:
 the one `x @ w` launches two or more kernels (partial products, then their reduction), read by ncu."""
+
 import pytest
 
 from stackcheck import counters, need

@@ -1,6 +1,7 @@
 """§3.1: FlashAttention changes the order of computation so the big intermediate, the
 [L, L] score matrix of every head, is never materialized. At sequence length 16k, the math backend's
 peak memory holds it (N^2 x heads x bytes); the flash backend's peak is a small fraction of it."""
+
 import pytest
 
 from stackcheck import chip, need
@@ -31,5 +32,10 @@ def test_flash_attention_never_holds_the_score_matrix(evidence):
     flash_peak, flash = peak(SDPBackend.FLASH_ATTENTION)
     math_peak, math = peak(SDPBackend.MATH)
     evidence(**chip.assert_flash_saves(flash_peak, math_peak, B * H * L * L * q.element_size()))
-    assert_matches_reference(flash[0, :, :256].float().cpu().numpy(), math[0, :, :256].float().cpu().numpy(),
-                             dtype="bfloat16", k=D, what="flash attention against the math backend")
+    assert_matches_reference(
+        flash[0, :, :256].float().cpu().numpy(),
+        math[0, :, :256].float().cpu().numpy(),
+        dtype="bfloat16",
+        k=D,
+        what="flash attention against the math backend",
+    )

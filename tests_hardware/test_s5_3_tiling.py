@@ -1,6 +1,7 @@
 """§5.3: the tile size connects the compute unit's granularity with memory capacity. The tiled
 matmul is right for every tiling, at sizes no tile divides; each tiling's shared memory (Triton's
 compiled metadata) grows with the tile; a tile past the device's shared memory does not launch."""
+
 import pytest
 
 from stackcheck import device_params, need
@@ -25,8 +26,9 @@ def test_every_tiling_is_right_and_shared_memory_grows_with_the_tile(evidence):
     shared = shared_bytes(TILES + [TOO_BIG])
     evidence(shared_bytes=dict(zip(map(str, TILES + [TOO_BIG]), shared)))
     assert shared == sorted(shared) and shared[-2] > shared[0], f"shared memory per tiling: {shared}"
-    assert shared[-1] > SM90_SHARED_OPTIN >= shared[-2], \
+    assert shared[-1] > SM90_SHARED_OPTIN >= shared[-2], (
         f"{TOO_BIG} needs {shared[-1]} bytes; sm_90 allows {SM90_SHARED_OPTIN}; {TILES[-1]} needs {shared[-2]}"
+    )
 
 
 @pytest.mark.claim("S5.3-tiling")

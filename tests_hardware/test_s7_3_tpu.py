@@ -1,6 +1,7 @@
 """§7.3, §7.4: a TPU runs the matmul on its MXU and elementwise work on its VPU, with VMEM beside
 them and HBM behind; one TPU "TensorCore" is a whole core, not NVIDIA's matrix unit. Runs only
 where jax.devices("tpu") exists."""
+
 import numpy as np
 import pytest
 
@@ -31,13 +32,18 @@ def test_pallas_works_in_vmem_on_a_tpu_core(impl, evidence):
     vmem = pltpu.MemorySpace.VMEM
     call = pl.pallas_call(
         _vmem_bias_relu,
-        out_shape=jax.ShapeDtypeStruct((n, m), a.dtype), grid=(n // 128,),
-        in_specs=[pl.BlockSpec((128, m), lambda i: (i, 0), memory_space=vmem),
-                  pl.BlockSpec((1, m), lambda i: (0, 0), memory_space=vmem)],
-        out_specs=pl.BlockSpec((128, m), lambda i: (i, 0), memory_space=vmem))
+        out_shape=jax.ShapeDtypeStruct((n, m), a.dtype),
+        grid=(n // 128,),
+        in_specs=[
+            pl.BlockSpec((128, m), lambda i: (i, 0), memory_space=vmem),
+            pl.BlockSpec((1, m), lambda i: (0, 0), memory_space=vmem),
+        ],
+        out_specs=pl.BlockSpec((128, m), lambda i: (i, 0), memory_space=vmem),
+    )
     lowered = jax.jit(call).lower(a, b).as_text()
     assert "tpu_custom_call" in lowered, "a Pallas TPU kernel lowers to a Mosaic custom call"
     want = np.maximum(a_np.astype(np.float64) + b_np, 0)
     assert_matches_reference(np.asarray(call(a, b)), want, dtype="float32", k=1, what="Pallas ReLU(A + b) in VMEM")
-    assert_matches_reference(np.asarray(impl.pallas_bias_relu(a, b[0])), want, dtype="float32", k=1,
-                             what="impl.pallas_bias_relu on the TPU")
+    assert_matches_reference(
+        np.asarray(impl.pallas_bias_relu(a, b[0])), want, dtype="float32", k=1, what="impl.pallas_bias_relu on the TPU"
+    )

@@ -1,13 +1,13 @@
 """MC01: Python does not run on the device. It runs on the host, while tracing; what repeats on the
 device is the compiled program."""
+
 import numpy as np
 import pytest
 
-from stackcheck import assert_matches_reference, need, reference_forward, device_params
-from stackcheck import ir
+from stackcheck import assert_matches_reference, device_params, ir, need, reference_forward
 from stackcheck.compiles import jax_compiles
-from stackcheck.stacks import jax_device
 from stackcheck.numerics import make_inputs
+from stackcheck.stacks import jax_device
 
 
 @pytest.mark.claim("MC01")
@@ -46,8 +46,9 @@ def test_torch_graph_holds_only_tensor_ops(torch_inputs, example_inputs):
     graphs, y = ir.dynamo_graphs(forward, *torch_inputs)
     assert len(graphs) == 1
     targets = [str(node.target) for node in graphs[0].graph.nodes if node.op in ("call_function", "call_method")]
-    assert ir.op_sequence("\n".join(targets)) == ["matmul", "add", "relu"], \
+    assert ir.op_sequence("\n".join(targets)) == ["matmul", "add", "relu"], (
         f"the graph holds the tensor ops and nothing else: {targets}"
+    )
     ran.clear()
     compiled = need("torch").compile(forward)
     for _ in range(3):

@@ -1,13 +1,13 @@
 """MC02: IR is not machine code. StableHLO, FX and MAX IR hold tensor ops and no instructions; the
 lowest text level (Triton's and Mojo's PTX) holds loads, stores and predicates, but still on
 virtual registers: PTX is a virtual ISA that ptxas lowers to the GPU's machine code (SASS)."""
+
 import re
 
 import numpy as np
 import pytest
 
-from stackcheck import assert_matches_reference, need, reference_forward, device_params
-from stackcheck import ir, max_graphs, mojo_build
+from stackcheck import assert_matches_reference, device_params, ir, max_graphs, mojo_build, need, reference_forward
 from stackcheck.numerics import make_inputs
 
 INSTRUCTIONS = ("ld.global", "st.global", "setp")
@@ -17,8 +17,9 @@ def assert_virtual_isa(ptx: str, where: str) -> None:
     """Instructions, but on declared virtual registers, for a virtual target: not yet machine code."""
     for instruction in INSTRUCTIONS:
         assert instruction in ptx, f"{where} must contain {instruction}"
-    assert ir.VIRTUAL_REGISTERS.search(ptx) and re.search(r"^\.target sm_\d+", ptx, re.M), \
+    assert ir.VIRTUAL_REGISTERS.search(ptx) and re.search(r"^\.target sm_\d+", ptx, re.M), (
         f"{where} declares virtual register files and a .target for ptxas: {ptx[:300]}"
+    )
 
 
 @pytest.mark.claim("MC02")
@@ -30,8 +31,9 @@ def test_stablehlo_is_tensor_ops(impl, jax_inputs, example_inputs):
     scalar = [(op, types) for op, types in ops if "tensor<" not in types]
     assert not scalar, f"every StableHLO op takes and gives whole tensors (no scalars, pointers, loops): {scalar}"
     assert re.search(r"tensor<64x16xf32>", stages["stablehlo"]), "Y is one [64, 16] tensor value"
-    assert_matches_reference(np.asarray(stages["compiled"](*jax_inputs)), reference_forward(*example_inputs),
-                             dtype="float32", k=32)
+    assert_matches_reference(
+        np.asarray(stages["compiled"](*jax_inputs)), reference_forward(*example_inputs), dtype="float32", k=32
+    )
 
 
 @pytest.mark.claim("MC02")
@@ -72,5 +74,6 @@ def test_triton_ptx_is_a_virtual_isa(impl, device):
     y = impl.triton_bias_relu(a, b)
     compiled = triton_kernels.compiled_kernel.warmup(a, b, y, a.numel(), M=65, BLOCK_SIZE=256, grid=(1,))
     assert_virtual_isa(compiled.asm["ptx"], "Triton's PTX")
-    assert_matches_reference(y, np.maximum(a_np.astype(np.float64) + b_np, 0), dtype="float32", k=1,
-                             what="Triton's ReLU(A + b)")
+    assert_matches_reference(
+        y, np.maximum(a_np.astype(np.float64) + b_np, 0), dtype="float32", k=1, what="Triton's ReLU(A + b)"
+    )

@@ -1,11 +1,11 @@
 """MC03 and §2.3: math ops, graph nodes, kernels and instructions are four different counts."""
+
 import re
 
 import numpy as np
 import pytest
 
-from stackcheck import assert_matches_reference, need, reference_forward, device_params
-from stackcheck import ir, mojo_build
+from stackcheck import assert_matches_reference, device_params, ir, mojo_build, need, reference_forward
 from stackcheck.inductor import compile_and_read
 from stackcheck.numerics import uniform
 
@@ -20,8 +20,12 @@ def test_ops_nodes_kernels_and_instructions_differ(impl, torch_inputs, example_i
     gen = compile_and_read(impl.torch_forward, *torch_inputs)
     kernels = len(gen.externs) + len(gen.kernels)  # library calls plus generated kernels
     instructions = fused_kernel_instructions(device)
-    counts = {"math ops": len(FORMULA_OPS), "ATen graph nodes": nodes, "kernels": kernels,
-              "PTX instructions of a bias+ReLU kernel": instructions or "no PTX toolchain here"}
+    counts = {
+        "math ops": len(FORMULA_OPS),
+        "ATen graph nodes": nodes,
+        "kernels": kernels,
+        "PTX instructions of a bias+ReLU kernel": instructions or "no PTX toolchain here",
+    }
     evidence(**counts)
     assert counts["math ops"] == 3 and nodes == 3, counts
     assert kernels == 2, f"fusion: three nodes became two kernels (a library matmul, one fused kernel): {counts}"
@@ -49,8 +53,9 @@ def fused_kernel_instructions(device: str) -> int | None:
         return instruction_count(kernel.asm["ptx"])
     if stack_missing("mojo"):
         return None
-    return instruction_count(mojo_build.kernel_ptx(mojo_build.source("bias_relu_gpu.mojo"), "bias_relu",
-                                                   {"N": 64, "M": 16}))
+    return instruction_count(
+        mojo_build.kernel_ptx(mojo_build.source("bias_relu_gpu.mojo"), "bias_relu", {"N": 64, "M": 16})
+    )
 
 
 @pytest.mark.claim("MC03")
@@ -66,5 +71,6 @@ def test_one_node_can_become_several_kernels(device):
     nodes = len(re.findall(r"call_function\[", ir.torch_export_graph(lambda a, b, c: fn(a), x, x, x)))
     gen = compile_and_read(fn, x)
     assert nodes == 1 and len(gen.kernels) >= 2, f"one node, {len(gen.kernels)} generated kernels: {gen.kernels}"
-    assert_matches_reference(gen.result, expected, dtype="float32", k=k, what="the compiled reduction",
-                             device=device, seed=3)
+    assert_matches_reference(
+        gen.result, expected, dtype="float32", k=k, what="the compiled reduction", device=device, seed=3
+    )

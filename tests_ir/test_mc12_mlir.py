@@ -1,10 +1,10 @@
 """MC12: MLIR is not a passport to XLA. MAX's graph is MLIR too, yet JAX/XLA's MLIR context has no
 `mo` dialect and rejects it, while StableHLO parses there."""
+
 import numpy as np
 import pytest
 
-from stackcheck import assert_matches_reference, need, reference_forward
-from stackcheck import ir, max_graphs
+from stackcheck import assert_matches_reference, ir, max_graphs, need, reference_forward
 from stackcheck.numerics import make_inputs
 
 

@@ -1,10 +1,10 @@
 """Checkpoint 1 and §2.3: Z = A + b need not be stored. Compiled code materializes fewer buffers
 than eager has intermediates."""
+
 import numpy as np
 import pytest
 
-from stackcheck import assert_matches_reference, need, reference_forward, device_params
-from stackcheck import ir
+from stackcheck import assert_matches_reference, device_params, ir, need, reference_forward
 from stackcheck.inductor import compile_and_read, eager_aten_ops
 from stackcheck.numerics import make_inputs
 
@@ -31,10 +31,12 @@ def test_xla_needs_no_temporary_n_by_m_buffer(impl, jax_inputs, example_inputs, 
         pytest.skip(f"memory_analysis() is not available for the {device} backend of this jaxlib")
     one_buffer = example_inputs[0].shape[0] * example_inputs[1].shape[1] * 4
     assert stats.temp_size_in_bytes < one_buffer, (
-        f"temp bytes {stats.temp_size_in_bytes} >= one N x M buffer ({one_buffer}): Z was materialized")
+        f"temp bytes {stats.temp_size_in_bytes} >= one N x M buffer ({one_buffer}): Z was materialized"
+    )
     assert stats.output_size_in_bytes == one_buffer
-    assert_matches_reference(np.asarray(stages["compiled"](*jax_inputs)), reference_forward(*example_inputs),
-                             dtype="float32", k=32)
+    assert_matches_reference(
+        np.asarray(stages["compiled"](*jax_inputs)), reference_forward(*example_inputs), dtype="float32", k=32
+    )
 
 
 @pytest.mark.claim("Q1")
@@ -59,5 +61,6 @@ def test_peak_memory_eager_vs_compiled_on_cuda(impl, evidence, device):
     evidence(peak_in_n_by_m_buffers=peaks)
     assert peaks["eager"] >= 1.9, f"eager holds two [N, M] tensors at once (Z while writing Y): {peaks}"
     assert peaks["compiled"] <= 1.1, f"compiled holds only Y: {peaks}"
-    assert_matches_reference(compiled(x, w, b), reference_forward(*inputs), dtype="float32", k=k, seed=1,
-                             what="compiled Y")
+    assert_matches_reference(
+        compiled(x, w, b), reference_forward(*inputs), dtype="float32", k=k, seed=1, what="compiled Y"
+    )

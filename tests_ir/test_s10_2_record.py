@@ -1,4 +1,5 @@
 """§10.2: building a MAX graph records ops and computes nothing; values exist after compile + execute."""
+
 import numpy as np
 import pytest
 
@@ -33,5 +34,6 @@ def test_building_records_and_only_execution_computes(impl, device):
     x_np, w_np, b_np = make_inputs(5, 4, 3)
     outputs = max_graphs.execute(kind, impl, x_np, w_np, b_np)  # compile + execute: now values exist
     assert isinstance(outputs["y"], np.ndarray)
-    assert_matches_reference(outputs["y"], reference_forward(x_np, w_np, b_np), dtype=tolerance_row("max", device, "float32"),
-                             k=4)
+    assert_matches_reference(
+        outputs["y"], reference_forward(x_np, w_np, b_np), dtype=tolerance_row("max", device, "float32"), k=4
+    )

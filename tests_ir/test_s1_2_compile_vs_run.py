@@ -1,5 +1,6 @@
 """§1.2: compiling prepares how to run; running applies it to data. The compiler knows shapes and
 dtypes, not values (S1.2-abstract); constants and static arguments do enter compilation (S1.2-static)."""
+
 import re
 
 import pytest
@@ -9,7 +10,6 @@ from stackcheck.compiles import jax_compiles
 from stackcheck.ir import op_sequence
 from stackcheck.numerics import make_inputs
 from stackcheck.stacks import jax_in, jax_out
-
 
 SHAPES = (8, 4, 3)
 
@@ -23,8 +23,9 @@ def test_jax_compiles_from_shapes_and_dtypes_alone(impl, stack, device):
     compiled = jax.jit(impl.jax_forward).lower(*specs).compile()
     assert re.search(r"\bdot\(|custom-call", compiled.as_text()), "the program exists before any data does"
     y = compiled(*jax_in((x, w, b), device, "float32"))  # data arrives only now
-    assert_matches_reference(jax_out(y, "float32"), reference_forward(x, w, b), dtype="float32", k=SHAPES[1],
-                             stack=stack, device=device)
+    assert_matches_reference(
+        jax_out(y, "float32"), reference_forward(x, w, b), dtype="float32", k=SHAPES[1], stack=stack, device=device
+    )
 
 
 @pytest.mark.claim("S1.2-abstract")
@@ -45,8 +46,9 @@ def test_torch_export_traces_on_fake_tensors(impl, stack, device):
     calls = [line for line in str(exported.graph).splitlines() if "call_function" in line]
     assert op_sequence("\n".join(calls)) == ["matmul", "add", "relu"], calls
     y = exported.module()(*(torch.from_numpy(v) for v in (x, w, b)))
-    assert_matches_reference(y.numpy(), reference_forward(x, w, b), dtype="float32", k=SHAPES[1], stack=stack,
-                             device=device)
+    assert_matches_reference(
+        y.numpy(), reference_forward(x, w, b), dtype="float32", k=SHAPES[1], stack=stack, device=device
+    )
 
 
 def main_parameters(stablehlo: str) -> int:
@@ -63,14 +65,18 @@ def test_a_closed_over_w_is_a_constant_and_a_passed_w_a_parameter(impl, stack, d
     passed = jax.jit(impl.jax_forward).lower(xj, wj, bj).as_text()
     closed = jax.jit(lambda p, q: impl.jax_forward(p, wj, q)).lower(xj, bj)
     text = closed.as_text()
-    assert (main_parameters(passed), main_parameters(text)) == (3, 2), \
-        f"W passed in is a program parameter; closed over, it is not: {main_parameters(passed)} vs {main_parameters(text)}"
+    assert (main_parameters(passed), main_parameters(text)) == (3, 2), (
+        "W passed in is a program parameter; closed over, it is not: "
+        f"{main_parameters(passed)} vs {main_parameters(text)}"
+    )
     k, m = SHAPES[1:]
-    assert re.search(rf"stablehlo\.constant dense<[^>]*> : tensor<{k}x{m}xf32>", text), \
+    assert re.search(rf"stablehlo\.constant dense<[^>]*> : tensor<{k}x{m}xf32>", text), (
         f"the closed-over W[{k}, {m}] is baked into the program as a constant:\n{text}"
+    )
     y = closed.compile()(xj, bj)
-    assert_matches_reference(jax_out(y, "float32"), reference_forward(x, w, b), dtype="float32", k=k, stack=stack,
-                             device=device)
+    assert_matches_reference(
+        jax_out(y, "float32"), reference_forward(x, w, b), dtype="float32", k=k, stack=stack, device=device
+    )
 
 
 @pytest.mark.claim("S1.2-static")
@@ -85,8 +91,16 @@ def test_a_new_static_argument_recompiles_and_is_a_constant(impl, stack, device)
         with jax_compiles() as count:
             y = scaled(*args, scale)
         counts.append(count.compiles)
-        assert_matches_reference(jax_out(y, "float32"), reference_forward(x * scale, w, b), dtype="float32",
-                                 k=SHAPES[1], stack=stack, device=device, scale=scale)
+        assert_matches_reference(
+            jax_out(y, "float32"),
+            reference_forward(x * scale, w, b),
+            dtype="float32",
+            k=SHAPES[1],
+            stack=stack,
+            device=device,
+            scale=scale,
+        )
     assert counts == [1, 0, 1], f"compiles per call for scale = 2, 2, 3: {counts}"
-    assert re.search(r"constant dense<3\.0+e\+00>", scaled.lower(*args, 3.0).as_text()), \
+    assert re.search(r"constant dense<3\.0+e\+00>", scaled.lower(*args, 3.0).as_text()), (
         "the static scale is a constant of the program"
+    )

@@ -1,6 +1,7 @@
 """§4.2: a high-level IR keeps tensor operations; lower levels expose loops, addresses and
 loads/stores. Triton's own stages for sm_90, on any machine: ttir -> ttgir -> llir -> PTX -> cubin,
 and the cubin's SASS: PTX is a virtual ISA; the machine code is what ptxas makes of it."""
+
 import pytest
 
 from stackcheck import device_params, ir

@@ -1,9 +1,9 @@
 """§4.3: each stack's IR holds the computation's ops, matmul -> (broadcast) -> add -> relu."""
+
 import numpy as np
 import pytest
 
-from stackcheck import assert_matches_reference, reference_forward, device_params
-from stackcheck import ir, max_graphs
+from stackcheck import assert_matches_reference, device_params, ir, max_graphs, reference_forward
 
 MATH = ["matmul", "add", "relu"]
 

@@ -1,9 +1,10 @@
 """§4.4: a graph break cuts the compiled region; results stay right; fullgraph=True refuses it;
 a shape change recompiles when shapes are static."""
+
 import numpy as np
 import pytest
 
-from stackcheck import assert_matches_reference, need, reference_forward, device_params
+from stackcheck import assert_matches_reference, device_params, need, reference_forward
 from stackcheck.compiles import torch_compiles
 from stackcheck.inductor import compile_and_read
 from stackcheck.numerics import assert_exact, make_inputs
@@ -97,10 +98,12 @@ def test_a_break_costs_the_fusion_of_add_and_relu(device):
     def fused_add_relu(generated):
         return [k for k in generated.kernels if {"add", "relu"} <= set(k.split("_"))]
 
-    assert whole.programs == 1 and fused_add_relu(whole), \
+    assert whole.programs == 1 and fused_add_relu(whole), (
         f"one graph: + b and ReLU fused in one kernel: {whole.programs} graph(s), kernels {whole.kernels}"
-    assert split.programs >= 2 and not fused_add_relu(split) and len(split.kernels) >= 2, \
+    )
+    assert split.programs >= 2 and not fused_add_relu(split) and len(split.kernels) >= 2, (
         f"broken between add and ReLU, they cannot fuse: {split.programs} graph(s), kernels {split.kernels}"
+    )
     expected = np.maximum(a_np + b_np, np.float32(0))  # one float32 add and a max: exact in every order
     for generated in (whole, split):
         assert_exact(generated.result.cpu().numpy(), expected, what="ReLU(A + b)", device=device)

@@ -1,15 +1,14 @@
 """§5.1: a compiler is more than a translator: it removes what is never used (S5.1-dce) and computes
 ahead of time what it can (S5.1-constfold), keeping the meaning. Read in XLA's optimized HLO and in
 Inductor's output, each paired with the numbers."""
+
 import numpy as np
 import pytest
 
-from stackcheck import assert_matches_reference, need, reference_forward, stack_params
-from stackcheck import ir
+from stackcheck import assert_matches_reference, ir, need, reference_forward, stack_params
 from stackcheck.inductor import compile_and_read
 from stackcheck.numerics import make_inputs
 from stackcheck.stacks import jax_in, jax_out
-
 
 N, K, M = 8, 4, 3
 
@@ -19,6 +18,7 @@ def with_unused_matmul(forward):
         unused = (x @ w) * 3  # computed as written, never used
         del unused
         return forward(x, w, b)
+
     return f
 
 
@@ -29,8 +29,9 @@ def test_xla_removes_an_unused_matmul(impl, stack, device):
     stages = ir.jax_stages(with_unused_matmul(impl.jax_forward), *jax_in((x, w, b), device, "float32"))
     ir.assert_dead_matmul_removed(stages["jaxpr"], stages["hlo"])
     y = stages["compiled"](*jax_in((x, w, b), device, "float32"))
-    assert_matches_reference(jax_out(y, "float32"), reference_forward(x, w, b), dtype="float32", k=K, stack=stack,
-                             device=device)
+    assert_matches_reference(
+        jax_out(y, "float32"), reference_forward(x, w, b), dtype="float32", k=K, stack=stack, device=device
+    )
 
 
 @pytest.mark.claim("S5.1-dce")
@@ -41,13 +42,16 @@ def test_xla_removes_an_unused_matmul(impl, stack, device):
 def test_inductor_runs_one_matmul_for_two_written(impl, stack, device):
     torch = need("torch")
     x, w, b = make_inputs(N, K, M, seed=17)
-    generated = compile_and_read(with_unused_matmul(impl.torch_forward), *(torch.from_numpy(v).to(device)
-                                                                           for v in (x, w, b)))
-    matmuls = [e for e in generated.externs if e in ("mm", "addmm", "bmm")] + \
-        [k for k in generated.kernels if "_mm" in k or "tem_fused" in k]
+    generated = compile_and_read(
+        with_unused_matmul(impl.torch_forward), *(torch.from_numpy(v).to(device) for v in (x, w, b))
+    )
+    matmuls = [e for e in generated.externs if e in ("mm", "addmm", "bmm")] + [
+        k for k in generated.kernels if "_mm" in k or "tem_fused" in k
+    ]
     assert len(matmuls) == 1, f"one matmul runs, the unused one was removed: {generated.externs} {generated.kernels}"
-    assert_matches_reference(generated.result.cpu().numpy(), reference_forward(x, w, b), dtype="float32", k=K,
-                             stack=stack, device=device)
+    assert_matches_reference(
+        generated.result.cpu().numpy(), reference_forward(x, w, b), dtype="float32", k=K, stack=stack, device=device
+    )
 
 
 @pytest.mark.claim("S5.1-constfold")
@@ -62,8 +66,14 @@ def test_xla_folds_a_constant_w_times_2(impl, stack, device):
     stages = ir.jax_stages(forward, *jax_in((x, b), device, "float32"))
     ir.assert_constant_folded(stages["stablehlo"], stages["hlo"])
     y = stages["compiled"](*jax_in((x, b), device, "float32"))
-    assert_matches_reference(jax_out(y, "float32"), reference_forward(x, w * np.float32(2), b), dtype="float32",
-                             k=K, stack=stack, device=device)
+    assert_matches_reference(
+        jax_out(y, "float32"),
+        reference_forward(x, w * np.float32(2), b),
+        dtype="float32",
+        k=K,
+        stack=stack,
+        device=device,
+    )
 
 
 @pytest.mark.claim("S5.1-layout")
@@ -73,15 +83,21 @@ def test_inductor_absorbs_a_transposed_w_without_a_copy(impl, stack, device):
     torch = need("torch")
     x, w, b = make_inputs(N, K, M, seed=19)
     wt = np.ascontiguousarray(w.T)
-    generated = compile_and_read(lambda p, q, r: impl.torch_forward(p, q.T, r),
-                                 *(torch.from_numpy(v).to(device) for v in (x, wt, b)))
+    generated = compile_and_read(
+        lambda p, q, r: impl.torch_forward(p, q.T, r), *(torch.from_numpy(v).to(device) for v in (x, wt, b))
+    )
     copies = [k for k in generated.kernels if {"clone", "permute", "copy", "transpose"} & set(k.split("_"))]
-    w_buffers = [a for a in generated.allocations if sorted(int(d) for d in a[1].replace(" ", "").split(",") if d)
-                 == sorted((K, M))]
-    assert not copies and not w_buffers, \
+    w_buffers = [
+        a
+        for a in generated.allocations
+        if sorted(int(d) for d in a[1].replace(" ", "").split(",") if d) == sorted((K, M))
+    ]
+    assert not copies and not w_buffers, (
         f"the transposed W is read in place: copy kernels {copies}, [K, M] buffers {w_buffers}"
-    assert_matches_reference(generated.result.cpu().numpy(), reference_forward(x, w, b), dtype="float32", k=K,
-                             stack=stack, device=device)
+    )
+    assert_matches_reference(
+        generated.result.cpu().numpy(), reference_forward(x, w, b), dtype="float32", k=K, stack=stack, device=device
+    )
 
 
 @pytest.mark.claim("S5.1-layout")
@@ -93,5 +109,6 @@ def test_xla_absorbs_a_transposed_w_into_the_dot(impl, stack, device):
     ops = ir.hlo_opcodes(stages["hlo"])
     assert "transpose" not in ops and "copy" not in ops, f"no transpose or copy of W is executed: {ops}"
     y = stages["compiled"](*jax_in((x, wt, b), device, "float32"))
-    assert_matches_reference(jax_out(y, "float32"), reference_forward(x, w, b), dtype="float32", k=K, stack=stack,
-                             device=device)
+    assert_matches_reference(
+        jax_out(y, "float32"), reference_forward(x, w, b), dtype="float32", k=K, stack=stack, device=device
+    )

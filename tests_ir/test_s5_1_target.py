@@ -1,6 +1,7 @@
 """§5.1: target lowering uses the device's own features: on a CPU, Inductor writes its fused
 bias + ReLU with vector operations (ATen's Vectorized<float>); on an H100/H200, a bf16 matmul tile
 becomes warpgroup MMA: wgmma in Triton's PTX for sm_90 and HGMMA in its SASS (any machine)."""
+
 import numpy as np
 import pytest
 
@@ -32,5 +33,10 @@ def test_a_bf16_tile_for_sm90_lowers_to_warpgroup_mma(device):
     x, w, b = make_inputs(40, 32, 24, dtype="bfloat16", seed=52)
     tile = Tile(16, 16, 16) if device == "cpu" else Tile(64, 64, 32)  # the interpreter; the tile compiled above
     y = matmul_bias_relu(*(torch.from_numpy(a).to(device) for a in (x, w, b)), tile)
-    assert_matches_reference(as_numpy(y), np.maximum(x.astype(np.float64) @ w + b, 0), dtype="float32", k=32,
-                             what=f"the tiled kernel on bf16-exact inputs on {device}")
+    assert_matches_reference(
+        as_numpy(y),
+        np.maximum(x.astype(np.float64) @ w + b, 0),
+        dtype="float32",
+        k=32,
+        what=f"the tiled kernel on bf16-exact inputs on {device}",
+    )

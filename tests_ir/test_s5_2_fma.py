@@ -1,6 +1,7 @@
 """§5.2: graph-level fusion (bias add and ReLU in one kernel) is not the FMA instruction (a * b + c
 in one instruction). Read in the PTX Triton writes for sm_90, on any machine, with the numbers of
 the fused kernel run on the device (the interpreter on a CPU, the GPU itself on cuda)."""
+
 import numpy as np
 import pytest
 
@@ -18,5 +19,10 @@ def test_the_fused_bias_relu_kernel_has_no_fma_and_a_mul_add_has_one(impl, devic
     ir.assert_fusion_is_not_fma(fused, mul_add)
     a_np, b_np = uniform((33, 65), seed=61), uniform((65,), seed=62)
     y = impl.triton_bias_relu(torch.from_numpy(a_np).to(device), torch.from_numpy(b_np).to(device))  # run
-    assert_matches_reference(as_numpy(y), np.maximum(a_np.astype(np.float64) + b_np, 0), dtype="float32", k=1,
-                             what=f"ReLU(A + b) on {device}")
+    assert_matches_reference(
+        as_numpy(y),
+        np.maximum(a_np.astype(np.float64) + b_np, 0),
+        dtype="float32",
+        k=1,
+        what=f"ReLU(A + b) on {device}",
+    )

@@ -1,11 +1,11 @@
 """§5.2/§5.4: fusion shows in generated code; the matmul is often a library call; counts are asserted."""
+
 import re
 
 import numpy as np
 import pytest
 
-from stackcheck import assert_matches_reference, need, reference_forward, device_params
-from stackcheck import ir, max_graphs
+from stackcheck import assert_matches_reference, device_params, ir, max_graphs, need, reference_forward
 from stackcheck.inductor import compile_and_read
 
 EPILOGUE = re.compile(r"Epilogue\(mo\.matmul\b.*\bmo\.add\b.*\bmo\.relu\b")
@@ -13,8 +13,7 @@ EPILOGUE = re.compile(r"Epilogue\(mo\.matmul\b.*\bmo\.add\b.*\bmo\.relu\b")
 
 @pytest.mark.claim("S5.2-fusion")
 @pytest.mark.parametrize("device", device_params("torch_compile"))
-def test_inductor_fuses_bias_and_relu_after_a_library_matmul(impl, torch_inputs, example_inputs, evidence,
-                                                            device):
+def test_inductor_fuses_bias_and_relu_after_a_library_matmul(impl, torch_inputs, example_inputs, evidence, device):
     gen = compile_and_read(impl.torch_forward, *torch_inputs)
     evidence(device=device, generated_kernels=gen.kernels, library_calls=gen.externs)
     assert gen.programs == 1, f"one compiled program expected, got {gen.programs} (a graph break?)"
@@ -30,8 +29,7 @@ def test_inductor_fuses_bias_and_relu_after_a_library_matmul(impl, torch_inputs,
 
 @pytest.mark.claim("S5.2-fusion")
 @pytest.mark.parametrize("device", device_params("torch_compile", devices=("cuda",)))
-def test_max_autotune_fuses_matmul_add_and_relu_in_one_template(impl, torch_inputs, example_inputs, evidence,
-                                                                device):
+def test_max_autotune_fuses_matmul_add_and_relu_in_one_template(impl, torch_inputs, example_inputs, evidence, device):
     torch = need("torch")
     if torch.cuda.get_device_capability() < (8, 0):
         pytest.skip("Triton GEMM templates need compute capability 8.0+")
@@ -52,8 +50,11 @@ def test_max_autotune_fuses_matmul_add_and_relu_in_one_template(impl, torch_inpu
 @pytest.mark.parametrize("device", device_params("jax"))
 def test_xla_fuses_add_and_maximum(impl, jax_inputs, example_inputs, evidence, device):
     stages = ir.jax_stages(impl.jax_forward, *jax_inputs)
-    evidence(device=device, entry_fusions=re.findall(r"(%[\w.\-]+) = \S+ fusion\(", stages["hlo"]),
-             custom_calls=sorted(set(re.findall(r'custom_call_target="([^"]+)"', stages["hlo"]))))
+    evidence(
+        device=device,
+        entry_fusions=re.findall(r"(%[\w.\-]+) = \S+ fusion\(", stages["hlo"]),
+        custom_calls=sorted(set(re.findall(r'custom_call_target="([^"]+)"', stages["hlo"]))),
+    )
     entry = stages["hlo"].split("ENTRY", 1)[1]
     fusions = ir.hlo_fusions(stages["hlo"])
     elementwise = [n for n, body in fusions.items() if "add(" in body and "maximum(" in body]
@@ -61,8 +62,9 @@ def test_xla_fuses_add_and_maximum(impl, jax_inputs, example_inputs, evidence, d
     assert entry.count("fusion(") == len(fusions) >= 1
     if device == "cuda":
         assert re.search(r"cublas|triton_gemm|__triton|gemm", stages["hlo"]), "on CUDA the dot is a GEMM call/fusion"
-    assert_matches_reference(np.asarray(stages["compiled"](*jax_inputs)), reference_forward(*example_inputs),
-                             dtype="float32", k=32)
+    assert_matches_reference(
+        np.asarray(stages["compiled"](*jax_inputs)), reference_forward(*example_inputs), dtype="float32", k=32
+    )
 
 
 @pytest.mark.claim("S5.2-fusion")

@@ -7,6 +7,7 @@ ptxas spills 35 KB a thread there (0 with four warps), and it runs about 21x slo
 the H200: 20.7-21.1x over 5 interleaved series). The 64 x 64 tile spills only 0.5 KB and ran
 1.20-1.30x slower, too close to any line to judge; it stays the any-machine ptxas check, whose
 compile takes seconds where the 128 x 64 one takes half a minute."""
+
 import pytest
 
 from stackcheck import device_params, need, timing
@@ -19,8 +20,13 @@ SLOWER = 5.0  # recorded 20.7-21.1x: median / line = 4.2, far over the spread (2
 @pytest.mark.claim("S5.2-too-big")
 @pytest.mark.triton
 def test_one_warp_holding_the_whole_tile_spills(evidence):
-    from stackcheck.triton_kernels import (Tile, assert_tilings_right, assert_too_big_spills, ptxas_usage,
-                                           tile_compiled_sm90)
+    from stackcheck.triton_kernels import (
+        Tile,
+        assert_tilings_right,
+        assert_too_big_spills,
+        ptxas_usage,
+        tile_compiled_sm90,
+    )
 
     fits, too_big = (ptxas_usage(tile_compiled_sm90(Tile(*t), "fp32", "ieee")) for t in (FITS, TOO_BIG))
     evidence(fits=fits, too_big=too_big)
@@ -38,11 +44,14 @@ def test_the_spilling_tile_runs_slower_on_the_gpu(device, evidence):
     small = make_inputs(256, 512, 256, seed=52)  # sizes divisible as the timed ones: the same compiled kernels
     for sizes in (GPU_FITS, GPU_TOO_BIG):  # the kernels timed compute the same right numbers
         y = matmul_bias_relu(*(torch.from_numpy(a).to(device) for a in small), Tile(*sizes), precision="ieee")
-        assert_matches_reference(as_numpy(y), reference_forward(*small), dtype="float32", k=512,
-                                 what=f"Y with {Tile(*sizes)}")
+        assert_matches_reference(
+            as_numpy(y), reference_forward(*small), dtype="float32", k=512, what=f"Y with {Tile(*sizes)}"
+        )
     x, w, b = (torch.from_numpy(a).to(device) for a in make_inputs(2048, 512, 2048, seed=52))
-    timers = {name: timing.cuda_event_timer(lambda t=Tile(*sizes): matmul_bias_relu(x, w, b, t, precision="ieee"))
-              for name, sizes in (("fits", GPU_FITS), ("too_big", GPU_TOO_BIG))}
+    timers = {
+        name: timing.cuda_event_timer(lambda t=Tile(*sizes): matmul_bias_relu(x, w, b, t, precision="ieee"))
+        for name, sizes in (("fits", GPU_FITS), ("too_big", GPU_TOO_BIG))
+    }
     runs = timing.interleaved(timers, "device-events", trials=9, warmup=2)
     ratio = timing.ratio(runs["too_big"], runs["fits"])
     floor = max(timing.scatter(runs["too_big"]), timing.scatter(runs["fits"]))

@@ -1,9 +1,9 @@
 """§8.3: torch.export's graph and the graph Dynamo hands torch.compile's backend are two graphs of
 one computation: ATen operator overloads in one, Python-level torch functions in the other."""
+
 import pytest
 
-from stackcheck import assert_matches_reference, need, reference_forward, device_params
-from stackcheck import ir
+from stackcheck import assert_matches_reference, device_params, ir, need, reference_forward
 
 
 @pytest.mark.claim("S8.3-export-vs-dynamo")

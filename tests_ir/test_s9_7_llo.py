@@ -1,10 +1,10 @@
 """§9.7: after HLO a TPU goes through LLO; that is the TPU's path, not an IR every backend uses.
 XLA's CPU backend, dumped stage by stage, goes from HLO to LLVM IR with no LLO. (The TPU's own
 LLO dump is not checked: no TPU was available to find the flags that write it.)"""
+
 import pytest
 
-from stackcheck import assert_matches_reference, need, reference_forward, stack_params
-from stackcheck import ir
+from stackcheck import assert_matches_reference, ir, need, reference_forward, stack_params
 from stackcheck.numerics import make_inputs
 from stackcheck.stacks import jax_in, jax_out
 
@@ -19,5 +19,11 @@ def test_the_cpu_backend_lowers_hlo_to_llvm_ir_not_llo(impl, stack, device, tmp_
     ir.assert_llvm_not_llo(names)
     llvm = next(tmp_path / n for n in names if n.endswith(".ll"))
     assert "define " in llvm.read_text(), f"{llvm.name} is an LLVM IR module"
-    assert_matches_reference(jax_out(impl.jax_forward(*args), "float32"), reference_forward(x, w, b),
-                             dtype="float32", k=4, stack=stack, device=device)
+    assert_matches_reference(
+        jax_out(impl.jax_forward(*args), "float32"),
+        reference_forward(x, w, b),
+        dtype="float32",
+        k=4,
+        stack=stack,
+        device=device,
+    )

@@ -1,6 +1,7 @@
 """§10.4 and experiment F: the Mojo custom op "study_relu" joins a MAX graph by its registered name,
 equals the built-in relu and NumPy, and stays its own kernel: the custom boundary keeps ReLU out of
 the matmul epilogue that the built-in relu gets."""
+
 import re
 
 import pytest
@@ -19,10 +20,16 @@ def test_custom_relu_equals_builtin_and_numpy(impl, device, shape):
     """On the GPU the custom op runs as GPU code: its `target` parameter picks it at compile time."""
     x, w, b = make_inputs(*shape, seed=sum(shape))
     out = max_graphs.execute(max_graphs.on_device("structure", device), impl, x, w, b)
-    assert_exact(out["y_mojo"], out["y"], what="Y with the custom ReLU vs MAX's built-in relu", shape=shape,
-                 device=device)
-    assert_matches_reference(out["y_mojo"], reference_forward(x, w, b), dtype=tolerance_row("mojo", device, "float32"),
-                             k=shape[1], what=f"Y with the Mojo custom ReLU on {device}")
+    assert_exact(
+        out["y_mojo"], out["y"], what="Y with the custom ReLU vs MAX's built-in relu", shape=shape, device=device
+    )
+    assert_matches_reference(
+        out["y_mojo"],
+        reference_forward(x, w, b),
+        dtype=tolerance_row("mojo", device, "float32"),
+        k=shape[1],
+        what=f"Y with the Mojo custom ReLU on {device}",
+    )
 
 
 @pytest.mark.claim("S10.4-custom")
@@ -34,7 +41,8 @@ def test_custom_op_is_its_own_kernel(impl):
     custom = [s for s in summaries if re.search(r"\bcustom__study_relu\b", s)]
     assert len(fused_relu) == 1, f"built-in chain: relu inside the matmul epilogue: {summaries}"
     assert len(add_only) == 1 and len(custom) == 1, (
-        f"custom chain: the epilogue stops at add, and study_relu runs as a kernel of its own: {summaries}")
+        f"custom chain: the epilogue stops at add, and study_relu runs as a kernel of its own: {summaries}"
+    )
 
 
 @pytest.mark.claim("S10.4-custom")
@@ -47,8 +55,7 @@ def test_the_registered_name_ties_python_to_mojo(impl):
     out_type = TensorType(DType.float32, [2, 2], device=ref)
     with pytest.raises(Exception, match=r"study_rleu"):
         with Graph("misspelled", input_types=[out_type], custom_extensions=[impl.mojo_package()]) as graph:
-            graph.output(ops.custom("study_rleu", device=ref, values=[graph.inputs[0].tensor],
-                                    out_types=[out_type])[0])
+            graph.output(ops.custom("study_rleu", device=ref, values=[graph.inputs[0].tensor], out_types=[out_type])[0])
     graph, _, _ = max_graphs.model("structure", impl)
     calls = re.findall(r'mo\.custom\s*\[symbol = "(\w+)"\]', str(graph))
     assert calls == ["study_relu"], f"the graph MAX built calls the custom op by its registered name: {calls}"

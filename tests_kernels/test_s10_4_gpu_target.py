@@ -3,6 +3,7 @@ elementwise body over whatever device the graph is compiled for. The suite's str
 (built-in ReLU, and the Mojo custom op) compiled for an H100/H200 (sm_90) on any machine, in MAX's
 compile-only virtual device mode: its SASS shows the built-in ReLU fused into the matmul kernel and
 the custom op as a foreach kernel of its own that takes the max. The same graph on the CPU gives Y."""
+
 import pytest
 
 from stackcheck import ir, max_graphs
@@ -18,5 +19,10 @@ def test_the_custom_op_compiles_to_its_own_gpu_kernel(impl, evidence):
     evidence(**ir.assert_custom_op_own_gpu_kernel(kernels, ARCH))
     x, w, b = make_inputs(33, 65, 17, seed=105)
     on_cpu = max_graphs.execute("structure", impl, x, w, b)
-    assert_outputs_match(on_cpu, {"y": reference_forward(x, w, b), "y_mojo": reference_forward(x, w, b)},
-                         dtype="float32", k=65, where="the structure graph on CPU()")
+    assert_outputs_match(
+        on_cpu,
+        {"y": reference_forward(x, w, b), "y_mojo": reference_forward(x, w, b)},
+        dtype="float32",
+        k=65,
+        where="the structure graph on CPU()",
+    )

@@ -4,6 +4,7 @@ with MAX's built-in relu; on NaN and -0 it follows its own `select(value > 0, va
 built-in need not; fp16 goes through the built-in path only. Recorded, bit by bit. (Z = X @ W + b
 reaches the relus through a matmul and an add, so -0 arrives as +0, and a float32 denormal may be
 flushed to zero: both are recorded, as the course says such values are outside the listing's scope.)"""
+
 import numpy as np
 import pytest
 
@@ -21,14 +22,23 @@ def bits(values) -> list[str]:
 
 @pytest.mark.claim("S10.4-special")
 @pytest.mark.parametrize("device", device_params("mojo"))
-def test_study_relu_agrees_on_finite_and_infinite_values_and_follows_select_on_nan_and_minus_zero(impl, evidence,
-                                                                                                   device):
+def test_study_relu_agrees_on_finite_and_infinite_values_and_follows_select_on_nan_and_minus_zero(
+    impl, evidence, device
+):
     x, w, b = SPECIAL.reshape(-1, 1), np.ones((1, 1), np.float32), np.array([-0.0], np.float32)
     out = max_graphs.execute(max_graphs.on_device("math", device), impl, x, w, b)
     z, builtin, custom, half = (out[name][:, 0] for name in ("z", "y", "y_mojo", "y_float16"))
-    evidence(device=device, inputs=bits(SPECIAL), z=bits(z), builtin=bits(builtin), custom=bits(custom), builtin_fp16=bits(half))
-    assert np.isnan(z[0]) and np.isinf(z[3:5]).all() and (z[5:7] == SPECIAL[5:7]).all(), \
+    evidence(
+        device=device,
+        inputs=bits(SPECIAL),
+        z=bits(z),
+        builtin=bits(builtin),
+        custom=bits(custom),
+        builtin_fp16=bits(half),
+    )
+    assert np.isnan(z[0]) and np.isinf(z[3:5]).all() and (z[5:7] == SPECIAL[5:7]).all(), (
         f"NaN, ±inf and ordinary values must reach the relus: Z = {bits(z)}"
+    )
     ordinary = np.isfinite(z) & (z != 0) | np.isinf(z)
     assert_exact(custom[ordinary], builtin[ordinary], what="study_relu vs built-in relu on finite values and ±inf")
     assert_relu_by_select(z, custom, what="study_relu")  # the listing's select: NaN > 0 and ±0 > 0 are false

@@ -3,6 +3,7 @@
 On any machine its PTX (built for nvidia:90) must hold the bounds check: a `setp` against
 element_count - 1 branching past every global load and store. On CUDA the program runs at sizes
 no block divides and checks its result on the host (and a canary past the end)."""
+
 import subprocess
 from pathlib import Path
 
@@ -30,12 +31,15 @@ def program(sizes, prebuilt: str | None) -> tuple[Path, dict]:
     if prebuilt:
         binary = Path(prebuilt) / mojo_build.prebuilt_name(sizes)
         if not binary.exists():
-            pytest.fail(f"--mojo-prebuilt {prebuilt} has no {binary.name}: make it with "
-                        f"`python -m stackcheck.mojo_build {prebuilt}` on a machine with Mojo")
+            pytest.fail(
+                f"--mojo-prebuilt {prebuilt} has no {binary.name}: make it with "
+                f"`python -m stackcheck.mojo_build {prebuilt}` on a machine with Mojo"
+            )
         return binary, mojo_build.runtime_environment(Path(prebuilt))
     if env.stack_missing("mojo"):
-        raise env.Missing(f"{env.stack_missing('mojo')}; or pass --mojo-prebuilt DIR with programs built "
-                          "elsewhere", "mojo")
+        raise env.Missing(
+            f"{env.stack_missing('mojo')}; or pass --mojo-prebuilt DIR with programs built elsewhere", "mojo"
+        )
     binary = mojo_build.build(mojo_build.source("bias_relu_gpu.mojo"), emit="exe", sizes=sizes)
     return binary, mojo_build.runtime_environment()
 

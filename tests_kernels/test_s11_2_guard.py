@@ -7,9 +7,10 @@ refusals is a case below. The suite's wrapper extends the course in two places, 
 its docstring (stackcheck.reference.triton_bias_relu): it also runs on the CPU through Triton's
 interpreter, and it also takes float16 and bfloat16 (so a float64 or integer input is what the
 dtype cases refuse), plus ``block_size`` and ``out``, which the listing fixes or lacks."""
+
 import pytest
 
-from stackcheck import need, device_params
+from stackcheck import device_params, need
 from stackcheck.numerics import uniform
 
 
@@ -25,13 +26,17 @@ def inputs(torch, device, n=4, m=3, dtype=None):
 CASES = {
     "wrong device": (lambda t, d: (t.empty(4, 3, device="meta"), t.empty(3, device="meta")), r"device meta"),
     "wrong dtype": (lambda t, d: inputs(t, d, dtype=t.float64), r"float64.*must be one of"),
-    "integer dtype": (lambda t, d: (t.ones(4, 3, dtype=t.int32, device=d), t.ones(3, dtype=t.int32, device=d)),
-                      r"int32"),
+    "integer dtype": (
+        lambda t, d: (t.ones(4, 3, dtype=t.int32, device=d), t.ones(3, dtype=t.int32, device=d)),
+        r"int32",
+    ),
     "wrong rank": (lambda t, d: (rand(t, 2, 4, 3, device=d), rand(t, 3, device=d)), r"2-D.*\[2, 4, 3\]"),
     "shape mismatch": (lambda t, d: (rand(t, 4, 3, device=d), rand(t, 5, device=d)), r"\[5\].*\[4, 3\]"),
     "non-contiguous": (lambda t, d: (rand(t, 3, 4, device=d).T, rand(t, 3, device=d)), r"contiguous"),
-    "requires grad": (lambda t, d: (rand(t, 4, 3, device=d, requires_grad=True), rand(t, 3, device=d)),
-                      r"require grad"),
+    "requires grad": (
+        lambda t, d: (rand(t, 4, 3, device=d, requires_grad=True), rand(t, 3, device=d)),
+        r"require grad",
+    ),
 }
 
 

@@ -1,12 +1,13 @@
 """§11.2 and experiment G: the bias+ReLU kernel is right for every size, the mask keeps every load
 and store in bounds. Canaries prove it: the output is a view inside a larger buffer filled with a
 sentinel that must survive, and the inputs sit inside NaN padding that must never reach the output."""
+
 import numpy as np
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from stackcheck import assert_matches_reference, need, device_params
+from stackcheck import assert_matches_reference, device_params, need
 from stackcheck.numerics import make_inputs
 
 PAD = 2048  # more than any block: an unmasked program would run past it into the padding
@@ -19,8 +20,8 @@ def inside_padding(torch, values, fill):
     """(whole buffer, contiguous view of ``values``' shape in its middle)."""
     flat = values.reshape(-1)
     whole = torch.full((PAD + flat.numel() + PAD,), fill, dtype=values.dtype, device=values.device)
-    whole[PAD:PAD + flat.numel()] = flat
-    return whole, whole[PAD:PAD + flat.numel()].view(values.shape)
+    whole[PAD : PAD + flat.numel()] = flat
+    return whole, whole[PAD : PAD + flat.numel()].view(values.shape)
 
 
 def check_in_bounds(impl, device, n, m, block_size, seed=0):
@@ -30,15 +31,29 @@ def check_in_bounds(impl, device, n, m, block_size, seed=0):
     _, b = inside_padding(torch, torch.from_numpy(b_np).to(device), float("nan"))
     out_whole, out = inside_padding(torch, torch.empty(n, m, device=device), SENTINEL)
     impl.triton_bias_relu(a, b, block_size=block_size, out=out)
-    outside = torch.cat([out_whole[:PAD], out_whole[PAD + n * m:]])
+    outside = torch.cat([out_whole[:PAD], out_whole[PAD + n * m :]])
     changed = int((outside != SENTINEL).sum())
-    assert changed == 0, f"{changed} canary cells around the output changed: a store ran out of bounds " \
-                         f"(N={n}, M={m}, BLOCK_SIZE={block_size}, device={device})"
-    assert not bool(out.isnan().any()), f"NaN padding reached the output: a load ran out of bounds " \
-                                        f"(N={n}, M={m}, BLOCK_SIZE={block_size}, device={device})"
+    assert changed == 0, (
+        f"{changed} canary cells around the output changed: a store ran out of bounds "
+        f"(N={n}, M={m}, BLOCK_SIZE={block_size}, device={device})"
+    )
+    assert not bool(out.isnan().any()), (
+        f"NaN padding reached the output: a load ran out of bounds "
+        f"(N={n}, M={m}, BLOCK_SIZE={block_size}, device={device})"
+    )
     expected = np.maximum(a_np.astype(np.float64) + b_np, 0)
-    assert_matches_reference(out.cpu().numpy(), expected, dtype="float32", k=1, what="ReLU(A + b)",
-                             N=n, M=m, BLOCK_SIZE=block_size, device=device, seed=seed)
+    assert_matches_reference(
+        out.cpu().numpy(),
+        expected,
+        dtype="float32",
+        k=1,
+        what="ReLU(A + b)",
+        N=n,
+        M=m,
+        BLOCK_SIZE=block_size,
+        device=device,
+        seed=seed,
+    )
 
 
 @pytest.mark.claim("S11.2-mask")
@@ -51,8 +66,13 @@ def test_boundary_sizes(impl, device, block_size, n, m):
 
 @pytest.mark.claim("S11.2-mask")
 @pytest.mark.parametrize("device", device_params("triton"))
-@given(block_size=st.sampled_from(BLOCKS), blocks=st.integers(1, 4), offset=st.sampled_from([-1, 0, 1]),
-       m=st.sampled_from([1, 3, 16, 65, 127]), seed=st.integers(0, 1000))
+@given(
+    block_size=st.sampled_from(BLOCKS),
+    blocks=st.integers(1, 4),
+    offset=st.sampled_from([-1, 0, 1]),
+    m=st.sampled_from([1, 3, 16, 65, 127]),
+    seed=st.integers(0, 1000),
+)
 def test_sizes_around_block_multiples(impl, device, block_size, blocks, offset, m, seed):
     """n*m lands one below, on, or one above a multiple of the block (rows rounded up to cover it)."""
     target = blocks * block_size + offset

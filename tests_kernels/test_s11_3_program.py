@@ -1,10 +1,10 @@
 """§11.3: BLOCK_SIZE is how many elements one program handles, not a thread count. The grid is
 cdiv(n, BLOCK_SIZE) programs; on CUDA each program runs num_warps x 32 threads."""
+
 import numpy as np
 import pytest
 
-from stackcheck import need, device_params
-from stackcheck import triton_kernels
+from stackcheck import device_params, need, triton_kernels
 from stackcheck.numerics import assert_matches_reference, make_inputs
 
 
@@ -18,9 +18,18 @@ def test_the_grid_is_cdiv_n_block_size_programs(impl, launches, device, n, m, bl
     y = impl.triton_bias_relu(a, b, block_size=block_size)
     assert launches() == [(-(-n * m // block_size),)], (
         f"{n * m} elements in blocks of {block_size}: expected cdiv = {-(-n * m // block_size)} programs, "
-        f"launched {launches()}")
-    assert_matches_reference(y, np.maximum(a_np.astype(np.float64) + b_np, 0), dtype="float32", k=1,
-                             what="ReLU(A + b)", N=n, M=m, BLOCK_SIZE=block_size)
+        f"launched {launches()}"
+    )
+    assert_matches_reference(
+        y,
+        np.maximum(a_np.astype(np.float64) + b_np, 0),
+        dtype="float32",
+        k=1,
+        what="ReLU(A + b)",
+        N=n,
+        M=m,
+        BLOCK_SIZE=block_size,
+    )
 
 
 @pytest.mark.claim("S11.3-program")
@@ -32,8 +41,9 @@ def test_block_size_is_not_the_thread_count(device, block_size, num_warps, evide
     a_np, _, b_np = make_inputs(33, 65, 65)
     a, b = torch.from_numpy(a_np).to(device), torch.from_numpy(b_np).to(device)
     y = torch.empty_like(a)
-    kernel = triton_kernels.compiled_kernel.warmup(a, b, y, a.numel(), M=65, BLOCK_SIZE=block_size,
-                                                    num_warps=num_warps, grid=(1,))
+    kernel = triton_kernels.compiled_kernel.warmup(
+        a, b, y, a.numel(), M=65, BLOCK_SIZE=block_size, num_warps=num_warps, grid=(1,)
+    )
     warp = getattr(torch.cuda.get_device_properties(device), "warp_size", 32)  # NVIDIA: 32
     assert kernel.metadata.num_warps == num_warps, f"compiled with {kernel.metadata.num_warps} warps, asked {num_warps}"
     threads = num_warps * warp

@@ -1,9 +1,10 @@
 """§11.4: the Triton path is two kernels, torch's matmul then bias+ReLU, not one fused ReLU(XW + b)."""
+
 import re
 
 import pytest
 
-from stackcheck import assert_matches_reference, need, reference_forward, device_params
+from stackcheck import assert_matches_reference, device_params, need, reference_forward
 from stackcheck.inductor import eager_aten_ops
 from stackcheck.numerics import make_inputs
 
@@ -16,7 +17,8 @@ def test_torch_matmul_then_one_triton_launch(impl, launches, device):
     ops, y = eager_aten_ops(impl.triton_forward, *(torch.from_numpy(v).to(device) for v in (x, w, b)))
     matmuls = [op for op in ops if op in ("mm", "matmul", "addmm")]
     assert len(matmuls) == 1 and "relu" not in ops and "add" not in ops, (
-        f"torch runs the matmul, and only the matmul: {ops}")
+        f"torch runs the matmul, and only the matmul: {ops}"
+    )
     assert len(launches()) == 1, f"then one Triton launch does bias + ReLU: {launches()}"
     assert_matches_reference(y.cpu().numpy(), reference_forward(x, w, b), dtype="float32", k=16)
 
@@ -31,11 +33,15 @@ def test_profiler_sees_two_gpu_kernels(impl, device, evidence):
     with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
         y = impl.triton_forward(x, w, b)
         torch.cuda.synchronize()
-    kernels = [e.name for e in prof.events() if e.device_type == torch.autograd.DeviceType.CUDA
-               and not e.name.startswith(("Memcpy", "Memset"))]
+    kernels = [
+        e.name
+        for e in prof.events()
+        if e.device_type == torch.autograd.DeviceType.CUDA and not e.name.startswith(("Memcpy", "Memset"))
+    ]
     evidence(gpu_kernels=kernels)
     ours = [k for k in kernels if "bias_relu" in k]
     gemms = [k for k in kernels if "bias_relu" not in k and re.search(r"(?i)gemm|xmma|nvjet|cutlass|sm\d+_|matmul", k)]
-    assert len(ours) == 1 and gemms, \
+    assert len(ours) == 1 and gemms, (
         f"the GEMM and the bias+ReLU kernel are separate launches (a library may add a helper): {kernels}"
+    )
     assert_matches_reference(y, reference_forward(*(v.cpu().numpy() for v in (x, w, b))), dtype="float32", k=128)

@@ -1,5 +1,6 @@
 """§12.1: each stack has its way to write a kernel by hand (Triton, Pallas, Mojo). The Pallas bias +
 ReLU runs a grid of row blocks; boundary sizes as parameters, the last block partial."""
+
 import numpy as np
 import pytest
 
@@ -17,5 +18,13 @@ def test_pallas_bias_relu_is_exact_at_every_block_boundary(impl, stack, device, 
     a, b = jax_in((a_np, b_np), device, "float32")
     y = impl.pallas_bias_relu(a, b, block_rows=block_rows)
     expected = np.maximum(a_np + b_np, np.float32(0))  # one float32 add and a max: exact
-    assert_exact(jax_out(y, "float32").astype(np.float32), expected, what="ReLU(A + b) by Pallas", N=n, M=m,
-                 block_rows=block_rows, stack=stack, device=device)
+    assert_exact(
+        jax_out(y, "float32").astype(np.float32),
+        expected,
+        what="ReLU(A + b) by Pallas",
+        N=n,
+        M=m,
+        block_rows=block_rows,
+        stack=stack,
+        device=device,
+    )

@@ -1,13 +1,13 @@
 """Bad input: every stack's forward rejects a wrong rank or mixed devices with a ValueError naming them."""
+
 import re
 
 import numpy as np
 import pytest
 
-from stackcheck import need, device_params, stack_params
-from stackcheck.stacks import jax_device
+from stackcheck import device_params, need, stack_params
 from stackcheck.numerics import make_inputs
-from stackcheck.stacks import run_forward
+from stackcheck.stacks import jax_device, run_forward
 
 
 @pytest.mark.claim("S2.1-shapes")
@@ -21,7 +21,8 @@ def test_wrong_rank_names_the_operand_and_its_shape(impl, stack, device, which):
         run_forward(impl, stack, device, operands["X"], operands["W"], operands["b"])
     shape = re.escape(str(list(operands[which].shape)))
     assert re.search(rf"\b{which}\b.*{shape}", str(info.value)), (
-        f"the error must name {which} and its shape {list(operands[which].shape)}: {info.value}")
+        f"the error must name {which} and its shape {list(operands[which].shape)}: {info.value}"
+    )
 
 
 @pytest.mark.claim("S6.2-resident")  # where operands live (§6.2), not their shapes
@@ -29,8 +30,11 @@ def test_wrong_rank_names_the_operand_and_its_shape(impl, stack, device, which):
 def test_mixed_devices_are_named(impl, stack, device):
     torch = need("torch")
     x, w, b = (torch.from_numpy(v) for v in make_inputs(2, 3, 4))
-    forward = {"torch": impl.torch_forward, "torch_compile": impl.torch_compiled_forward,
-               "triton": impl.triton_forward}[stack]
+    forward = {
+        "torch": impl.torch_forward,
+        "torch_compile": impl.torch_compiled_forward,
+        "triton": impl.triton_forward,
+    }[stack]
     with pytest.raises(ValueError, match=r"different devices \(X on cuda:0, W on cpu, b on cpu\)"):
         forward(x.to(device), w, b)
 

@@ -3,6 +3,7 @@
 The inputs make the difference certain rather than likely: 2**24 + 1 is not a float32, so
 adding the ones one at a time after the big value loses them, while adding them first keeps them.
 """
+
 import numpy as np
 import pytest
 
@@ -22,7 +23,8 @@ def test_summation_order_changes_the_bits(impl):
     assert exact == 64.0
     results = {"left to right": float(forward), "right to left": float(backward), "blocks of 8": float(blocked)}
     assert len(set(results.values())) == 3, (
-        f"three orders of one sum must give three different float32 results here, got {results}")
+        f"three orders of one sum must give three different float32 results here, got {results}"
+    )
     assert float(backward) == exact, "adding the ones before the big value keeps them all"
 
 
@@ -53,10 +55,17 @@ def test_blocked_matmul_differs_in_bits_but_matches_with_tolerance(stack, device
     torch = need("torch")
     x, w, b = (torch.from_numpy(v).to(device) for v in make_inputs(8, 4096, 8, seed=7))
     plain = torch.relu(x @ w + b)
-    blocked = torch.relu(sum(x[:, i:i + 512] @ w[i:i + 512] for i in range(0, 4096, 512)) + b)
+    blocked = torch.relu(sum(x[:, i : i + 512] @ w[i : i + 512] for i in range(0, 4096, 512)) + b)
     assert not torch.equal(plain, blocked), "the blocked order must change some bits for these inputs"
-    assert_matches_reference(blocked.cpu().numpy(), plain.cpu().numpy(), dtype="float32", k=4096,
-                             stack=stack, device=device, what="blocked-K Y vs plain Y")
+    assert_matches_reference(
+        blocked.cpu().numpy(),
+        plain.cpu().numpy(),
+        dtype="float32",
+        k=4096,
+        stack=stack,
+        device=device,
+        what="blocked-K Y vs plain Y",
+    )
 
 
 @pytest.mark.claim("MC13")
@@ -68,8 +77,15 @@ def test_eager_vs_compiled_bits_are_reported_and_tolerance_decides(impl, evidenc
     compiled = impl.torch_compiled_forward(x, w, b)
     differing = int((eager != compiled).sum())
     evidence(eager_vs_compiled_bits_differing=differing, elements=eager.numel(), device=device)
-    assert_matches_reference(compiled.cpu().numpy(), eager.cpu().numpy(), dtype="float32", k=1024,
-                             stack=stack, device=device, what="compiled Y vs eager Y")
+    assert_matches_reference(
+        compiled.cpu().numpy(),
+        eager.cpu().numpy(),
+        dtype="float32",
+        k=1024,
+        stack=stack,
+        device=device,
+        what="compiled Y vs eager Y",
+    )
 
 
 @pytest.mark.claim("MC13")
@@ -89,9 +105,11 @@ def test_tf32_and_float32_matmuls_differ_in_bits_and_each_meets_its_own_toleranc
     differing = int((results[False] != results[True]).sum())
     evidence(device=device, tf32_vs_fp32_elements_differing=differing, elements=results[False].size)
     assert differing > 0, "TF32 rounds the inputs to 10 mantissa bits: the bits must differ from float32's"
-    assert_matches_reference(results[False], reference, dtype="float32", k=1024, stack=stack, device=device,
-                             what="Y with TF32 off")
-    assert_matches_reference(results[True], reference, dtype="tfloat32", k=1024, stack=stack, device=device,
-                             what="Y with TF32 on")
+    assert_matches_reference(
+        results[False], reference, dtype="float32", k=1024, stack=stack, device=device, what="Y with TF32 off"
+    )
+    assert_matches_reference(
+        results[True], reference, dtype="tfloat32", k=1024, stack=stack, device=device, what="Y with TF32 on"
+    )
     with pytest.raises(AssertionError, match="does not match"):
         assert_matches_reference(results[True], reference, dtype="float32", k=1024, what="Y with TF32 on")

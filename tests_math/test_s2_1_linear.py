@@ -1,7 +1,8 @@
 """§2.1: the course's W is [K, M] = [in, out]; nn.Linear stores weight as [out, in], i.e. W transposed."""
+
 import pytest
 
-from stackcheck import need, device_params, stack_params
+from stackcheck import device_params, need, stack_params
 from stackcheck.numerics import assert_matches_reference, make_inputs, mismatch_report, tolerance
 
 
@@ -17,11 +18,20 @@ def test_linear_weight_is_w_transposed(impl, stack, device, k, m):
         linear.bias.copy_(torch.from_numpy(b_np))
         x = torch.from_numpy(x_np).to(device)
         w = impl.w_from_linear(linear)
-        assert tuple(w.shape) == (k, m), f"W must be [K, M] = [{k}, {m}]; nn.Linear.weight is {list(linear.weight.shape)}"
+        assert tuple(w.shape) == (k, m), (
+            f"W must be [K, M] = [{k}, {m}]; nn.Linear.weight is {list(linear.weight.shape)}"
+        )
         y = impl.torch_forward(x, w, linear.bias)
         expected = torch.relu(linear(x))
-    assert_matches_reference(y.cpu().numpy(), expected.cpu().numpy(), dtype="float32", k=k, stack=stack,
-                             device=device, what="ReLU(X @ w_from_linear(linear) + bias) vs ReLU(linear(X))")
+    assert_matches_reference(
+        y.cpu().numpy(),
+        expected.cpu().numpy(),
+        dtype="float32",
+        k=k,
+        stack=stack,
+        device=device,
+        what="ReLU(X @ w_from_linear(linear) + bias) vs ReLU(linear(X))",
+    )
 
 
 @pytest.mark.claim("S2.1-linear")
@@ -40,4 +50,5 @@ def test_untransposed_weight_is_wrong(device):
         wrong = (x_sq @ square.weight).cpu().numpy()
         right = square(x_sq).cpu().numpy()
     assert mismatch_report(wrong, right, tolerance("float32", 16)) is not None, (
-        "with K == M the untransposed weight must give different numbers (it is W transposed)")
+        "with K == M the untransposed weight must give different numbers (it is W transposed)"
+    )

@@ -1,4 +1,5 @@
 """§2.1 and experiment A: X[N,K] @ W[K,M] is [N,M]; K disappears; a K mismatch is a shape error."""
+
 import re
 
 import numpy as np
@@ -29,10 +30,12 @@ def test_k_mismatch_is_a_shape_error_naming_both_shapes(impl, stack, device):
         run_forward(impl, stack, device, x, w, b)
     message = str(info.value)
     assert re.search(r"\[2, 3\]", message) and re.search(r"\[4, 2\]", message), (
-        f"the error must name both shapes X[2, 3] and W[4, 2]; got: {message!r}")
+        f"the error must name both shapes X[2, 3] and W[4, 2]; got: {message!r}"
+    )
     assert re.search(r"\bK\b", message), f"the error must say the contraction dimension K disagrees: {message!r}"
     assert not re.search(r"cuda|out of memory|illegal", message, re.I), (
-        f"a K mismatch is a shape error, not a device error: {message!r}")
+        f"a K mismatch is a shape error, not a device error: {message!r}"
+    )
 
 
 @pytest.mark.claim("S2.1-shapes")
@@ -54,9 +57,16 @@ def test_square_w_is_not_transposed(impl, stack, device):
     x, w, b = make_inputs(5, 4, 4, seed=21)
     w = w + np.triu(np.full((4, 4), 2.0, dtype=np.float32), 1)  # upper triangle far from the lower
     y = run_forward(impl, stack, device, x, w, b)
-    assert_matches_reference(y, reference_forward(x, w, b), dtype=tolerance_row(stack, device, "float32"), k=4,
-                             stack=stack, device=device,
-                             what="Y with a square, asymmetric W", seed=21)
+    assert_matches_reference(
+        y,
+        reference_forward(x, w, b),
+        dtype=tolerance_row(stack, device, "float32"),
+        k=4,
+        stack=stack,
+        device=device,
+        what="Y with a square, asymmetric W",
+        seed=21,
+    )
 
 
 def k_mismatch_in(stack: str, device: str):
@@ -98,7 +108,8 @@ def test_the_stack_itself_raises_a_shape_error_not_a_device_error(stack, device)
     message = f"{type(error).__name__}: {error}"
     assert isinstance(error, (ValueError, TypeError, RuntimeError)), message
     assert re.search(r"(?<!\d)3(?!\d)", message) and re.search(r"(?<!\d)4(?!\d)", message), (
-        f"the sizes 3 and 4 must be named: {message}")
+        f"the sizes 3 and 4 must be named: {message}"
+    )
     assert re.search(r"(?i)shape|dimension|size", message), f"it must say it is about shapes: {message}"
     where = re.sub(r"device=\w+:\d+", "", message)  # MAX names each input's placement; that is no error
     assert not re.search(r"(?i)cuda|out of memory|illegal|device", where), f"not a device error: {message}"

@@ -1,4 +1,5 @@
 """§2.2: the hand example. A, Z and Y are integers and halves, so every stack must hit them exactly."""
+
 import pytest
 
 from stackcheck import stack_params
@@ -14,5 +15,12 @@ def test_hand_example_a_z_y_exact(impl, hand_example, stack, device):
     steps = run_steps(impl, stack, device, ex["x"], ex["w"], ex["b"])
     for name, got in zip("AZY", steps):
         if got is not None:
-            assert_exact(got, ex[name.lower()], what=f"{name} of the §2.2 example", stack=stack, device=device,
-                         shape="N=2, K=3, M=2", dtype="float32")
+            assert_exact(
+                got,
+                ex[name.lower()],
+                what=f"{name} of the §2.2 example",
+                stack=stack,
+                device=device,
+                shape="N=2, K=3, M=2",
+                dtype="float32",
+            )

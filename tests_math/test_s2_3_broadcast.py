@@ -1,10 +1,11 @@
 """§2.1/§2.3 and experiment B: b is broadcast over N rows as a view, not copied N times."""
+
 import re
 
 import numpy as np
 import pytest
 
-from stackcheck import need, device_params
+from stackcheck import device_params, need
 from stackcheck.inductor import eager_ops
 from stackcheck.ir import hlo_entry, hlo_fusions, jax_stages
 from stackcheck.numerics import assert_exact, assert_matches_reference, make_inputs, reference_forward
@@ -46,10 +47,12 @@ def test_torch_eager_adds_b_without_an_n_fold_copy(impl, stack, device):
     y, ops = eager_ops(impl.torch_forward, *(torch.from_numpy(v).to(device) for v in (x, w, b)))
     copies = [o for o in ops if o["inputs"] and all(s == (M,) for s in o["inputs"]) and (N, M) in o["outputs"]]
     assert not copies, f"b[{M}] was materialized as [{N}, {M}] before the add: {copies} (all ops: {ops})"
-    assert any(o["inputs"] and {(N, M), (M,)} <= set(o["inputs"]) for o in ops), \
+    assert any(o["inputs"] and {(N, M), (M,)} <= set(o["inputs"]) for o in ops), (
         f"the add must take A[{N}, {M}] and b[{M}] as they are: {ops}"
-    assert_matches_reference(y.cpu().numpy(), reference_forward(x, w, b), dtype="float32", k=7, stack=stack,
-                             device=device)
+    )
+    assert_matches_reference(
+        y.cpu().numpy(), reference_forward(x, w, b), dtype="float32", k=7, stack=stack, device=device
+    )
 
 
 @pytest.mark.claim("S2.3-broadcast")
@@ -64,11 +67,14 @@ def test_xla_broadcasts_b_inside_the_fused_add(impl, stack, device):
     assert bias, f"b[{M}] must be the program's third parameter: {entry}"
     assert not [line for line in entry if " broadcast(" in line], f"a broadcast in ENTRY materializes [N, M]: {entry}"
     users = [line for line in entry if re.search(rf"[(,] ?{re.escape(bias)}[,)]", line)]
-    assert users and all(re.search(r"= \S+ (fusion|custom-call)\(", u) for u in users), \
+    assert users and all(re.search(r"= \S+ (fusion|custom-call)\(", u) for u in users), (
         f"b must go as it is into a fused computation or a library call: {users}"
+    )
     fused = "\n".join(hlo_fusions(stages["hlo"]).values())
-    assert re.search(rf"\[{N},{M}\]\S* broadcast\(", fused) or any("custom-call(" in u for u in users), \
+    assert re.search(rf"\[{N},{M}\]\S* broadcast\(", fused) or any("custom-call(" in u for u in users), (
         f"the broadcast of b to [{N}, {M}] must be inside a fusion: {fused}"
+    )
     y = stages["compiled"](*jax_in((x, w, b), device, "float32"))
-    assert_matches_reference(jax_out(y, "float32"), reference_forward(x, w, b), dtype="float32", k=7, stack=stack,
-                             device=device)
+    assert_matches_reference(
+        jax_out(y, "float32"), reference_forward(x, w, b), dtype="float32", k=7, stack=stack, device=device
+    )

@@ -1,11 +1,12 @@
 """§2.4/§4.4: a new shape, dtype or layout makes a new compiled program; the numbers stay right."""
+
 import numpy as np
 import pytest
 
 from stackcheck import assert_matches_reference, need, reference_forward, stack_params
 from stackcheck.compiles import jax_compiles, torch_compiles
-from stackcheck.stacks import jax_device, jax_in, torch_in
 from stackcheck.numerics import make_inputs
+from stackcheck.stacks import jax_device, jax_in, torch_in
 
 
 @pytest.mark.claim("S2.4-specialize")
@@ -25,8 +26,15 @@ def test_torch_compile_specializes_on_shape_dtype_and_layout(impl, stack, device
             assert not tx.is_contiguous()
         with torch_compiles() as count:
             y = compiled(tx, tw, tb)
-        assert_matches_reference(y.float().cpu().numpy(), reference_forward(x, w, b), dtype=dtype, k=x.shape[1],
-                                 stack=stack, device=device, layout="transposed view" if transpose_x else "contiguous")
+        assert_matches_reference(
+            y.float().cpu().numpy(),
+            reference_forward(x, w, b),
+            dtype=dtype,
+            k=x.shape[1],
+            stack=stack,
+            device=device,
+            layout="transposed view" if transpose_x else "contiguous",
+        )
         return count.compiles
 
     x, w, b = make_inputs(4, 8, 3, seed=1)
@@ -55,8 +63,14 @@ def test_jax_jit_specializes_on_shape_and_dtype(impl, stack, device):
         args = [jax.device_put(np.asarray(v, dtype=getattr(jax.numpy, dtype)), target) for v in (x, w, b)]
         with jax_compiles() as count:
             y = compiled(*args)
-        assert_matches_reference(np.asarray(y.astype("float32")), reference_forward(x, w, b), dtype=dtype,
-                                 k=x.shape[1], stack=stack, device=device)
+        assert_matches_reference(
+            np.asarray(y.astype("float32")),
+            reference_forward(x, w, b),
+            dtype=dtype,
+            k=x.shape[1],
+            stack=stack,
+            device=device,
+        )
         return count.compiles
 
     assert run(*make_inputs(4, 8, 3, seed=1)) == 1, "the first call compiles"
@@ -64,7 +78,8 @@ def test_jax_jit_specializes_on_shape_and_dtype(impl, stack, device):
     assert run(*make_inputs(6, 8, 3, seed=3)) == 1, "a new shape makes a new program"
     assert run(*make_inputs(6, 8, 3, "bfloat16", seed=4), dtype="bfloat16") == 1, "a new dtype makes a new program"
     assert traces == [((4, 8), "float32"), ((6, 8), "float32"), ((6, 8), "bfloat16")], (
-        f"Python ran once per trace, not per call: {traces}")
+        f"Python ran once per trace, not per call: {traces}"
+    )
 
 
 def compiles_per_call(impl, stack: str, device: str, calls: list[tuple]) -> list[int]:
@@ -82,8 +97,9 @@ def compiles_per_call(impl, stack: str, device: str, calls: list[tuple]) -> list
     for arrays in calls:
         with counter() as count:
             y = forward(*convert(arrays))
-        assert_matches_reference(y, reference_forward(*arrays), dtype="float32", k=arrays[0].shape[1],
-                                 stack=stack, device=device)
+        assert_matches_reference(
+            y, reference_forward(*arrays), dtype="float32", k=arrays[0].shape[1], stack=stack, device=device
+        )
         counts.append(count.compiles)
     return counts
 
@@ -95,5 +111,7 @@ def test_the_compiled_forward_is_one_program_compiled_once(impl, stack, device):
     one program (not one per op, as op-by-op execution would), and new values reuse it."""
     first, second = make_inputs(9, 6, 7, seed=31), make_inputs(9, 6, 7, seed=32)  # a shape no other test uses
     counts = compiles_per_call(impl, stack, device, [first, second])
-    assert counts == [1, 0], (f"{stack}: programs compiled by the first and a repeated call: {counts} "
-                              "(0 first: nothing was compiled; more than 1: op by op)")
+    assert counts == [1, 0], (
+        f"{stack}: programs compiled by the first and a repeated call: {counts} "
+        "(0 first: nothing was compiled; more than 1: op by op)"
+    )

@@ -1,16 +1,15 @@
 """§4.1: a compiler must know whether control flow depends on data. Under jax.jit a Python `if` on a
 traced value cannot be decided (it raises); lax.cond puts the branch in the program; an ordered
 io_callback keeps the host side effects in program order."""
+
 import re
 
 import numpy as np
 import pytest
 
-from stackcheck import need, stack_params
-from stackcheck import ir
+from stackcheck import ir, need, stack_params
 from stackcheck.numerics import assert_matches_reference, make_inputs, reference_forward
 from stackcheck.stacks import jax_in, jax_out
-
 
 SHAPE = (8, 4, 3)
 
@@ -37,8 +36,14 @@ def test_a_python_if_on_a_traced_value_raises_and_lax_cond_compiles(impl, stack,
     assert re.search(r"\bstablehlo\.(case|if)\b", stages["stablehlo"]), "lax.cond lowers to a conditional op"
     y = stages["compiled"](*args)
     expected = reference_forward(x, w, b)
-    assert_matches_reference(jax_out(y, "float32"), expected if expected.sum() > 0 else -expected, dtype="float32",
-                             k=SHAPE[1], stack=stack, device=device)
+    assert_matches_reference(
+        jax_out(y, "float32"),
+        expected if expected.sum() > 0 else -expected,
+        dtype="float32",
+        k=SHAPE[1],
+        stack=stack,
+        device=device,
+    )
 
 
 @pytest.mark.claim("S4.1-jax-control")
@@ -67,5 +72,6 @@ def test_an_ordered_callback_keeps_program_order(impl, stack, device):
     expected = x
     for _ in range(3):
         expected = reference_forward(expected, w, b) @ w.T.astype(np.float64)
-    assert_matches_reference(jax_out(out, "float32"), expected, dtype="float32", k=SHAPE[1] * 3, stack=stack,
-                             device=device)
+    assert_matches_reference(
+        jax_out(out, "float32"), expected, dtype="float32", k=SHAPE[1] * 3, stack=stack, device=device
+    )

@@ -1,10 +1,11 @@
 """§8.2: torch eager and torch.compile agree on Y, loss = mean(Y²), dX, dW and db."""
+
 import numpy as np
 import pytest
 
-from stackcheck import assert_matches_reference, need, device_params
-from stackcheck.numerics import make_inputs
+from stackcheck import assert_matches_reference, device_params, need
 from stackcheck.gradients import closed_form
+from stackcheck.numerics import make_inputs
 
 NAMES = ("Y", "loss", "dX", "dW", "db")
 N, K, M = 32, 16, 8  # the course's sizes

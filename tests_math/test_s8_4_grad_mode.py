@@ -1,5 +1,6 @@
 """§8.4: a change of execution condition, such as torch.no_grad, is a new compile; warm up under the
 condition you will measure. Compiles per call of the implementation's compiled forward."""
+
 import pytest
 
 from stackcheck import assert_matches_reference, need, reference_forward, stack_params
@@ -20,7 +21,15 @@ def test_no_grad_after_a_grad_mode_warm_up_compiles_once_more(impl, stack, devic
         with torch.set_grad_enabled(grad), torch_compiles() as count:
             y = impl.torch_compiled_forward(*args)
         counts.append(count.compiles)
-        assert_matches_reference(torch_out(y, "float32"), reference_forward(x, w, b), dtype="float32", k=6,
-                                 stack=stack, device=device, grad_enabled=grad)
-    assert counts == [1, 0, 1, 0], \
+        assert_matches_reference(
+            torch_out(y, "float32"),
+            reference_forward(x, w, b),
+            dtype="float32",
+            k=6,
+            stack=stack,
+            device=device,
+            grad_enabled=grad,
+        )
+    assert counts == [1, 0, 1, 0], (
         f"compiles per call, grad on, on, off, off: {counts}; the first no_grad call compiles anew"
+    )

@@ -2,13 +2,14 @@
 
 Every value of this example is a small multiple of a power of two, so all comparisons are exact.
 """
+
 import numpy as np
 import pytest
 
-from stackcheck import need, device_params, stack_params
-from stackcheck.stacks import jax_device
-from stackcheck.numerics import assert_exact
+from stackcheck import device_params, need, stack_params
 from stackcheck.gradients import closed_form
+from stackcheck.numerics import assert_exact
+from stackcheck.stacks import jax_device
 
 
 @pytest.mark.claim("S9.5-grads")

@@ -4,6 +4,7 @@ Shapes include 1, primes, sizes around block multiples (Triton's 256-element blo
 widths) and a 0-size axis; dtypes are those each stack computes in on the device; the
 tolerance comes from stackcheck.numerics.TOLERANCES, scaled with K.
 """
+
 import pytest
 from hypothesis import assume, example, given
 from hypothesis import strategies as st
@@ -33,15 +34,23 @@ def check(impl, stack, device, dtype, shape, seed):
     n, k, m = shape
     x, w, b = make_inputs(n, k, m, dtype, seed)
     y = run_forward(impl, stack, device, x, w, b, dtype)
-    assert_matches_reference(y, reference_forward(x, w, b), dtype=tolerance_row(stack, device, dtype), k=k,
-                             stack=stack, device=device,
-                             N=n, M=m, seed=seed)
+    assert_matches_reference(
+        y,
+        reference_forward(x, w, b),
+        dtype=tolerance_row(stack, device, dtype),
+        k=k,
+        stack=stack,
+        device=device,
+        N=n,
+        M=m,
+        seed=seed,
+    )
 
 
 @pytest.mark.claim("X-numerics")
-@pytest.mark.parametrize("stack, device, dtype",
-                         stack_params(*[s for s in ALL_STACKS if s != "torch_compile"],
-                                      dtypes=True))
+@pytest.mark.parametrize(
+    "stack, device, dtype", stack_params(*[s for s in ALL_STACKS if s != "torch_compile"], dtypes=True)
+)
 @given(shape=shapes, seed=st.integers(0, 2**16))
 @example(shape=(33, 16, 65), seed=0)  # the course's §11.2 mask example
 @example(shape=(0, 3, 2), seed=0)
@@ -68,7 +77,11 @@ def test_compiled_size_0_and_1(impl, stack, device, shape):
 
 @pytest.mark.claim("X-numerics")
 @pytest.mark.parametrize("stack, device", stack_params("max", devices=("cpu",)))
-@pytest.mark.xfail(strict=True, raises=AssertionError, reason="MAX 26.7: the CPU matmul with K == 0 leaves its output unwritten instead of zeros; "
-                                       "a MAX release that fixes it turns this strict xfail into a failure")
+@pytest.mark.xfail(
+    strict=True,
+    raises=AssertionError,
+    reason="MAX 26.7: the CPU matmul with K == 0 leaves its output unwritten instead of zeros; "
+    "a MAX release that fixes it turns this strict xfail into a failure",
+)
 def test_max_empty_contraction_gives_zeros(impl, stack, device):
     check(impl, stack, device, "float32", (33, 0, 65), seed=0)

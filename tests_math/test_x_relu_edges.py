@@ -3,6 +3,7 @@
 ReLU(-inf) = 0 (so `z * (z > 0)`, which makes NaN there, is wrong), ReLU(+inf) = +inf, and a
 negative Z gives exactly 0 (so a leaky ReLU, whose small slope fits inside the bf16 and fp16
 tolerances, is wrong). The bias carries the edge values into Z = X @ W + b."""
+
 import numpy as np
 import pytest
 
@@ -26,8 +27,12 @@ def test_relu_is_exact_at_the_edges(impl, stack, device, dtype):
     assert (y >= 0).all(), f"ReLU's output is never negative; min {y.min()}: {where}, {dtype}"
     assert_exact(y[:, NEG_INF], np.zeros(N), what="ReLU(-inf), which is 0", dtype=dtype, **where)
     assert_exact(y[:, POS_INF], np.full(N, np.inf), what="ReLU(+inf), which is +inf", dtype=dtype, **where)
-    assert_exact(y[:, NEGATIVE], np.zeros(N), what="ReLU of Z <= -97, which is exactly 0", dtype=dtype,
-                 **where)
-    assert_matches_reference(y[:, FINITE], reference_forward(x, w, BIAS)[:, FINITE],
-                             dtype=tolerance_row(stack, device, dtype), k=K,
-                             what="Y where Z is finite", **where)
+    assert_exact(y[:, NEGATIVE], np.zeros(N), what="ReLU of Z <= -97, which is exactly 0", dtype=dtype, **where)
+    assert_matches_reference(
+        y[:, FINITE],
+        reference_forward(x, w, BIAS)[:, FINITE],
+        dtype=tolerance_row(stack, device, dtype),
+        k=K,
+        what="Y where Z is finite",
+        **where,
+    )

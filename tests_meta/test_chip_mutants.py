@@ -1,6 +1,7 @@
 """Meta-tests for the chip's claims (tests_hardware): each counter judgment rejects the wrong
 reading it exists to reject. Readings are shaped like the H200's (issue 11's measurements), so
 these run on any machine."""
+
 import pytest
 
 from stackcheck import chip, counters, timing
@@ -18,8 +19,11 @@ def kernel(name, **values):
 FP32_GEMM = kernel("sm80_xmma_gemm_f32f32", ffma=68.7e9, hmma=4096)
 BF16_GEMM = kernel("nvjet_sm90_tst", gmma=2_097_152)
 RELU = kernel("triton_bias_relu", alu=4.98e6)
-EAGER = [kernel("gemm", dram_read=16e6, dram_write=244e6), kernel("add", dram_read=269e6, dram_write=249e6),
-         kernel("clamp", dram_read=268e6, dram_write=244e6)]
+EAGER = [
+    kernel("gemm", dram_read=16e6, dram_write=244e6),
+    kernel("add", dram_read=269e6, dram_write=249e6),
+    kernel("clamp", dram_read=268e6, dram_write=244e6),
+]
 FUSED = [kernel("matmul_bias_relu", gmma=1e6, dram_read=17e6, dram_write=268e6)]
 
 
@@ -121,8 +125,9 @@ def test_a_flash_backend_that_materializes_the_scores_is_caught():
 @pytest.mark.mutant_for("S1.2-eager-library")
 def test_a_generated_matmul_kernel_is_caught():
     counters.assert_library_kernel([kernel("nvjet_sm90_tst_256x128_64x4_1x2_h_bz_coopA_NNT")], "eager")
-    counters.assert_library_kernel([kernel("void Kernel2<cutlass_80_simt_sgemm_256x128_8x4_nn_align1>(Params)")],
-                                   "eager")
+    counters.assert_library_kernel(
+        [kernel("void Kernel2<cutlass_80_simt_sgemm_256x128_8x4_nn_align1>(Params)")], "eager"
+    )
     for names in (["triton_tem_fused_mm_0"], ["_matmul_bias_relu_kernel"], ["sm90_xmma_gemm", "splitKreduce"]):
         with pytest.raises(AssertionError, match="one library"):
             counters.assert_library_kernel([kernel(n) for n in names], "eager")
@@ -142,8 +147,9 @@ def test_a_gpu_graph_that_drops_relu_or_an_output_is_caught():
     cpu = {"y": y.astype(np.float32), "y_mojo": y.astype(np.float32)}
     assert_outputs_match(dict(cpu), cpu, dtype="float32", k=7, where="same")
     with pytest.raises(AssertionError, match="output y_mojo"):
-        assert_outputs_match({**cpu, "y_mojo": (x @ w + b).astype(np.float32)}, cpu, dtype="float32", k=7,
-                             where="no ReLU")
+        assert_outputs_match(
+            {**cpu, "y_mojo": (x @ w + b).astype(np.float32)}, cpu, dtype="float32", k=7, where="no ReLU"
+        )
     with pytest.raises(AssertionError, match="missing"):
         assert_outputs_match({"y": cpu["y"]}, cpu, dtype="float32", k=7, where="one output")
 
@@ -190,8 +196,11 @@ def _sass(*ops, target="sm_90a"):
 def test_a_custom_op_fused_away_or_built_for_the_cpu_is_caught():
     from stackcheck import ir
 
-    right = {"matmul_naive": _sass("FFMA", "FMNMX", "LDG", "STG"), "mogg_for_each_r2": _sass("FMNMX", "LDG", "STG"),
-             "elementwise_r2": _sass("FADD", "LDG", "STG")}
+    right = {
+        "matmul_naive": _sass("FFMA", "FMNMX", "LDG", "STG"),
+        "mogg_for_each_r2": _sass("FMNMX", "LDG", "STG"),
+        "elementwise_r2": _sass("FADD", "LDG", "STG"),
+    }
     ir.assert_custom_op_own_gpu_kernel(right, "sm_90")
     with pytest.raises(AssertionError, match="foreach kernel of its own"):  # the custom op fused into the matmul
         ir.assert_custom_op_own_gpu_kernel({k: v for k, v in right.items() if "for_each" not in k}, "sm_90")

@@ -1,5 +1,6 @@
 """Meta-tests for the course area's checks: a wrong answer key and an incomplete §14.4 record are
 rejected."""
+
 import pytest
 
 from stackcheck import layers, repro
@@ -16,9 +17,19 @@ def test_a_key_that_calls_inductor_the_capture_is_caught():
 @pytest.mark.meta
 @pytest.mark.mutant_for("S14.4-repro")
 def test_a_record_without_its_inputs_or_revision_is_caught():
-    environment = {"date": "d", "os": "o", "cpu": "c", "accelerator": "a", "driver": "v", "python": "p",
-                   "versions": {"numpy": "2"}, "backends": {"torch": "cpu"}}
-    full = repro.record(environment, {"t": {"regime": "host-sync"}}, ["make_inputs(N=2, K=3, M=4, dtype='float32', seed=1)"])
+    environment = {
+        "date": "d",
+        "os": "o",
+        "cpu": "c",
+        "accelerator": "a",
+        "driver": "v",
+        "python": "p",
+        "versions": {"numpy": "2"},
+        "backends": {"torch": "cpu"},
+    }
+    full = repro.record(
+        environment, {"t": {"regime": "host-sync"}}, ["make_inputs(N=2, K=3, M=4, dtype='float32', seed=1)"]
+    )
     assert repro.missing(full) == []
     assert repro.missing({**full, "code_revision": ""}) == ["code_revision"]
     assert "input_dtype" in repro.missing(repro.record({**environment}, {}, []) | {"input_dtype": []})
@@ -29,8 +40,13 @@ def test_a_record_without_its_inputs_or_revision_is_caught():
 def test_a_mismatched_jaxlib_or_a_wrong_device_is_caught():
     from stackcheck import env
 
-    found = {"jax": "0.10.2", "jaxlib": "0.10.2", "minimum_jaxlib": "0.10.0", "default_backend": "cpu",
-             "first_device": "cpu"}
+    found = {
+        "jax": "0.10.2",
+        "jaxlib": "0.10.2",
+        "minimum_jaxlib": "0.10.0",
+        "default_backend": "cpu",
+        "first_device": "cpu",
+    }
     assert env.environment_problems(found, set()) == []
     assert "outside what jax" in env.environment_problems({**found, "jaxlib": "0.9.0"}, set())[0]
     assert "--require cuda, but jax selected cpu" in env.environment_problems(found, {"cuda"})[0]

@@ -1,5 +1,6 @@
 """Meta-tests run in-process: each check a claim test relies on rejects the wrong input it exists
 to reject (a mutant of the checked artifact rather than of the implementation)."""
+
 import pytest
 
 from stackcheck import ir, mojo_build, need
@@ -40,7 +41,7 @@ def test_ptx_check_catches_a_kernel_without_bounds_check(tmp_path):
     """S10.5's PTX check, on the program with its `if tid < ELEMENTS` removed (body dedented)."""
     lines = mojo_build.source("bias_relu_gpu.mojo").read_text().splitlines()
     at = next(i for i, line in enumerate(lines) if line.startswith(GUARD))
-    mutant = lines[:at] + [line[4:] for line in lines[at + 1:at + 3]] + lines[at + 3:]
+    mutant = lines[:at] + [line[4:] for line in lines[at + 1 : at + 3]] + lines[at + 3 :]
     src = tmp_path / "unguarded_bias_relu.mojo"
     src.write_text("\n".join(mutant) + "\n")
     ptx = mojo_build.kernel_ptx(src, "bias_relu", {"N": 33, "M": 65})
@@ -60,7 +61,8 @@ def test_mc10_decision_needs_a_regime_where_the_kernel_is_not_faster():
     slower_when_tiny = {"tiny": _runs(triton=5.0, eager=3.0), "large": _runs(triton=1.0, eager=2.0)}
     assert not_faster_somewhere(slower_when_tiny, "triton", 1.1, {"tiny": 1.0, "large": 1.0}) == ["tiny"]
     assert not_faster_somewhere(slower_when_tiny, "triton", 1.1, {"tiny": 1.5, "large": 1.0}) == [], (
-        "a regime noisier than the margin decides nothing")
+        "a regime noisier than the margin decides nothing"
+    )
 
 
 @pytest.mark.meta
@@ -117,8 +119,11 @@ def test_fma_check_fails_when_the_fused_kernel_is_a_mul_add():
 @pytest.mark.mutant_for("S9.7-llo")
 def test_llo_check_fails_on_a_dump_with_an_llo_stage():
     """S9.7-llo's check, on a dump listing that holds an LLO stage (as a TPU's would), must fail."""
-    names = ["module_0001.jit_forward.before_optimizations.txt", "module_0001.jit_forward.llo.txt",
-             "module_0001.jit_forward.fusion_kernel_module.ir-with-opt.ll"]
+    names = [
+        "module_0001.jit_forward.before_optimizations.txt",
+        "module_0001.jit_forward.llo.txt",
+        "module_0001.jit_forward.fusion_kernel_module.ir-with-opt.ll",
+    ]
     with pytest.raises(AssertionError, match="no LLO stage"):
         ir.assert_llvm_not_llo(names)
 

@@ -1,5 +1,6 @@
 """Meta-tests: every claim test fails against the wrong implementations of the mutant table
 (tests_meta/mutants.toml), and points the learner to the claim's course section."""
+
 from pathlib import Path
 
 import pytest

@@ -1,4 +1,5 @@
 """Claims: the catalogue holds the course's 74 ids; tests declare them; the report counts them."""
+
 import json
 import os
 import re
@@ -14,12 +15,15 @@ ROOT = Path(__file__).resolve().parent.parent
 EAGER = "numpy-cpu or torch-cpu"  # the eager variants: fast, and nothing compiled in-process
 
 IDS = {
-    "math": "S2.1-shapes S2.2-hand S2.3-broadcast S2.1-linear S2.4-specialize S8.1-backend S8.2-grads S8.4-grad-mode S9.5-grads X-numerics MC13 S9.5-grad-ir S4.1-jax-control",
-    "ir": "S3.1-decompose S9.7-llo S1.2-abstract S1.2-static S4.3-ir S9.3-hlo S5.1-dce S5.1-constfold S5.1-layout S5.2-fma S5.2-fusion Q1 MC01 MC02 MC03 MC12 "
-          "S4.4-graph-break S10.2-record S10.3-compile-init S8.3-export-vs-dynamo S4.2-ir-levels S5.1-target S5.2-too-big",
-    "runtime": "S6.1-runtime MC06 MC07 MC09 Q2 S6.3-shape S6.5-regimes S6.2-resident S6.4-order S9.1-pjrt S1.2-eager-library "
-               "S6.4-no-overlap S10.3-gpu",
-    "kernels": "S11.2-mask S11.2-guard S11.3-program S11.4-scope S10.4-custom S10.5-mojo-gpu S12.1-pallas MC10 S10.4-special S10.4-gpu-target",
+    "math": "S2.1-shapes S2.2-hand S2.3-broadcast S2.1-linear S2.4-specialize S8.1-backend S8.2-grads S8.4-grad-mode "
+    "S9.5-grads X-numerics MC13 S9.5-grad-ir S4.1-jax-control",
+    "ir": "S3.1-decompose S9.7-llo S1.2-abstract S1.2-static S4.3-ir S9.3-hlo S5.1-dce S5.1-constfold S5.1-layout "
+    "S5.2-fma S5.2-fusion Q1 MC01 MC02 MC03 MC12 "
+    "S4.4-graph-break S10.2-record S10.3-compile-init S8.3-export-vs-dynamo S4.2-ir-levels S5.1-target S5.2-too-big",
+    "runtime": "S6.1-runtime MC06 MC07 MC09 Q2 S6.3-shape S6.5-regimes S6.2-resident S6.4-order S9.1-pjrt "
+    "S1.2-eager-library S6.4-no-overlap S10.3-gpu",
+    "kernels": "S11.2-mask S11.2-guard S11.3-program S11.4-scope S10.4-custom S10.5-mojo-gpu S12.1-pallas MC10 "
+    "S10.4-special S10.4-gpu-target",
     "hardware": "MC04 MC05 MC08 Q3 Q5 S7.2-hierarchy S7.3-tpu S5.3-tiling S3.1-flash S2.3-split S12.5-perf-portability",
     "course": "MC11 Q4 S14.4-repro S14.3-env",
 }
@@ -44,24 +48,30 @@ def test_unknown_claim_id_fails_and_unclaimed_test_is_listed(pytester):
     pytester.makepyfile(
         "import pytest\n"
         "@pytest.mark.claim('S99-nothing')\ndef test_unknown():\n    pass\n"
-        "def test_unclaimed():\n    pass\n")
+        "def test_unclaimed():\n    pass\n"
+    )
     result = pytester.runpytest_inprocess("-p", "no:cacheprovider")
     result.assert_outcomes(errors=1, passed=1)
-    result.stdout.fnmatch_lines([
-        "*unknown claim id(s) ['S99-nothing']*",
-        "*tests that prove no claim*", "*test_unclaimed*",
-        "*FAIL unknown claim id(s): S99-nothing*",
-    ])
+    result.stdout.fnmatch_lines(
+        [
+            "*unknown claim id(s) ['S99-nothing']*",
+            "*tests that prove no claim*",
+            "*test_unclaimed*",
+            "*FAIL unknown claim id(s): S99-nothing*",
+        ]
+    )
 
 
 def test_curriculum_report_json_and_markdown(pytester, suite_file, tmp_path):
     path = tmp_path / "report.json"
-    result = pytester.runpytest_inprocess(suite_file("tests_math/test_s2_2_hand.py"), "-k", EAGER,
-                                          "-p", "no:cacheprovider", f"--curriculum-report={path}")
+    result = pytester.runpytest_inprocess(
+        suite_file("tests_math/test_s2_2_hand.py"), "-k", EAGER, "-p", "no:cacheprovider", f"--curriculum-report={path}"
+    )
     result.assert_outcomes(passed=2)
     report = json.loads(path.read_text(encoding="utf-8"))
-    assert {"date", "os", "cpu", "accelerator", "driver", "python", "versions", "backends",
-            "precision"} <= set(report["environment"])
+    assert {"date", "os", "cpu", "accelerator", "driver", "python", "versions", "backends", "precision"} <= set(
+        report["environment"]
+    )
     by_id = {c["id"]: c for c in report["claims"]}
     assert set(by_id) == set(claims.catalogue())
     hand = by_id["S2.2-hand"]
@@ -70,8 +80,12 @@ def test_curriculum_report_json_and_markdown(pytester, suite_file, tmp_path):
     assert all(c["status"] == "untested" for cid, c in by_id.items() if cid != "S2.2-hand")
     markdown = path.with_suffix(".md").read_text(encoding="utf-8")
     assert "| `S2.2-hand` | 2.2 | verified | 2/0/0/0/0 |" in markdown
-    result.stdout.fnmatch_lines(["*math: .S2.1-shapes +S2.2-hand*",
-                                 f"*claims: 1 verified, 0 failed, 0 skipped, {len(claims.catalogue()) - 1} untested*"])
+    result.stdout.fnmatch_lines(
+        [
+            "*math: .S2.1-shapes +S2.2-hand*",
+            f"*claims: 1 verified, 0 failed, 0 skipped, {len(claims.catalogue()) - 1} untested*",
+        ]
+    )
 
 
 def test_status_rules():
@@ -85,8 +99,9 @@ def test_status_rules():
 
 
 def test_require_claims_fails_the_run_when_claims_are_untested(pytester, suite_file):
-    result = pytester.runpytest_inprocess(suite_file("tests_math/test_s2_2_hand.py"), "-k", EAGER,
-                                          "-p", "no:cacheprovider", "--require-claims")
+    result = pytester.runpytest_inprocess(
+        suite_file("tests_math/test_s2_2_hand.py"), "-k", EAGER, "-p", "no:cacheprovider", "--require-claims"
+    )
     result.assert_outcomes(passed=2)
     assert result.ret == pytest.ExitCode.TESTS_FAILED
     result.stdout.fnmatch_lines([f"*FAIL --require-claims: {len(claims.catalogue()) - 1} claim(s) not verified*"])
@@ -103,8 +118,9 @@ def test_hand(impl):
 
 def _report(pytester, body, *args):
     pytester.makepyfile(CLAIMED.format(body=body))
-    result = pytester.runpytest_inprocess("-p", "no:cacheprovider", "--curriculum-report=r.json", *args,
-                                          no_reraise_ctrlc=True)
+    result = pytester.runpytest_inprocess(
+        "-p", "no:cacheprovider", "--curriculum-report=r.json", *args, no_reraise_ctrlc=True
+    )
     report = json.loads((pytester.path / "r.json").read_text(encoding="utf-8"))
     return result, next(c for c in report["claims"] if c["id"] == "S2.2-hand")
 
@@ -166,15 +182,19 @@ def test_a_bad_report_path_is_a_usage_error_before_any_test(pytester, where):
     assert "collected" not in result.stdout.str(), "the path is checked before any test runs"
 
 
-COURSE_TEXT = Path(os.environ.get("STACKCHECK_COURSE_TEXT", ROOT.parent / "shared" / "curriculum" /
-                                  "week02-ai-execution-stack.ko.txt"))
+COURSE_TEXT = Path(
+    os.environ.get("STACKCHECK_COURSE_TEXT", ROOT.parent / "shared" / "curriculum" / "week02-ai-execution-stack.ko.txt")
+)
 
 
-@pytest.mark.skipif(not COURSE_TEXT.is_file(), reason=f"the course text is not at {COURSE_TEXT} "
-                    "(set STACKCHECK_COURSE_TEXT to check the quotes against it)")
+@pytest.mark.skipif(
+    not COURSE_TEXT.is_file(),
+    reason=f"the course text is not at {COURSE_TEXT} (set STACKCHECK_COURSE_TEXT to check the quotes against it)",
+)
 def test_every_korean_quote_is_the_courses_own_words():
     """Each claim's ko is the course verbatim, sentence by sentence (whitespace and list dashes
     aside): a reader can find it with the browser's search."""
+
     def squeeze(text):
         return re.sub(r"[\s\-]+", "", text)
 

@@ -1,5 +1,6 @@
 """The course gate: --course runs the course's listings (verbatim) with the claim tests' markers,
 reports failing ones as errata, keeps known errata as strict xfails; --baseline reports drift."""
+
 import json
 import os
 import re
@@ -12,9 +13,13 @@ from stackcheck import env
 pytestmark = pytest.mark.meta
 sybil = pytest.importorskip("sybil", reason="the course gate needs Sybil (pip install sybil)")
 
-COURSE_TEXT = Path(os.environ.get("STACKCHECK_COURSE_TEXT", Path(__file__).resolve().parents[2] / "shared" /
-                                  "curriculum" / "week02-ai-execution-stack.ko.txt"))
-DOC = '''# a course
+COURSE_TEXT = Path(
+    os.environ.get(
+        "STACKCHECK_COURSE_TEXT",
+        Path(__file__).resolve().parents[2] / "shared" / "curriculum" / "week02-ai-execution-stack.ko.txt",
+    )
+)
+DOC = """# a course
 <!-- stackcheck
 [errata."1.3-numpy"]
 reason = "known: divides by zero"
@@ -43,7 +48,7 @@ z = y + 1
 ```python {section=1.5 stack=numpy device=tpu}
 z = y * 2
 ```
-'''
+"""
 
 
 def test_the_shipped_listings_are_the_courses_lines_with_indentation_restored():
@@ -60,19 +65,27 @@ def test_the_shipped_listings_are_the_courses_lines_with_indentation_restored():
     for listing in listings:
         lines = [line.strip() for line in listing.source.splitlines()]
         starts = [i for i, line in enumerate(text) if line == lines[0]]
-        assert any(text[i:i + len(lines) - 1] == lines[:-1] and text[i + len(lines) - 1].startswith(lines[-1])
-                   for i in starts), f"listing §{listing.section} ({listing.stack}) is not the course's text"
+        assert any(
+            text[i : i + len(lines) - 1] == lines[:-1] and text[i + len(lines) - 1].startswith(lines[-1])
+            for i in starts
+        ), f"listing §{listing.section} ({listing.stack}) is not the course's text"
 
 
 def test_listings_run_in_order_and_errata_are_reported(pytester):
     pytester.makefile(".md", course=DOC)
-    result = pytester.runpytest_inprocess("--course", "course.md", "-p", "no:cacheprovider",
-                                          "--curriculum-report", "report.json")
+    result = pytester.runpytest_inprocess(
+        "--course", "course.md", "-p", "no:cacheprovider", "--curriculum-report", "report.json"
+    )
     result.assert_outcomes(passed=1, failed=2, xfailed=1, skipped=1)
-    result.stdout.fnmatch_lines(["*stackcheck: course listings*", "*§1.1*numpy*cpu*passed*",
-                                 "*ERRATUM listing §1.2 (numpy *): listing §1.2 (numpy) fails: AssertionError: wrong*",
-                                 "*known erratum listing §1.3 *ZeroDivisionError*; working form: fixed.py*",
-                                 "*XPASS(strict)*was broken, fixed since*"])
+    result.stdout.fnmatch_lines(
+        [
+            "*stackcheck: course listings*",
+            "*§1.1*numpy*cpu*passed*",
+            "*ERRATUM listing §1.2 (numpy *): listing §1.2 (numpy) fails: AssertionError: wrong*",
+            "*known erratum listing §1.3 *ZeroDivisionError*; working form: fixed.py*",
+            "*XPASS(strict)*was broken, fixed since*",
+        ]
+    )
     report = json.loads((pytester.path / "report.json").read_text())
     assert [r["outcome"] for r in report["listings"]] == ["passed", "failed", "xfailed", "failed", "skipped"]
     assert [e["listing"] for e in report["errata"]] == ["1.2-numpy", "1.3-numpy", "1.4-numpy"]
@@ -83,7 +96,9 @@ def test_a_python_listing_beside_a_broken_mojo_listing_runs_against_the_working_
     pytest.importorskip("max", reason="the working form is a Mojo package for MAX")
     if env.mojo_executable() is None:
         pytest.skip("no mojo command to build the listing with")
-    pytester.makefile(".md", course='''<!-- stackcheck
+    pytester.makefile(
+        ".md",
+        course="""<!-- stackcheck
 [errata."2.1-mojo"]
 reason = "not Mojo at all"
 -->
@@ -96,7 +111,8 @@ this is not mojo
 from pathlib import Path
 assert (Path(__file__).parent / "kernels" / "__init__.mojo").read_text().startswith("")
 ```
-''')
+""",
+    )
     result = pytester.runpytest_inprocess("--course", "course.md", "-p", "no:cacheprovider", "-m", "not mojo")
     result.assert_outcomes(passed=1)
     result.stdout.fnmatch_lines(["*§2.1*numpy*passed: ran against the working form mojo/study_relu*"])
@@ -109,9 +125,14 @@ def test_a_later_listing_runs_its_chapter_first_when_selected_alone(pytester):
     result.stdout.fnmatch_lines(["*AssertionError: wrong*"])
 
 
-@pytest.mark.parametrize("info, said", [("section=1.1 stack=numpy", "missing ['device']"),
-                                        ("section=1.1 stack=numpy device=gpu", "device='gpu'"),
-                                        ("section=1.1 stack=numpy device=cpu colour=red", "unknown ['colour']")])
+@pytest.mark.parametrize(
+    "info, said",
+    [
+        ("section=1.1 stack=numpy", "missing ['device']"),
+        ("section=1.1 stack=numpy device=gpu", "device='gpu'"),
+        ("section=1.1 stack=numpy device=cpu colour=red", "unknown ['colour']"),
+    ],
+)
 def test_bad_fence_info_is_one_usage_error(pytester, info, said):
     pytester.makefile(".md", course=f"```python {{{info}}}\nx = 1\n```\n")
     result = pytester.runpytest_inprocess("--course", "course.md", "-p", "no:cacheprovider")
@@ -127,14 +148,23 @@ def test_a_course_path_that_is_not_markdown_is_a_usage_error(pytester):
 
 def test_drift_names_what_changed_and_fails_on_a_regression(pytester):
     pytester.makefile(".md", course=DOC)
-    old = {"environment": {"versions": {"numpy": "1.0"}}, "claims": [],
-           "listings": [{"id": "1.2-numpy", "outcome": "passed"}, {"id": "1.4-numpy", "outcome": "failed"}]}
+    old = {
+        "environment": {"versions": {"numpy": "1.0"}},
+        "claims": [],
+        "listings": [{"id": "1.2-numpy", "outcome": "passed"}, {"id": "1.4-numpy", "outcome": "failed"}],
+    }
     pytester.makefile(".json", old=json.dumps(old))
-    result = pytester.runpytest_inprocess("--course", "course.md", "-p", "no:cacheprovider",
-                                          "--baseline", "old.json", "--curriculum-report", "new.json")
-    result.stdout.fnmatch_lines(["*drift since the baseline*", "*versions: numpy 1.0 -> *",
-                                 "*listing 1.2-numpy: passed -> failed*",
-                                 "*FAIL --baseline: listing 1.2-numpy passed, now failed*"])
+    result = pytester.runpytest_inprocess(
+        "--course", "course.md", "-p", "no:cacheprovider", "--baseline", "old.json", "--curriculum-report", "new.json"
+    )
+    result.stdout.fnmatch_lines(
+        [
+            "*drift since the baseline*",
+            "*versions: numpy 1.0 -> *",
+            "*listing 1.2-numpy: passed -> failed*",
+            "*FAIL --baseline: listing 1.2-numpy passed, now failed*",
+        ]
+    )
     assert result.ret == pytest.ExitCode.TESTS_FAILED
     assert json.loads((pytester.path / "new.json").read_text())["drift"]["regressions"]
 

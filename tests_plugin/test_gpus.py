@@ -1,4 +1,5 @@
 """One GPU per xdist worker: the pinning logic, with fake device lists."""
+
 import pytest
 
 from stackcheck.gpus import ENV_LIST, gpu_for_worker, pin, visible_gpus
@@ -40,10 +41,12 @@ def test_nvidia_smi_rows_are_parsed_into_fields(tmp_path, monkeypatch):
     from stackcheck import gpus
 
     fake = tmp_path / "nvidia-smi"
-    fake.write_text("#!/bin/sh\ncase \"$1\" in\n"
-                    "  --query-gpu=index) printf '0\\n1\\n' ;;\n"
-                    "  --query-gpu=index,pci.bus_id,name) printf '0, 00000000:00:06.0, NVIDIA H200\\n"
-                    "1, 00000000:00:07.0, NVIDIA H200\\n' ;;\nesac\n")
+    fake.write_text(
+        '#!/bin/sh\ncase "$1" in\n'
+        "  --query-gpu=index) printf '0\\n1\\n' ;;\n"
+        "  --query-gpu=index,pci.bus_id,name) printf '0, 00000000:00:06.0, NVIDIA H200\\n"
+        "1, 00000000:00:07.0, NVIDIA H200\\n' ;;\nesac\n"
+    )
     fake.chmod(0o755)
     monkeypatch.setenv("PATH", str(tmp_path), prepend=":")
     assert visible_gpus({}) == ["0", "1"]

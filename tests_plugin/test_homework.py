@@ -1,16 +1,17 @@
 """Homework mode (stackcheck.homework, .grader, .grading, .checkpoints, .cli): the starter, strict
 grading, one-line feedback for bad homework, the score, and batch grading."""
+
 import ast
 import csv
 import subprocess
 import sys
 import time
-import tomllib
 import types
 from pathlib import Path
 
 import numpy as np
 import pytest
+import tomllib
 
 from stackcheck import checkpoints, cli, grading, homework, reference
 from stackcheck.impl import Impl
@@ -57,7 +58,9 @@ def test_the_starter_states_every_contract_and_answers_nothing(tmp_path):
         assert isinstance(raised, ast.Raise) and "NotImplementedError" in ast.unparse(raised), name
     assert "check_operands" in ast.get_docstring(functions["numpy_steps"]), "the validation rule is in the contract"
     answers = tomllib.loads((tmp_path / "hw" / "answers.toml").read_text())
-    assert sorted(answers) == ["Q1", "Q2", "Q3", "Q4", "Q5"] and all(v == "" for q in answers.values() for v in q.values())
+    assert sorted(answers) == ["Q1", "Q2", "Q3", "Q4", "Q5"] and all(
+        v == "" for q in answers.values() for v in q.values()
+    )
     assert "--homework=" in (tmp_path / "hw" / "README.md").read_text()
     assert cli.main(["homework", "init", str(tmp_path / "hw")]) == 2, "an existing homework is not overwritten"
 
@@ -72,63 +75,94 @@ def test_assigned_names_never_fall_back_and_fallbacks_call_the_students_function
     strict = Impl(student, assigned=homework.assigned(["math"]))
     with pytest.raises(homework.NotAttempted, match="§2.2: numpy_forward is not written"):
         strict.numpy_forward(x, w, b)
-    assert strict.timed_call is not reference.timed_call and strict.timed_call.__wrapped__ is reference.timed_call, \
+    assert strict.timed_call is not reference.timed_call and strict.timed_call.__wrapped__ is reference.timed_call, (
         "an unassigned name is the reference's, rebound to call the student's functions"
+    )
 
 
 def test_a_return_of_the_wrong_kind_names_the_function_and_what_it_must_return():
     student = types.ModuleType("student")
     student.numpy_steps = lambda x, w, b: None
     student.numpy_steps.__module__ = "student"
-    with pytest.raises(homework.ReturnError, match=r"numpy_steps returned None; it must return \(A, Z, Y\): "
-                                                   r"a tuple of 3 arrays \(course §2.2\)"):
+    with pytest.raises(
+        homework.ReturnError,
+        match=r"numpy_steps returned None; it must return \(A, Z, Y\): "
+        r"a tuple of 3 arrays \(course §2.2\)",
+    ):
         Impl(student).numpy_steps(np.ones((1, 1)), np.ones((1, 1)), np.ones(1))
 
 
-@pytest.mark.parametrize("source, options, expected", [
-    ("def numpy_step(x, w, b):\n    pass\n", ["--strict-impl"], "*not surface name(s): numpy_step (did you mean numpy_steps?)*"),
-    ("X = 1\n", ["--strict-impl"], "*defines none of the names its homework assigns: *numpy_steps*"),
-    ("def numpy_steps(x, w, b):\n    pass\ndef relu(z):\n    pass\n", ["--strict-impl"],
-     "*not surface name(s): relu; name helpers with a leading _ (e.g. _relu)"),
-    ("X = 1\n", [], "*defines none of the surface names: *"),
-    ("ASSIGNED = ('maths',)\ndef numpy_steps(x, w, b):\n    pass\n", ["--strict-impl"], "*unknown part(s) ?'maths'?*"),
-])
+@pytest.mark.parametrize(
+    "source, options, expected",
+    [
+        (
+            "def numpy_step(x, w, b):\n    pass\n",
+            ["--strict-impl"],
+            "*not surface name(s): numpy_step (did you mean numpy_steps?)*",
+        ),
+        ("X = 1\n", ["--strict-impl"], "*defines none of the names its homework assigns: *numpy_steps*"),
+        (
+            "def numpy_steps(x, w, b):\n    pass\ndef relu(z):\n    pass\n",
+            ["--strict-impl"],
+            "*not surface name(s): relu; name helpers with a leading _ (e.g. _relu)",
+        ),
+        ("X = 1\n", [], "*defines none of the surface names: *"),
+        (
+            "ASSIGNED = ('maths',)\ndef numpy_steps(x, w, b):\n    pass\n",
+            ["--strict-impl"],
+            "*unknown part(s) ?'maths'?*",
+        ),
+    ],
+)
 def test_a_file_that_grades_nothing_is_one_clear_error(pytester, suite_file, source, options, expected):
     (pytester.path / "homework.py").write_text(source)
-    result = pytester.runpytest_inprocess(suite_file("tests_math/test_s2_2_hand.py"), "--impl", "homework.py",
-                                          *options, "-p", "no:cacheprovider")
+    result = pytester.runpytest_inprocess(
+        suite_file("tests_math/test_s2_2_hand.py"), "--impl", "homework.py", *options, "-p", "no:cacheprovider"
+    )
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines([f"ERROR: {expected}"])
 
 
-BAD = '''
+BAD = """
 import numpy as np
 ASSIGNED = ("math",)
 
 def numpy_steps(x, w, b):
     {body}
-'''
+"""
 
 
-@pytest.mark.parametrize("body, expected", [
-    ("raise NotImplementedError('§2.2: write numpy_steps')",
-     "not attempted: numpy_steps (course §2.2) still raises NotImplementedError"),
-    ("return None", "numpy_steps returned None; it must return (A, Z, Y): a tuple of 3 arrays (course §2.2)*"),
-    ("while True:\n        pass", "timed out after 2 s: numpy_steps (homework.py:*) did not return*"),
-    ("print('x\\n' * 5000)\n    return x @ w, x @ w + b, np.abs(x @ w + b)", "*"),
-])
+@pytest.mark.parametrize(
+    "body, expected",
+    [
+        (
+            "raise NotImplementedError('§2.2: write numpy_steps')",
+            "not attempted: numpy_steps (course §2.2) still raises NotImplementedError",
+        ),
+        ("return None", "numpy_steps returned None; it must return (A, Z, Y): a tuple of 3 arrays (course §2.2)*"),
+        ("while True:\n        pass", "timed out after 2 s: numpy_steps (homework.py:*) did not return*"),
+        ("print('x\\n' * 5000)\n    return x @ w, x @ w + b, np.abs(x @ w + b)", "*"),
+    ],
+)
 def test_bad_homework_gets_one_line_of_feedback(pytester, suite_file, body, expected):
     folder = pytester.path / "hw"
     folder.mkdir()
     (folder / "homework.py").write_text(BAD.format(body=body))
-    result = pytester.runpytest_subprocess(suite_file("tests_math/test_s2_2_hand.py"), f"--homework={folder}",
-                                           "-k", "numpy-cpu", "-p", "no:cacheprovider", "--timeout=2")
+    result = pytester.runpytest_subprocess(
+        suite_file("tests_math/test_s2_2_hand.py"),
+        f"--homework={folder}",
+        "-k",
+        "numpy-cpu",
+        "-p",
+        "no:cacheprovider",
+        "--timeout=2",
+    )
     result.assert_outcomes(failed=1)
     output = result.stdout.str()
     assert "INTERNALERROR" not in output and "Traceback" not in output
-    block = output[output.index("_ test_hand_example"):output.index("short test summary")]
+    block = output[output.index("_ test_hand_example") : output.index("short test summary")]
     if "print" in body:
-        captured = block[block.index("Captured stdout call"):]
+        captured = block[block.index("Captured stdout call") :]
         assert "lines of output cut" in captured and captured.count("\nx") <= 40, "captured output is capped"
         assert "Y of the §2.2 example" in block
     else:
@@ -140,12 +174,18 @@ def test_bad_homework_gets_one_line_of_feedback(pytester, suite_file, body, expe
 
 def test_homework_runs_only_its_parts_and_the_stacks_it_touches(tmp_path):
     hw = solution(tmp_path / "hw")
-    collected = subprocess.run([sys.executable, "-m", "pytest", f"--homework={hw}", "--co", "-q", "-p", "no:cacheprovider"],
-                               cwd=ROOT, capture_output=True, text=True, timeout=300).stdout.splitlines()
+    collected = subprocess.run(
+        [sys.executable, "-m", "pytest", f"--homework={hw}", "--co", "-q", "-p", "no:cacheprovider"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    ).stdout.splitlines()
     ids = [line for line in collected if "::" in line]
     assert ids and all(i.startswith("tests_math/") for i in ids), ids[:5]
-    assert not [i for i in ids if any(f"{s}-" in i or f"[{s}]" in i for s in ("max", "mojo", "triton"))], \
+    assert not [i for i in ids if any(f"{s}-" in i or f"[{s}]" in i for s in ("max", "mojo", "triton"))], (
         "MAX, Mojo and Triton grade nothing of part math: their tests are deselected"
+    )
 
 
 def test_fresh_stubs_score_zero_and_the_solutions_score_100_percent(tmp_path):
@@ -156,11 +196,13 @@ def test_fresh_stubs_score_zero_and_the_solutions_score_100_percent(tmp_path):
     cli.main(["homework", "init", str(submissions / "ben"), "--part", "math"])
     hidden = tmp_path / "hidden" / "test_instructor.py"
     hidden.parent.mkdir()
-    hidden.write_text("import numpy as np\nimport pytest\n\n@pytest.mark.claim('S2.2-hand')\n"
-                      "def test_instructor_only(impl):\n"
-                      "    y = impl.numpy_forward(np.ones((2, 3), np.float32), np.ones((3, 2), np.float32),"
-                      " np.full(2, -4, np.float32))\n"
-                      "    assert y.tolist() == [[0, 0], [0, 0]]\n")
+    hidden.write_text(
+        "import numpy as np\nimport pytest\n\n@pytest.mark.claim('S2.2-hand')\n"
+        "def test_instructor_only(impl):\n"
+        "    y = impl.numpy_forward(np.ones((2, 3), np.float32), np.ones((3, 2), np.float32),"
+        " np.full(2, -4, np.float32))\n"
+        "    assert y.tolist() == [[0, 0], [0, 0]]\n"
+    )
     start = time.perf_counter()
     assert cli.main(["grade", str(submissions), "--out", str(tmp_path / "grades.csv"), "--tests", str(hidden)]) == 0
     print(f"graded 2 part-math submissions in {time.perf_counter() - start:.1f} s")
@@ -175,14 +217,36 @@ def test_fresh_stubs_score_zero_and_the_solutions_score_100_percent(tmp_path):
 
 def test_score_gives_partial_credit_and_keeps_what_could_not_run_apart():
     def test(outcome, device="cpu", **extra):
-        return {"nodeid": f"t{id(extra)}{outcome}{device}", "outcome": outcome, "device": device,
-                "student": ["numpy_steps"], **extra}
-    report = {"claims": [
-        {"id": "S2.2-hand", "section": "2.2", "title": "t", "tests": [test("passed"), test("failed", message="wrong")]},
-        {"id": "S2.1-shapes", "section": "2.1", "title": "t", "tests": [test("failed", not_attempted=["numpy_steps"])]},
-        {"id": "MC10", "section": "14.1", "title": "t", "tests": [
-            {"nodeid": "g", "outcome": "skipped", "device": "cuda", "reason": "no CUDA"}]},
-    ]}
+        return {
+            "nodeid": f"t{id(extra)}{outcome}{device}",
+            "outcome": outcome,
+            "device": device,
+            "student": ["numpy_steps"],
+            **extra,
+        }
+
+    report = {
+        "claims": [
+            {
+                "id": "S2.2-hand",
+                "section": "2.2",
+                "title": "t",
+                "tests": [test("passed"), test("failed", message="wrong")],
+            },
+            {
+                "id": "S2.1-shapes",
+                "section": "2.1",
+                "title": "t",
+                "tests": [test("failed", not_attempted=["numpy_steps"])],
+            },
+            {
+                "id": "MC10",
+                "section": "14.1",
+                "title": "t",
+                "tests": [{"nodeid": "g", "outcome": "skipped", "device": "cuda", "reason": "no CUDA"}],
+            },
+        ]
+    }
     result = grading.score(report, [])
     by_id = {c["id"]: c for c in result["claims"]}
     assert by_id["S2.2-hand"]["earned"] == 1.0 and by_id["S2.2-hand"]["feedback"] == "wrong"
@@ -197,8 +261,11 @@ def test_checkpoints_are_graded_against_keys_analytics_and_measurements():
     wrong = {**tomllib.loads(KEYS), "Q3": {"mb_after_fusion": 64}}
     q3 = next(q for q in checkpoints.grade(wrong) if q["id"] == "Q3")
     assert not q3["passed"] and "expected 0.0 (analytic: 64 MB eager, none fused)" in q3["feedback"][0]
-    unsynced = next(q for q in checkpoints.grade(tomllib.loads(KEYS), lambda fn, sync=None: reference.timed_call(fn))
-                    if q["id"] == "Q2")
+    unsynced = next(
+        q
+        for q in checkpoints.grade(tomllib.loads(KEYS), lambda fn, sync=None: reference.timed_call(fn))
+        if q["id"] == "Q2"
+    )
     assert not unsynced["passed"] and "ratio 0.0" in " ".join(unsynced["feedback"]), "a timer ignoring sync is caught"
     assert tomllib.loads(checkpoints.template())["Q1"] == {"always_stored": "", "eager_intermediates": ""}
 
@@ -219,16 +286,21 @@ def test_stripped_reference_keeps_the_contracts_and_drops_the_solutions():
         body = [n for n in tree[name].body if not (isinstance(n, ast.Expr) and isinstance(n.value, ast.Constant))]
         assert len(body) == 1 and isinstance(body[0], ast.Raise), f"{name} keeps a solution"
     assert ast.get_docstring(tree["numpy_steps"]) == ast.get_docstring(
-        {n.name: n for n in ast.parse(Path(reference.__file__).read_text()).body
-         if isinstance(n, ast.FunctionDef)}["numpy_steps"]), "the contract stays"
+        {n.name: n for n in ast.parse(Path(reference.__file__).read_text()).body if isinstance(n, ast.FunctionDef)}[
+            "numpy_steps"
+        ]
+    ), "the contract stays"
     assert "block_until_ready" in ast.unparse(tree["jax_sync"]), "unassigned parts keep their reference"
 
 
 def test_a_broadcast_error_points_to_the_broadcast_claim():
     from stackcheck import claims
 
-    lines = claims.likely_causes("ValueError: operands could not be broadcast together with shapes (2,4) (4,1)",
-                                 ["S2.1-shapes"])
+    lines = claims.likely_causes(
+        "ValueError: operands could not be broadcast together with shapes (2,4) (4,1)", ["S2.1-shapes"]
+    )
     assert lines and "[S2.3-broadcast]" in lines[0]
     assert claims.likely_causes("159 canary cells around the output changed", ["MC10"])[0].count("[S11.2-mask]")
-    assert not claims.likely_causes("operands could not be broadcast", ["S2.3-broadcast"]), "its own claim is named anyway"
+    assert not claims.likely_causes("operands could not be broadcast", ["S2.3-broadcast"]), (
+        "its own claim is named anyway"
+    )

@@ -1,25 +1,34 @@
 """--impl: a student's module replaces the names it provides; the rest falls back to the reference."""
+
 import pytest
 
 pytestmark = pytest.mark.meta
 
-HOMEWORK = '''
+HOMEWORK = """
 import numpy as np
 
 def numpy_steps(x, w, b):   # homework with a bug: ReLU written as abs
     a = x @ w
     z = a + b
     return a, z, np.abs(z)
-'''
+"""
 
 
 def test_impl_from_a_file_replaces_only_what_it_provides(pytester, suite_file):
     homework = pytester.makepyfile(homework=HOMEWORK)
-    result = pytester.runpytest_inprocess(suite_file("tests_math/test_s2_2_hand.py"), "-k", "numpy-cpu or torch-cpu",
-                                          "-p", "no:cacheprovider", "--impl", str(homework))
+    result = pytester.runpytest_inprocess(
+        suite_file("tests_math/test_s2_2_hand.py"),
+        "-k",
+        "numpy-cpu or torch-cpu",
+        "-p",
+        "no:cacheprovider",
+        "--impl",
+        str(homework),
+    )
     result.assert_outcomes(failed=1, passed=1)  # numpy uses the homework, torch falls back
-    result.stdout.fnmatch_lines(["*implementations: stackcheck_impl_homework provides numpy_steps*",
-                                 "*FAILED*numpy-cpu*"])
+    result.stdout.fnmatch_lines(
+        ["*implementations: stackcheck_impl_homework provides numpy_steps*", "*FAILED*numpy-cpu*"]
+    )
 
 
 def test_unknown_impl_module_is_a_clear_error(pytester):
@@ -30,13 +39,23 @@ def test_unknown_impl_module_is_a_clear_error(pytester):
 
 
 BAD_IMPL = {
-    "syntax error": ("homework.py", "def numpy_steps(x, w, b)\n    return x\n", "ERROR: --impl homework.py: homework.py:1: SyntaxError: *"),
+    "syntax error": (
+        "homework.py",
+        "def numpy_steps(x, w, b)\n    return x\n",
+        "ERROR: --impl homework.py: homework.py:1: SyntaxError: *",
+    ),
     "missing file": (None, None, "*--impl nowhere.py: no such file*"),
     "folder": ("folder", None, "*--impl folder: is a folder; give the .py file*"),
-    "raises on import": ("raising.py", "import numpy\nraise RuntimeError('boom')\n",
-                         "*raising.py:2: importing it raised RuntimeError: boom*"),
-    "imports a missing package": ("needy.py", "import no_such_package_abc\n",
-                                  "*it imports 'no_such_package_abc', which is not installed*"),
+    "raises on import": (
+        "raising.py",
+        "import numpy\nraise RuntimeError('boom')\n",
+        "*raising.py:2: importing it raised RuntimeError: boom*",
+    ),
+    "imports a missing package": (
+        "needy.py",
+        "import no_such_package_abc\n",
+        "*it imports 'no_such_package_abc', which is not installed*",
+    ),
 }
 
 

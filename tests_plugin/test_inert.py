@@ -2,6 +2,7 @@
 variable set, no framework imported, no header, no claim table, no list of foreign tests; and
 ``-p no:stackcheck`` switches it off, ``-p stackcheck`` (or the ini key, STACKCHECK=1, one of its
 options, or the suite's own test paths) switches it on."""
+
 import sys
 
 import pytest

@@ -1,4 +1,5 @@
 """Device markers: a device-parametrized test gets its marker, so -m cuda selects exactly the CUDA work."""
+
 import pytest
 
 pytestmark = pytest.mark.meta
@@ -27,12 +28,14 @@ def test_markers_are_registered_for_strict_markers(pytester):
     pytester.makepyfile(
         "import pytest\n"
         "@pytest.mark.cpu\n@pytest.mark.numpy\n@pytest.mark.meta\n@pytest.mark.precision\n"
-        "def test_marked():\n    pass\n")
+        "def test_marked():\n    pass\n"
+    )
     pytester.runpytest_inprocess("--strict-markers", "-p", "no:cacheprovider").assert_outcomes(passed=1)
 
 
-@pytest.mark.parametrize("expression, suggestion", [("gpu", "cuda"), ("cdua", "cuda"), ("not jaxx", "jax"),
-                                                    ("torch and nvidia", "cuda")])
+@pytest.mark.parametrize(
+    "expression, suggestion", [("gpu", "cuda"), ("cdua", "cuda"), ("not jaxx", "jax"), ("torch and nvidia", "cuda")]
+)
 def test_an_unknown_marker_in_minus_m_is_a_usage_error_with_a_suggestion(pytester, expression, suggestion):
     pytester.makepyfile("def test_plain():\n    pass\n")
     result = pytester.runpytest_inprocess("-m", expression, "-p", "no:cacheprovider")

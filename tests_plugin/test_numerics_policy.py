@@ -1,12 +1,21 @@
 """The numerics policy: one tolerance table, K scaling, and failure messages a learner can act on."""
+
 import math
 
 import numpy as np
 import pytest
 
 from stackcheck import need
-from stackcheck.numerics import (DTYPES, TOLERANCES, assert_matches_reference, make_inputs, mismatch_report,
-                                 reference_forward, round_to, tolerance)
+from stackcheck.numerics import (
+    DTYPES,
+    TOLERANCES,
+    assert_matches_reference,
+    make_inputs,
+    mismatch_report,
+    reference_forward,
+    round_to,
+    tolerance,
+)
 
 pytestmark = pytest.mark.meta
 
@@ -26,8 +35,14 @@ def test_failure_message_names_count_worst_index_tolerance_and_inputs():
     with pytest.raises(AssertionError) as info:
         assert_matches_reference(bad, ref, dtype="float32", k=8, stack="demo", device="cpu", seed=3)
     message = str(info.value)
-    for needle in ("Mismatched elements: 1 / 12", "at index (2, 1)", "float32 row", "x sqrt(K=8)",
-                   "stack=demo", "seed=3"):
+    for needle in (
+        "Mismatched elements: 1 / 12",
+        "at index (2, 1)",
+        "float32 row",
+        "x sqrt(K=8)",
+        "stack=demo",
+        "seed=3",
+    ):
         assert needle in message, f"{needle!r} missing from:\n{message}"
     assert "Rerun" not in message and "Course" not in message, "the plugin adds those, once, to the report"
 
@@ -63,9 +78,14 @@ def test_a_failing_claim_test_points_to_the_course_once_with_a_rerun_line(pytest
     pytester.makepyfile(test_claimed=FAILING_CLAIM)
     result = pytester.runpytest_inprocess("-p", "no:cacheprovider")
     result.assert_outcomes(failed=1)
-    result.stdout.fnmatch_lines(["*stackcheck: what to revisit*", "Course §2.1, 2.3 [[]S2.3-broadcast]: b is *",
-                                 "Random inputs (seeded): make_inputs(N=2, K=3, M=4, dtype='float32', seed=7)",
-                                 "Rerun: python -m pytest 'test_claimed.py::test_broken'"])
+    result.stdout.fnmatch_lines(
+        [
+            "*stackcheck: what to revisit*",
+            "Course §2.1, 2.3 [[]S2.3-broadcast]: b is *",
+            "Random inputs (seeded): make_inputs(N=2, K=3, M=4, dtype='float32', seed=7)",
+            "Rerun: python -m pytest 'test_claimed.py::test_broken'",
+        ]
+    )
     assert result.stdout.str().count("Rerun: python -m pytest") == 1
 
 

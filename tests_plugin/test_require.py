@@ -1,4 +1,5 @@
 """Missing devices and stacks skip with a reason; --require turns that skip into a failure."""
+
 import pytest
 
 from stackcheck import env
@@ -14,8 +15,9 @@ def test_require_cuda_turns_the_cuda_skip_into_a_failure(pytester, suite_file):
     skipped = pytester.runpytest_inprocess(path, "-m", "cuda", "-k", "torch-cuda", "-rs", "-p", "no:cacheprovider")
     skipped.assert_outcomes(skipped=1)
     skipped.stdout.fnmatch_lines(["*SKIPPED*no CUDA*"])
-    failed = pytester.runpytest_inprocess(path, "-m", "cuda", "-k", "torch-cuda", "--require", "cuda",
-                                          "-p", "no:cacheprovider")
+    failed = pytester.runpytest_inprocess(
+        path, "-m", "cuda", "-k", "torch-cuda", "--require", "cuda", "-p", "no:cacheprovider"
+    )
     failed.assert_outcomes(errors=1)  # it fails in setup, before the test body
     failed.stdout.fnmatch_lines(["*--require cuda: no CUDA*", "*--require cuda: no test ran and passed on cuda*"])
     assert failed.ret == pytest.ExitCode.TESTS_FAILED
@@ -31,12 +33,14 @@ def test_missing_tpu_skips_and_require_tpu_fails(pytester):
 
 
 def test_missing_stack_skips_with_install_hint_and_require_fails(pytester, monkeypatch):
-    monkeypatch.setattr(env, "stack_missing",
-                        lambda s: f"{s} is not installed ({env.install_hint(s)})" if s == "jax" else None)
+    monkeypatch.setattr(
+        env, "stack_missing", lambda s: f"{s} is not installed ({env.install_hint(s)})" if s == "jax" else None
+    )
     pytester.makepyfile(
         "import pytest\nfrom stackcheck import need\n"
         "@pytest.mark.jax\ndef test_marked():\n    pass\n"
-        "def test_needs_inline():\n    need('jax')\n")
+        "def test_needs_inline():\n    need('jax')\n"
+    )
     result = pytester.runpytest_inprocess("-rs", "-p", "no:cacheprovider")
     result.assert_outcomes(skipped=2)
     skips = [line for line in result.outlines if line.startswith("SKIPPED")]
@@ -55,8 +59,9 @@ def test_require_rejects_unknown_names(pytester):
 @pytest.mark.skipif(env.device_missing("cuda") is None, reason="this machine has CUDA: nothing to skip")
 def test_minus_m_cuda_without_a_gpu_says_nothing_was_checked_in_one_line(pytester, suite_file):
     """The skips fold into one line per reason, and the run ends saying that nothing was checked."""
-    result = pytester.runpytest_inprocess(suite_file("tests_math/test_s2_1_shapes.py"), "-m", "cuda", "-rs",
-                                          "-p", "no:cacheprovider")
+    result = pytester.runpytest_inprocess(
+        suite_file("tests_math/test_s2_1_shapes.py"), "-m", "cuda", "-rs", "-p", "no:cacheprovider"
+    )
     outcomes = result.parseoutcomes()
     assert outcomes["skipped"] >= 10 and "passed" not in outcomes
     skips = [line for line in result.outlines if line.startswith("SKIPPED")]

@@ -1,4 +1,5 @@
 """Session-wide mechanics: the §14.4 header, hypothesis profiles, and xdist."""
+
 import json
 
 import pytest
@@ -9,10 +10,15 @@ pytestmark = pytest.mark.meta
 def test_header_has_the_reproducibility_fields(pytester):
     pytester.makepyfile("def test_x():\n    pass\n")
     result = pytester.runpytest_inprocess("-p", "no:cacheprovider")
-    result.stdout.fnmatch_lines(["stackcheck environment (course §14.4): *| Python *",
-                                 "  cpu: * | accelerator: * | driver: *",
-                                 "  versions: numpy *", "  backends: * | precision (as tests run): *",
-                                 "  implementations: stackcheck.reference*"])
+    result.stdout.fnmatch_lines(
+        [
+            "stackcheck environment (course §14.4): *| Python *",
+            "  cpu: * | accelerator: * | driver: *",
+            "  versions: numpy *",
+            "  backends: * | precision (as tests run): *",
+            "  implementations: stackcheck.reference*",
+        ]
+    )
 
 
 def test_fingerprint_records_the_precision_the_tests_run_with():
@@ -45,7 +51,8 @@ def test_hypothesis_profile_follows_ci(pytester, monkeypatch, ci, profile):
         "from hypothesis import settings\n"
         f"def test_profile():\n    assert settings._current_profile == {profile!r}\n"
         f"    assert settings.default.derandomize is {profile == 'ci'}\n"
-        "    assert settings.default.deadline is None\n")
+        "    assert settings.default.deadline is None\n"
+    )
     previous = settings._current_profile
     try:
         pytester.runpytest_inprocess("-p", "no:cacheprovider").assert_outcomes(passed=1)
@@ -56,8 +63,16 @@ def test_hypothesis_profile_follows_ci(pytester, monkeypatch, ci, profile):
 def test_xdist_workers_report_claims_to_the_controller(pytester, suite_file, tmp_path):
     pytest.importorskip("xdist")
     path = tmp_path / "report.json"
-    result = pytester.runpytest_subprocess(suite_file("tests_math/test_s2_2_hand.py"), "-k", "numpy-cpu or torch-cpu", "-n", "2",
-                                           "-p", "no:cacheprovider", f"--curriculum-report={path}")
+    result = pytester.runpytest_subprocess(
+        suite_file("tests_math/test_s2_2_hand.py"),
+        "-k",
+        "numpy-cpu or torch-cpu",
+        "-n",
+        "2",
+        "-p",
+        "no:cacheprovider",
+        f"--curriculum-report={path}",
+    )
     result.assert_outcomes(passed=2)
     report = json.loads(path.read_text())
     hand = next(c for c in report["claims"] if c["id"] == "S2.2-hand")
@@ -79,6 +94,7 @@ def test_the_xdist_controller_starts_no_framework_backend(monkeypatch):
 
     def forbidden():
         raise AssertionError("a framework backend was started")
+
     monkeypatch.setattr(jax, "default_backend", forbidden)
     monkeypatch.setattr(torch.cuda, "is_available", forbidden)
     assert env.fingerprint(precision.pinned, frameworks=False)["backends"] == "per worker (see workers)"

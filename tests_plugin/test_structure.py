@@ -2,12 +2,13 @@
 nothing of the plugin), tests share helpers only through stackcheck/, every comparison goes through
 the tolerance policy, every random input is seeded, the only timer is stackcheck.timing, no test
 takes a parameter it ignores, and every claim with tests has a mutant that proves they can fail."""
+
 import ast
 import re
-import tomllib
 from pathlib import Path
 
 import pytest
+import tomllib
 
 from stackcheck import claims
 
@@ -15,10 +16,15 @@ pytestmark = pytest.mark.meta
 
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGE = ROOT / "stackcheck"
-PLUGIN_LAYER = {"stackcheck.plugin", "stackcheck.recorder", "stackcheck.fixturedefs", "stackcheck.grader", "stackcheck.coursegate"}
+PLUGIN_LAYER = {
+    "stackcheck.plugin",
+    "stackcheck.recorder",
+    "stackcheck.fixturedefs",
+    "stackcheck.grader",
+    "stackcheck.coursegate",
+}
 TEST_FILES = sorted(p for p in ROOT.glob("tests_*/**/*.py"))
-CLAIM_TESTS = sorted(p for p in ROOT.glob("tests_*/test_*.py")
-                     if p.parent.name not in ("tests_plugin", "tests_meta"))
+CLAIM_TESTS = sorted(p for p in ROOT.glob("tests_*/test_*.py") if p.parent.name not in ("tests_plugin", "tests_meta"))
 
 
 def imports(path: Path) -> set[str]:
@@ -56,8 +62,7 @@ def test_lower_modules_never_import_the_plugin():
 def test_tests_import_neither_test_modules_nor_conftests_nor_the_plugin():
     bad = {}
     for path in TEST_FILES:
-        wrong = sorted(m for m in imports(path)
-                       if m.startswith("tests_") or "conftest" in m or m in PLUGIN_LAYER)
+        wrong = sorted(m for m in imports(path) if m.startswith("tests_") or "conftest" in m or m in PLUGIN_LAYER)
         if wrong:
             bad[relative(path)] = wrong
     assert not bad, f"shared helpers belong in stackcheck/: {bad}"
@@ -66,34 +71,46 @@ def test_tests_import_neither_test_modules_nor_conftests_nor_the_plugin():
 def test_pytester_is_loaded_only_by_the_self_test_folders():
     for path in [*PACKAGE.glob("*.py"), ROOT / "conftest.py"]:
         assert not re.search(r"pytest_plugins.*pytester", path.read_text()), (
-            f"{relative(path)} loads pytester into every user's session")
+            f"{relative(path)} loads pytester into every user's session"
+        )
     for folder in ("tests_plugin",):
         assert 'import_plugin("pytester")' in (ROOT / folder / "conftest.py").read_text()
 
 
-RAW_COMPARISONS = re.compile(r"(?:^|\.)(?:allclose|isclose|assert_close|assert_allclose|assert_array_almost_equal|"
-                             r"assert_array_equal|approx)$")
+RAW_COMPARISONS = re.compile(
+    r"(?:^|\.)(?:allclose|isclose|assert_close|assert_allclose|assert_array_almost_equal|"
+    r"assert_array_equal|approx)$"
+)
 
 
 def test_every_comparison_goes_through_the_tolerance_policy():
-    bad = [f"{relative(p)}:{line}: {name}" for p in CLAIM_TESTS for line, name in calls(p)
-           if RAW_COMPARISONS.search(name)]
+    bad = [
+        f"{relative(p)}:{line}: {name}" for p in CLAIM_TESTS for line, name in calls(p) if RAW_COMPARISONS.search(name)
+    ]
     assert not bad, "compare with stackcheck.numerics (assert_matches_reference, assert_exact):\n" + "\n".join(bad)
 
 
-UNSEEDED = re.compile(r"^(?:torch\.(?:rand|randn|randint|rand_like|randn_like|manual_seed)|"
-                      r"np\.random\.\w+|numpy\.random\.\w+|random\.\w+|jax\.random\.PRNGKey)$")
+UNSEEDED = re.compile(
+    r"^(?:torch\.(?:rand|randn|randint|rand_like|randn_like|manual_seed)|"
+    r"np\.random\.\w+|numpy\.random\.\w+|random\.\w+|jax\.random\.PRNGKey)$"
+)
 
 
 def test_every_random_input_is_seeded_through_numerics():
     bad = [f"{relative(p)}:{line}: {name}" for p in CLAIM_TESTS for line, name in calls(p) if UNSEEDED.search(name)]
-    assert not bad, ("draw inputs with stackcheck.numerics.make_inputs or uniform (seeded, and the seed goes "
-                     "into the failure message):\n" + "\n".join(bad))
+    assert not bad, (
+        "draw inputs with stackcheck.numerics.make_inputs or uniform (seeded, and the seed goes "
+        "into the failure message):\n" + "\n".join(bad)
+    )
 
 
 def test_the_only_timer_is_stackcheck_timing():
-    bad = [f"{relative(p)}:{line}: {name}" for p in CLAIM_TESTS for line, name in calls(p)
-           if re.fullmatch(r"time\.(?:perf_counter|time|monotonic|process_time)(?:_ns)?", name)]
+    bad = [
+        f"{relative(p)}:{line}: {name}"
+        for p in CLAIM_TESTS
+        for line, name in calls(p)
+        if re.fullmatch(r"time\.(?:perf_counter|time|monotonic|process_time)(?:_ns)?", name)
+    ]
     assert not bad, "time with stackcheck.timing (host_timer, stopwatch, interleaved):\n" + "\n".join(bad)
 
 
@@ -114,7 +131,7 @@ def claim_ids_in(paths, marker: str) -> dict[str, list[str]]:
     found: dict[str, list[str]] = {}
     for path in paths:
         for node in ast.walk(ast.parse(path.read_text())):
-            if (isinstance(node, ast.Call) and ast.unparse(node.func) == f"pytest.mark.{marker}"):
+            if isinstance(node, ast.Call) and ast.unparse(node.func) == f"pytest.mark.{marker}":
                 for arg in node.args:
                     found.setdefault(ast.literal_eval(arg), []).append(relative(path))
     return found
@@ -127,13 +144,16 @@ def test_every_claim_with_tests_has_a_mutant_that_its_tests_catch():
     killed = {row["claim"] for row in rows} | set(claim_ids_in(sorted(ROOT.glob("tests_meta/test_*.py")), "mutant_for"))
     assert set(tested) <= set(claims.catalogue()), "claim ids must be in the catalogue"
     missing = sorted(set(tested) - killed)
-    assert not missing, (f"claims with tests but no mutant: {missing}. Add a wrong implementation to "
-                         "tests_meta/mutants/ and a row to tests_meta/mutants.toml")
+    assert not missing, (
+        f"claims with tests but no mutant: {missing}. Add a wrong implementation to "
+        "tests_meta/mutants/ and a row to tests_meta/mutants.toml"
+    )
     for row in rows:
         assert (ROOT / "tests_meta" / "mutants" / f"{row['name']}.py").exists(), row
         assert (ROOT / row["test"]).exists(), row
         assert row["claim"] in tested and row["test"] in tested[row["claim"]], (
-            f"{row['test']} holds no test of {row['claim']}: {row}")
+            f"{row['test']} holds no test of {row['claim']}: {row}"
+        )
 
 
 def test_one_registry_of_stacks():

@@ -1,13 +1,13 @@
 """One GPU per xdist worker, on a real GPU host: torch and JAX in this worker see exactly the GPU the
 plugin pinned, identified by PCI bus id. Run it as `pytest -m cuda -n <GPUs>`; the report records
 each worker's GPU."""
+
 import os
 import shutil
 
 import pytest
 
-from stackcheck import need
-from stackcheck import gpus
+from stackcheck import gpus, need
 from stackcheck.gpus import ENV_LIST, gpu_for_worker
 
 pytestmark = [pytest.mark.meta, pytest.mark.cuda]
@@ -27,9 +27,14 @@ def test_worker_sees_its_pinned_gpu_in_torch_and_jax(evidence):
     torch_bus = f"{props.pci_domain_id:08X}:{props.pci_bus_id:02X}:{props.pci_device_id:02X}.0"[-12:]
     gpus = jax.devices("gpu")
     worker = os.environ.get("PYTEST_XDIST_WORKER")
-    record = {"worker": worker or "no xdist", "cuda_visible_devices": os.environ.get("CUDA_VISIBLE_DEVICES"),
-              "torch_device": torch.cuda.get_device_name(0), "torch_pci_bus": torch_bus,
-              "torch_count": torch.cuda.device_count(), "jax_devices": [str(d) for d in gpus]}
+    record = {
+        "worker": worker or "no xdist",
+        "cuda_visible_devices": os.environ.get("CUDA_VISIBLE_DEVICES"),
+        "torch_device": torch.cuda.get_device_name(0),
+        "torch_pci_bus": torch_bus,
+        "torch_count": torch.cuda.device_count(),
+        "jax_devices": [str(d) for d in gpus],
+    }
     evidence(**record)
     if worker is None:
         return

@@ -1,4 +1,5 @@
 """Work of known cost for the runtime tests, on each device."""
+
 import pytest
 
 from stackcheck import need
@@ -36,4 +37,3 @@ def torch_matmul(device):
     b = torch.ones(n, n, device=device)
     torch.cuda.synchronize()
     return (lambda: a @ b), a, b
-

@@ -1,8 +1,9 @@
 """MC06 and §6.3: a returned call is not a finished computation. The handle (shape, dtype) exists
 while the work still runs; the readiness query or a CUDA event says so."""
+
 import pytest
 
-from stackcheck import need, device_params
+from stackcheck import device_params, need
 
 
 @pytest.mark.claim("MC06")

@@ -1,11 +1,11 @@
 """MC07: synchronize waits for submitted work, it does not start it. Work submitted, the host busy
 for longer than the work takes, then a sync returns at once; a sync right after submission waits."""
+
 import time
 
 import pytest
 
-from stackcheck import need, device_params
-from stackcheck import timing
+from stackcheck import device_params, need, timing
 
 MARGIN = 5.0  # sync at once over sync after the host was busy
 NOISE = 2.0  # the same work drifting by this factor between trials makes both comparisons undecidable
@@ -27,16 +27,26 @@ def check(impl, submit, sync, true_sync, evidence, device):
         samples["sync after host was busy"].append(impl.timed_call(lambda: y, sync))
     work, at_once, later = (timing.Measurement(k, "host-sync", v) for k, v in samples.items())
     ratio = timing.ratio(at_once, later)
-    report = {"device": device, "at_once_over_work": round(at_once.median / work.median, 2),
-              "at_once_over_later": round(ratio, 1), "work": work.summary(), "at_once": at_once.summary(),
-              "later": later.summary()}
+    report = {
+        "device": device,
+        "at_once_over_work": round(at_once.median / work.median, 2),
+        "at_once_over_later": round(ratio, 1),
+        "work": work.summary(),
+        "at_once": at_once.summary(),
+        "later": later.summary(),
+    }
     evidence(**report)
-    assert at_once.median >= 0.1 * work.median, \
+    assert at_once.median >= 0.1 * work.median, (
         f"a sync right after submission returned at once: it must wait for the work to finish: {report}"
+    )
     if at_once.median < 0.5 * work.median or ratio < MARGIN:
         timing.call_it(ratio, NOISE, work.spread, report)  # the work itself drifted: a shared device
-    assert at_once.median >= 0.5 * work.median, f"a sync right after submission waits about as long as the work: {report}"
-    assert ratio >= MARGIN, f"the work ran while the host was busy: the late sync had nothing left to wait for: {report}"
+    assert at_once.median >= 0.5 * work.median, (
+        f"a sync right after submission waits about as long as the work: {report}"
+    )
+    assert ratio >= MARGIN, (
+        f"the work ran while the host was busy: the late sync had nothing left to wait for: {report}"
+    )
 
 
 @pytest.mark.claim("MC07")

@@ -1,12 +1,12 @@
 """MC09 and experiment D: compiling is not always faster. The first call of torch.compile / jax.jit
 pays for tracing and compiling; for the course's tiny example steady state need not beat eager."""
+
 import pytest
 
-from stackcheck import need, device_params
-from stackcheck import timing
+from stackcheck import device_params, need, timing
 from stackcheck.compiles import fresh_jit
-from stackcheck.stacks import jax_device
 from stackcheck.numerics import make_inputs
+from stackcheck.stacks import jax_device
 
 MARGIN = 5.0
 
@@ -14,16 +14,23 @@ MARGIN = 5.0
 def check(impl, evidence, eager, fresh_compiled, sync, device):
     """``fresh_compiled()`` returns a compiled callable that has never run."""
     eager_first = impl.timed_call(eager, sync)
-    steady = {"eager": impl.steady_state(eager, sync, trials=15),
-              "compiled": impl.steady_state(fresh_compiled(), sync, trials=15)}  # its warm-up pays the compile
+    steady = {
+        "eager": impl.steady_state(eager, sync, trials=15),
+        "compiled": impl.steady_state(fresh_compiled(), sync, trials=15),
+    }  # its warm-up pays the compile
     first = impl.timed_call(fresh_compiled(), sync)  # tracing + compiling + the first run
     runs = {k: timing.Measurement(k, "host-sync", v) for k, v in steady.items()}
-    evidence(device=device, first_call_ms=round(first * 1e3, 2), eager_first_ms=round(eager_first * 1e3, 3),
-             first_call_over_eager=round(first / runs["eager"].median, 1),
-             steady_compiled_over_eager=round(timing.ratio(runs["compiled"], runs["eager"]), 2),
-             **{k: v.summary() for k, v in runs.items()})
+    evidence(
+        device=device,
+        first_call_ms=round(first * 1e3, 2),
+        eager_first_ms=round(eager_first * 1e3, 3),
+        first_call_over_eager=round(first / runs["eager"].median, 1),
+        steady_compiled_over_eager=round(timing.ratio(runs["compiled"], runs["eager"]), 2),
+        **{k: v.summary() for k, v in runs.items()},
+    )
     assert runs["eager"].median > 0 and first >= MARGIN * runs["eager"].median, (
-        "the first compiled call includes the compile")
+        "the first compiled call includes the compile"
+    )
     assert steady["compiled"][0] < first / 2, "steady-state samples must not contain the compile"
 
 

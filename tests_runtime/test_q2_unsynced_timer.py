@@ -1,12 +1,12 @@
 """Checkpoint 2, the 0.03 ms bug: a host timer without synchronization measures the submission of a
 large matmul, not the matmul. Measured: synced / unsynced is a large ratio, and the synced timing
 is the work itself (the suite's own clock and sync agree with it)."""
+
 import time
 
 import pytest
 
-from stackcheck import device_params, need
-from stackcheck import timing
+from stackcheck import device_params, need, timing
 
 MARGIN = 10.0  # seen here: 100-1000x
 FIDELITY = 0.5  # the implementation's synced timing is at least half of what the suite's own clock reads
@@ -14,17 +14,24 @@ FIDELITY = 0.5  # the implementation's synced timing is at least half of what th
 
 def check(impl, evidence, fn, sync, true_sync, device):
     """``sync`` is the implementation's; ``true_sync`` the framework's own, for the suite's clock."""
-    timers = {"host-no-sync": timing.drained_timer(impl.timed_call, fn, sync, synced=False),
-              "host-sync": timing.drained_timer(impl.timed_call, fn, sync, synced=True),
-              "suite's clock": timing.host_timer(fn, true_sync)}
+    timers = {
+        "host-no-sync": timing.drained_timer(impl.timed_call, fn, sync, synced=False),
+        "host-sync": timing.drained_timer(impl.timed_call, fn, sync, synced=True),
+        "suite's clock": timing.host_timer(fn, true_sync),
+    }
     runs = timing.interleaved(timers, "host-sync", trials=7, warmup=1)
     ratio = timing.ratio(runs["host-sync"], runs["host-no-sync"])
     fidelity = timing.ratio(runs["host-sync"], runs["suite's clock"])
     # The noise of the work itself, timed by the suite's own clock: never by the timer under test,
     # whose noise (a timer that forgets the sync reads microseconds) would excuse its own error.
     floor = timing.noise_floor(timers["suite's clock"], "host-sync", trials=5)
-    report = {"device": device, "synced_over_unsynced": round(ratio, 1), "synced_over_suite": round(fidelity, 2),
-              "noise_floor": round(floor, 3), **{k: v.summary() for k, v in runs.items()}}
+    report = {
+        "device": device,
+        "synced_over_unsynced": round(ratio, 1),
+        "synced_over_suite": round(fidelity, 2),
+        "noise_floor": round(floor, 3),
+        **{k: v.summary() for k, v in runs.items()},
+    }
     evidence(**report)
     assert fidelity >= FIDELITY, f"the synced timer must measure the work, as the suite's own clock does: {report}"
     timing.call_it(ratio, MARGIN, floor, report)

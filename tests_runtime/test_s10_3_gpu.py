@@ -2,12 +2,20 @@
 and MAX, choosing Accelerator() runs the same graph there. The graph, with the built-in ReLU and
 the Mojo custom op study_relu (whose `target` parameter picks CPU or GPU code at compile time),
 on the GPU gives what it gives on the CPU. Needs MAX and a GPU that MAX sees."""
+
 import numpy as np
 import pytest
 
 from stackcheck import env, max_graphs, need
-from stackcheck.numerics import (assert_matches_reference, assert_outputs_match, make_inputs, mismatch_report,
-                                 reference_forward, round_to, tolerance)
+from stackcheck.numerics import (
+    assert_matches_reference,
+    assert_outputs_match,
+    make_inputs,
+    mismatch_report,
+    reference_forward,
+    round_to,
+    tolerance,
+)
 from stackcheck.stacks import tolerance_row
 
 pytestmark = [pytest.mark.max, pytest.mark.mojo, pytest.mark.max_graph("structure-gpu")]
@@ -27,8 +35,13 @@ def test_the_graph_on_accelerator_matches_the_cpu(impl, evidence):
     evidence(device=driver.accelerator_architecture_name(), outputs=sorted(on_gpu))
     row = tolerance_row("max", "cuda", "float32")  # TF32 on the GPU: see the precision test below
     assert_outputs_match(on_gpu, on_cpu, dtype=row, k=65, where="the MAX graph on Accelerator() vs CPU()")
-    assert_outputs_match(on_gpu, {name: reference_forward(x, w, b) for name in on_cpu}, dtype=row, k=65,
-                         where="the MAX graph on Accelerator()")
+    assert_outputs_match(
+        on_gpu,
+        {name: reference_forward(x, w, b) for name in on_cpu},
+        dtype=row,
+        k=65,
+        where="the MAX graph on Accelerator()",
+    )
 
 
 @pytest.mark.claim("S10.3-gpu")
@@ -53,12 +66,22 @@ def test_max_multiplies_float32_in_tf32_on_the_gpu(impl, evidence):
     on_cpu = max_graphs.execute("math", impl, x, w, b)["a"].astype(np.float64)
     exact = x.astype(np.float64) @ w.astype(np.float64)
     in_tf32 = round_to(x, "tfloat32").astype(np.float64) @ round_to(w, "tfloat32").astype(np.float64)
-    evidence(shape=[n, k, m], gpu_vs_exact=float(np.abs(on_gpu - exact).max()),
-             gpu_vs_tf32_product=float(np.abs(on_gpu - in_tf32).max()),
-             tf32_product_vs_exact=float(np.abs(in_tf32 - exact).max()), cpu_vs_exact=float(np.abs(on_cpu - exact).max()))
+    evidence(
+        shape=[n, k, m],
+        gpu_vs_exact=float(np.abs(on_gpu - exact).max()),
+        gpu_vs_tf32_product=float(np.abs(on_gpu - in_tf32).max()),
+        tf32_product_vs_exact=float(np.abs(in_tf32 - exact).max()),
+        cpu_vs_exact=float(np.abs(on_cpu - exact).max()),
+    )
     assert_matches_reference(on_cpu, exact, dtype="float32", k=k, what="A = X @ W on CPU()")
-    assert_matches_reference(on_gpu, in_tf32, dtype="float32", k=k,
-                             what="A = X @ W on Accelerator() vs the product of X and W rounded to TF32")
-    assert mismatch_report(on_gpu, exact, tolerance("float32", k)) is not None, \
+    assert_matches_reference(
+        on_gpu,
+        in_tf32,
+        dtype="float32",
+        k=k,
+        what="A = X @ W on Accelerator() vs the product of X and W rounded to TF32",
+    )
+    assert mismatch_report(on_gpu, exact, tolerance("float32", k)) is not None, (
         "A on Accelerator() met float32's tolerance: MAX multiplied in full float32 here, not TF32"
+    )
     assert_matches_reference(on_gpu, exact, dtype="tfloat32", k=k, what="A = X @ W on Accelerator()")

@@ -1,6 +1,7 @@
 """§1.2: eager mode does not mean the chip runs Python: an eager matmul calls a kernel that was
 compiled long before, in a library (cuBLAS), and nothing is compiled for it. The kernel is named by
 ncu on the GPU; the absence of compiles is counted in-process."""
+
 import numpy as np
 import pytest
 
@@ -25,5 +26,4 @@ def test_an_eager_matmul_is_one_library_kernel_and_no_compile(impl, evidence):
         y = impl.torch_forward(*(torch.from_numpy(a).cuda() for a in (x, w, b)))
         torch.cuda.synchronize()
     assert count.compiles == 0, f"eager ReLU(X @ W + b) compiled {count.compiles} graph(s)"
-    assert_matches_reference(y.cpu().numpy().astype(np.float64), reference_forward(x, w, b), dtype="float32",
-                             k=128)
+    assert_matches_reference(y.cpu().numpy().astype(np.float64), reference_forward(x, w, b), dtype="float32", k=128)

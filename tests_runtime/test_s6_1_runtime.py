@@ -1,12 +1,12 @@
 """§6.1: the runtime binds a prepared program to data. Called again, a compiled forward compiles
 nothing, and each call gets a fresh output buffer: an earlier result is never overwritten."""
+
 import pytest
 
 from stackcheck import assert_matches_reference, need, reference_forward, stack_params
 from stackcheck.compiles import jax_compiles, torch_compiles
 from stackcheck.numerics import make_inputs
 from stackcheck.stacks import jax_in, jax_out, torch_in, torch_out
-
 
 SHAPE = (16, 8, 4)
 
@@ -26,8 +26,9 @@ def test_torch_compiled_calls_reuse_the_program_not_the_output(impl, stack, devi
     assert count.compiles == 0, f"the second and third calls compile nothing: {count.compiles} compiles"
     assert outs[0].data_ptr() != outs[1].data_ptr(), "each call gets a fresh output buffer"
     for out, d in zip(outs, data[1:]):  # the first result is intact after the second call
-        assert_matches_reference(torch_out(out, "float32"), reference_forward(*d), dtype="float32", k=SHAPE[1],
-                                 stack=stack, device=device)
+        assert_matches_reference(
+            torch_out(out, "float32"), reference_forward(*d), dtype="float32", k=SHAPE[1], stack=stack, device=device
+        )
 
 
 @pytest.mark.claim("S6.1-runtime")
@@ -42,5 +43,6 @@ def test_jax_calls_reuse_the_program_not_the_output(impl, stack, device):
     assert count.compiles == 0, f"the second and third calls compile nothing: {count.compiles} compiles"
     assert outs[0].unsafe_buffer_pointer() != outs[1].unsafe_buffer_pointer(), "each call gets a fresh buffer"
     for out, d in zip(outs, data[1:]):
-        assert_matches_reference(jax_out(out, "float32"), reference_forward(*d), dtype="float32", k=SHAPE[1],
-                                 stack=stack, device=device)
+        assert_matches_reference(
+            jax_out(out, "float32"), reference_forward(*d), dtype="float32", k=SHAPE[1], stack=stack, device=device
+        )

@@ -1,10 +1,11 @@
 """§6.2: weights already on the device are reused. Repeated calls copy nothing from the host."""
+
 import numpy as np
 import pytest
 
-from stackcheck import assert_matches_reference, need, reference_forward, device_params
-from stackcheck.stacks import jax_device
+from stackcheck import assert_matches_reference, device_params, need, reference_forward
 from stackcheck.numerics import make_inputs
+from stackcheck.stacks import jax_device
 
 
 @pytest.mark.claim("S6.2-resident")

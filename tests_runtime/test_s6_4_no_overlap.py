@@ -1,6 +1,7 @@
 """§6.4: more queues do not guarantee overlap; without free resources, work on two streams runs
 one after the other. Two kernels that each occupy one SM overlap on two streams (the pair takes
 about the time of one); two GEMMs that each fill every SM take about the sum of their times."""
+
 import pytest
 
 from stackcheck import need, timing
@@ -20,8 +21,11 @@ def two_over_one(first, second) -> tuple[float, float, dict]:
     parallel = timing.cuda_event_timer(timing.on_two_streams(first, second))
     runs = timing.interleaved({"one stream": serial, "two streams": parallel}, "device-events", trials=9, warmup=2)
     one, two = runs["one stream"], runs["two streams"]
-    return timing.ratio(two, one), max(timing.scatter(one), timing.scatter(two)), \
-        {"one_stream": one.summary(), "two_streams": two.summary()}
+    return (
+        timing.ratio(two, one),
+        max(timing.scatter(one), timing.scatter(two)),
+        {"one_stream": one.summary(), "two_streams": two.summary()},
+    )
 
 
 @pytest.mark.claim("S6.4-no-overlap")
@@ -43,5 +47,10 @@ def test_two_streams_overlap_only_kernels_that_leave_room(evidence):
     together = timing.on_two_streams(a.step, b.step)()
     torch.cuda.synchronize()
     x, w = a.inputs
-    assert_matches_reference(together[0].float(), x.double() @ w.double(), dtype="bfloat16", k=GEMM,
-                             what="a GEMM run beside another on two streams")
+    assert_matches_reference(
+        together[0].float(),
+        x.double() @ w.double(),
+        dtype="bfloat16",
+        k=GEMM,
+        what="a GEMM run beside another on two streams",
+    )

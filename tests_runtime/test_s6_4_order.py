@@ -1,11 +1,11 @@
 """§6.4: work on one stream runs in order without host waits; across streams only an event orders it."""
+
 import numpy as np
 import pytest
 
-from stackcheck import need, device_params
-from stackcheck import timing
-from stackcheck.stacks import jax_device
+from stackcheck import device_params, need, timing
 from stackcheck.numerics import assert_exact, uniform
+from stackcheck.stacks import jax_device
 
 
 @pytest.mark.claim("S6.4-order")
@@ -30,8 +30,10 @@ def test_a_dependent_chain_needs_one_final_sync(impl, device):
     total = clock()
     assert_exact(np.asarray(x), np.asarray(stepwise), what="the chain with one final sync vs waiting per layer")
     assert float(np.asarray(x).std()) > 0, "the chain must not have collapsed to a constant"
-    assert submitted < total / 2, f"the host submitted all 10 layers in {submitted * 1e3:.1f} ms and waited " \
-                                  f"once; the chain took {total * 1e3:.1f} ms"
+    assert submitted < total / 2, (
+        f"the host submitted all 10 layers in {submitted * 1e3:.1f} ms and waited "
+        f"once; the chain took {total * 1e3:.1f} ms"
+    )
 
 
 @pytest.mark.claim("S6.4-order")

@@ -1,10 +1,10 @@
 """§6.5: first call, repeated end-to-end, mean over many requests, device events and with transfers
 measure different things, and give different numbers in the expected order for the same work."""
+
 import numpy as np
 import pytest
 
-from stackcheck import need, device_params
-from stackcheck import timing
+from stackcheck import device_params, need, timing
 from stackcheck.compiles import fresh_jit
 from stackcheck.stacks import jax_device
 
@@ -26,20 +26,33 @@ def regimes_jax(impl, device):
     median = timing.Measurement("e2e", "host-sync", steady).median
     firsts = [impl.timed_call(lambda g=fresh_jit(jax, work): g(a, a), impl.jax_sync) for _ in range(3)]
     many = 10
-    beside = timing.interleaved({  # one request and a queue of many, A B A B: drift hits both
-        "one": lambda: impl.timed_call(lambda: f(a, a), impl.jax_sync),
-        "many": lambda: impl.timed_call(lambda: [f(a, a) for _ in range(many)][-1], impl.jax_sync) / many,
-    }, "host-sync", trials=5, warmup=1)
+    beside = timing.interleaved(
+        {  # one request and a queue of many, A B A B: drift hits both
+            "one": lambda: impl.timed_call(lambda: f(a, a), impl.jax_sync),
+            "many": lambda: impl.timed_call(lambda: [f(a, a) for _ in range(many)][-1], impl.jax_sync) / many,
+        },
+        "host-sync",
+        trials=5,
+        warmup=1,
+    )
     return beside["one"].spread, {
         "first call": timing.Measurement("first", "first-call", firsts).median,
         "repeated end-to-end": median,
         "first steady sample": steady[0],
         "mean over many requests": beside["many"].median,
         "end-to-end beside them": beside["one"].median,
-        "with transfers": timing.Measurement("io", "with-transfers", impl.steady_state(
-            lambda: np.asarray(f(jax.device_put(a_np, target), jax.device_put(a_np, target))), trials=5)).median,
-        "host, no sync": timing.Measurement("ns", "host-no-sync", [
-            timing.drained_timer(impl.timed_call, lambda: f(a, a), impl.jax_sync, synced=False)() for _ in range(5)]).median,
+        "with transfers": timing.Measurement(
+            "io",
+            "with-transfers",
+            impl.steady_state(
+                lambda: np.asarray(f(jax.device_put(a_np, target), jax.device_put(a_np, target))), trials=5
+            ),
+        ).median,
+        "host, no sync": timing.Measurement(
+            "ns",
+            "host-no-sync",
+            [timing.drained_timer(impl.timed_call, lambda: f(a, a), impl.jax_sync, synced=False)() for _ in range(5)],
+        ).median,
     }
 
 
@@ -69,19 +82,26 @@ def test_device_events_expose_the_unsynced_timers_error(impl, torch_matmul, evid
     """Three clocks on one 8192² GEMM: device events see the kernel only, so they sit just under
     the host-synced time and far above an unsynced host timer, whose error they expose."""
     fn, _, _ = torch_matmul
-    timers = {"host-sync": timing.host_timer(fn, lambda _: impl.torch_sync(device)),
-              "device-events": timing.cuda_event_timer(fn),
-              "host-no-sync": timing.drained_timer(impl.timed_call, fn, lambda _: impl.torch_sync(device),
-                                                   synced=False)}
+    timers = {
+        "host-sync": timing.host_timer(fn, lambda _: impl.torch_sync(device)),
+        "device-events": timing.cuda_event_timer(fn),
+        "host-no-sync": timing.drained_timer(impl.timed_call, fn, lambda _: impl.torch_sync(device), synced=False),
+    }
     runs = timing.interleaved(timers, {k: k for k in timers}, trials=11)
     floor = timing.noise_floor(timers["device-events"], "device-events", trials=7)
     events, synced, unsynced = (runs[k].median for k in ("device-events", "host-sync", "host-no-sync"))
-    report = {"events_over_host": round(events / synced, 3), "unsynced_over_events": round(unsynced / events, 4),
-              "noise_floor": round(floor, 3), **{k: v.summary() for k, v in runs.items()}}
+    report = {
+        "events_over_host": round(events / synced, 3),
+        "unsynced_over_events": round(unsynced / events, 4),
+        "noise_floor": round(floor, 3),
+        **{k: v.summary() for k, v in runs.items()},
+    }
     evidence(**report)
     if not 0.5 <= events / synced <= 1.1:  # a GPU shared with other processes: undecidable when trials scatter
         timing.call_it(events / synced, 1.1, max(floor, *(timing.scatter(m) for m in runs.values())), report)
-    assert events / synced <= 1.1, f"device events measure the kernel only; the host clock adds launch and sync: {report}"
+    assert events / synced <= 1.1, (
+        f"device events measure the kernel only; the host clock adds launch and sync: {report}"
+    )
     assert events / synced >= 0.5, f"for a GEMM this large the kernel is most of the synced time: {report}"
     assert unsynced / events <= 0.2, f"events expose the unsynced timer: it saw the launch, not the GEMM: {report}"
 

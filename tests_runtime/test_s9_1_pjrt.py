@@ -1,5 +1,6 @@
 """§9.1: PJRT is the API between JAX and the device: a client that owns devices and compiles, the
 buffers results live in, and the loaded executable that runs. Read off what JAX hands back."""
+
 import numpy as np
 import pytest
 
@@ -17,8 +18,13 @@ def test_client_device_buffer_and_loaded_executable(impl, device, evidence):
     (where,) = y.devices()  # the result is a buffer on one PJRT device ...
     client = where.client  # ... of a PJRT client, which owns the devices and compiles
     loaded = jax.jit(impl.jax_forward).lower(x, w, b).compile().runtime_executable()
-    found = {"client": type(client).__name__, "platform": client.platform, "device": repr(where),
-             "buffer_pointer": y.unsafe_buffer_pointer() != 0, "executable": type(loaded).__name__}
+    found = {
+        "client": type(client).__name__,
+        "platform": client.platform,
+        "device": repr(where),
+        "buffer_pointer": y.unsafe_buffer_pointer() != 0,
+        "executable": type(loaded).__name__,
+    }
     evidence(**found)
     assert where in client.devices() and callable(getattr(client, "compile", None)), found
     assert found["buffer_pointer"] and y.addressable_shards[0].device == where, found

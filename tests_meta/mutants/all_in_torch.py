@@ -1,4 +1,5 @@
 """A "Triton path" that never launches Triton: bias and ReLU done by torch after the matmul."""
+
 import torch
 
 

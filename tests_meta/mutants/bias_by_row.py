@@ -1,4 +1,5 @@
 """The §11.2 kernel indexing the bias by row (offset // M) instead of by column (offset % M)."""
+
 import triton.language as tl
 
 from stackcheck.triton_kernels import bias_relu, jit_both

@@ -1,4 +1,5 @@
 """Adds b[i] to row i instead of b[j] to column j (only shape-compatible when N == M)."""
+
 import numpy as np
 
 

@@ -1,4 +1,5 @@
 """A steady-state timer without warm-up: the first call (tracing and compiling) is in its samples."""
+
 from stackcheck.reference import timed_call
 
 

@@ -1,4 +1,5 @@
 """Makes W contiguous before the matmul ('to be safe'): right numbers, but a transposed W is copied."""
+
 from stackcheck import reference
 
 

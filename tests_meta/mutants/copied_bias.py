@@ -1,4 +1,5 @@
 """Materializes the broadcast: N real copies of b instead of a stride-0 view."""
+
 import numpy as np
 
 

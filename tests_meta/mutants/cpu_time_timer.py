@@ -1,4 +1,5 @@
 """A timer of CPU time: right while the host computes, blind while it waits for a device."""
+
 import time
 
 

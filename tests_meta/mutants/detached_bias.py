@@ -1,4 +1,5 @@
 """A compiled forward that cuts b out of autograd: Y is right, db never arrives."""
+
 import torch
 
 

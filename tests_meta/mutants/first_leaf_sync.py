@@ -1,4 +1,5 @@
 """A sync that waits for the first leaf of a result only: right for a single array, not for a pytree."""
+
 import jax
 
 

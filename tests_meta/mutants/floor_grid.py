@@ -1,4 +1,5 @@
 """A launch grid of n // BLOCK_SIZE programs (rounded down): the last, partial block never runs."""
+
 import torch
 
 from stackcheck.triton_kernels import compiled_kernel, interpreted_kernel, interpreter, validate

@@ -1,4 +1,5 @@
 """A timer that forgets to synchronize: it stops the clock when the call returns."""
+
 import time
 
 

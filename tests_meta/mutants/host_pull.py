@@ -1,4 +1,5 @@
 """A JAX forward that pulls values to the host with NumPy: it cannot be traced into a device program."""
+
 import numpy as np
 
 

@@ -1,4 +1,5 @@
 """The §11.2 kernel whose "ReLU" returns its input: A + b, negatives included."""
+
 import triton.language as tl
 
 from stackcheck.triton_kernels import bias_relu, jit_both

@@ -1,4 +1,5 @@
 """A JAX forward that loads MAX on the way: the two stacks tangled, as if one needed the other."""
+
 import jax
 
 

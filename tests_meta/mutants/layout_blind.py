@@ -1,4 +1,5 @@
 """A forward that assumes row-major storage: right for contiguous X, wrong for a transposed view."""
+
 import torch
 
 

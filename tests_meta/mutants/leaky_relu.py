@@ -1,4 +1,5 @@
 """A leaky ReLU (slope 0.01): its small negative outputs fit inside the bf16 and fp16 tolerances."""
+
 import numpy as np
 
 

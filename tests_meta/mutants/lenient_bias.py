@@ -1,5 +1,6 @@
 """Forwards whose check lets any bias that broadcasts through: b of shape [1] or [] passes as if it
 were b[M], and the framework broadcasts it silently."""
+
 import numpy as np
 
 from stackcheck import reference

@@ -1,5 +1,6 @@
 """Forces Z = X @ W + b to be materialized before ReLU: a graph break (torch), ReLU as a host
 callback (JAX). The numbers stay right; fusion and the buffer savings are gone."""
+
 import numpy as np
 
 

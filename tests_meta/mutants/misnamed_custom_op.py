@@ -1,4 +1,5 @@
 """Calls the Mojo custom op by a name nobody registered."""
+
 from max.graph import TensorType, ops
 
 

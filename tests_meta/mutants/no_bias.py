@@ -1,4 +1,5 @@
 """Forgets the bias: Y = ReLU(X @ W). The IR has no add; the numbers are off by b."""
+
 import numpy as np
 
 

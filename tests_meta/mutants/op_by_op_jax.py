@@ -1,4 +1,5 @@
 """A JAX forward that is not staged: each op dispatches on its own, as JAX's eager mode does."""
+
 import jax
 
 

@@ -1,4 +1,5 @@
 """A "sequential" sum that is NumPy's pairwise sum: the same number in exact arithmetic, other bits."""
+
 import numpy as np
 
 

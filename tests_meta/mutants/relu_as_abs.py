@@ -1,4 +1,5 @@
 """ReLU written as abs: right for positive Z, wrong for negative Z."""
+
 import numpy as np
 
 

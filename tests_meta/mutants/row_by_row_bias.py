@@ -1,4 +1,5 @@
 """Adds the bias one row at a time: N graph nodes where the course has one broadcast add."""
+
 import torch
 
 

@@ -1,4 +1,5 @@
 """A "blocked" sum that is really the sequential one: the orders never differ."""
+
 from stackcheck.reference import sum_sequential
 
 

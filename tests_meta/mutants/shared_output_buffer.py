@@ -1,5 +1,6 @@
 """Writes every result into one preallocated buffer (to 'save memory'): each call is right, but
 it overwrites the result an earlier call returned."""
+
 from stackcheck import reference
 
 _BUFFERS = {}

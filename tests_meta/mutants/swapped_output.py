@@ -1,4 +1,5 @@
 """Returns Y transposed: [M, N] instead of [N, M]."""
+
 import numpy as np
 
 

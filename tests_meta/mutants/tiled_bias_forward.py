@@ -1,4 +1,5 @@
 """Right numbers, wrong memory: copies b N times ([N, M]) before adding it, in the stack itself."""
+
 from stackcheck import reference
 
 

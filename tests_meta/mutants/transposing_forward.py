@@ -1,4 +1,5 @@
 """A forward that uses W.T whenever the shapes allow it (K == M): no shape error, wrong numbers."""
+
 import numpy as np
 
 

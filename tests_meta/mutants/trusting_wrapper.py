@@ -1,4 +1,5 @@
 """A wrapper that checks nothing: it launches on whatever it is given."""
+
 import torch
 
 from stackcheck.triton_kernels import compiled_kernel, interpreted_kernel, launch

@@ -1,4 +1,5 @@
 """Forwards without the operand check: a K mismatch surfaces as the library's own error."""
+
 import numpy as np
 
 

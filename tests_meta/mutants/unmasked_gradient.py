@@ -1,4 +1,5 @@
 """A hand-written JAX gradient that forgets ReLU's mask: dZ = 2Y/(N·M) everywhere, also where Z <= 0."""
+
 import jax.numpy as jnp
 
 
@@ -7,4 +8,4 @@ def jax_loss_and_grads(x, w, b):
     y = jnp.maximum(z, 0)
     n, m = y.shape
     dz = 2 * z / (n * m)  # should be 2 * y / (n * m), i.e. masked by z > 0
-    return jnp.mean(y ** 2), (dz @ w.T, x.T @ dz, dz.sum(axis=0))
+    return jnp.mean(y**2), (dz @ w.T, x.T @ dz, dz.sum(axis=0))

@@ -1,4 +1,5 @@
 """The §11.2 kernel without its mask: the last program loads and stores past the end."""
+
 import triton.language as tl
 
 from stackcheck.triton_kernels import bias_relu, jit_both

@@ -1,4 +1,5 @@
 """A compiled path that silently upcasts: low-precision inputs come back as float32."""
+
 import torch
 
 _compiled = torch.compile(lambda x, w, b: torch.relu(x.float() @ w.float() + b.float()), dynamic=True)

@@ -1,5 +1,6 @@
 """Checks its inputs' values before computing (NaN or inf refused): right answers on data, but
 the forward can no longer be compiled from shapes alone, or traced."""
+
 import numpy as np
 
 from stackcheck import reference
