@@ -209,7 +209,7 @@ def claim_files(root: Path) -> dict[str, list[str]]:
 
 
 def readme_table(root: Path) -> list[str]:
-    """The README's claim table: every claim of the catalogue, its section, title and test files."""
+    """docs/catalogue.md's table: every claim of the catalogue, its section, title and test files."""
     files = claim_files(root)
     lines = ["| id | § | claim | tests |", "|---|---|---|---|"]
     for cid, entry in catalogue().items():
@@ -218,5 +218,5 @@ def readme_table(root: Path) -> list[str]:
     return lines
 
 
-if __name__ == "__main__":  # python -m stackcheck.claims: the README's claim table
+if __name__ == "__main__":  # python -m stackcheck.claims: docs/catalogue.md's claim table
     print("\n".join(readme_table(Path.cwd())))

@@ -206,9 +206,9 @@ def test_every_korean_quote_is_the_courses_own_words():
     assert not missing, f"not in the course, word for word: {missing}"
 
 
-def test_the_readmes_claim_table_is_the_catalogues():
-    """README.md carries every claim with its section, title and test files, as `python -m
+def test_the_docs_claim_table_is_the_catalogues():
+    """docs/catalogue.md carries every claim with its section, title and test files, as `python -m
     stackcheck.claims` writes them (run it from the checkout and paste between the markers)."""
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    inside = readme.split("<!-- claims:start -->")[1].split("<!-- claims:end -->")[0].strip().splitlines()
-    assert inside == claims.readme_table(ROOT), "the README's claim table is stale: run python -m stackcheck.claims"
+    page = (ROOT / "docs" / "catalogue.md").read_text(encoding="utf-8")
+    inside = page.split("<!-- claims:start -->")[1].split("<!-- claims:end -->")[0].strip().splitlines()
+    assert inside == claims.readme_table(ROOT), "docs/catalogue.md's table is stale: run python -m stackcheck.claims"
