@@ -1,32 +1,16 @@
 """stackcheck: the course's claims about Y = ReLU(X @ W + b) as pytest assertions.
 
-Test-facing helpers are importable from here (loaded on first use); the implementations under
-test live in ``stackcheck.reference``. The package is also the pytest11 entry point ``stackcheck``:
-it adds stackcheck's options to every run, and registers the plugin proper (``stackcheck.plugin``)
-only for a stackcheck run (``stackcheck.options.activates``), so other projects in the same
-environment see nothing of it; ``-p no:stackcheck`` switches it off altogether.
+Each helper has one import path, the module that owns it (``stackcheck.env.need``,
+``stackcheck.stacks.stack_params``, ``stackcheck.numerics.assert_matches_reference``, ...); the
+implementations under test live in ``stackcheck.reference``. The package itself is the pytest11
+entry point ``stackcheck``: it adds stackcheck's options to every run, and registers the plugin
+proper (``stackcheck.plugin``) only for a stackcheck run (``stackcheck.options.activates``), so other
+projects in the same environment see nothing of it; ``-p no:stackcheck`` switches it off.
 """
 
 from __future__ import annotations
 
-import importlib
-
 import pytest
-
-_HELPERS = {
-    "need": "stackcheck.env",
-    "assert_matches_reference": "stackcheck.numerics",
-    "reference_forward": "stackcheck.numerics",
-    "stack_params": "stackcheck.stacks",
-    "device_params": "stackcheck.stacks",
-}
-__all__ = list(_HELPERS)
-
-
-def __getattr__(name: str):
-    if name in _HELPERS:
-        return getattr(importlib.import_module(_HELPERS[name]), name)
-    raise AttributeError(f"module 'stackcheck' has no attribute {name!r}")
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:

@@ -131,9 +131,9 @@ def markdown(report: dict) -> str:
     env = report["environment"]
     lines = ["# stackcheck curriculum report", ""]
     if "homework" in report:
-        from stackcheck import grading  # it reads this module's catalogue
+        from stackcheck import scoring  # it reads this module's catalogue
 
-        lines += ["## Homework", "", "```", *grading.lines(report["homework"]), "```", ""]
+        lines += ["## Homework", "", "```", *scoring.lines(report["homework"]), "```", ""]
     lines += ["## Environment (course §14.4)", ""]
     for key, value in env.items():
         if key == "workers":

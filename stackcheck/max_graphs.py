@@ -41,7 +41,7 @@ def _input_types(ref, chains: int):
     return [TensorType(DType.float32, [f"{d}{c}" for d in shape], device=ref) for c in range(chains) for shape in dims]
 
 
-def _math_graph(impl, with_mojo: bool, kind: str = "math"):
+def _math_graph(impl, mojo: bool, kind: str = "math"):
     from max.dtype import DType
     from max.engine import InferenceSession
     from max.graph import DeviceRef, Graph, ops
@@ -49,7 +49,7 @@ def _math_graph(impl, with_mojo: bool, kind: str = "math"):
     device = device_of(kind)
     ref = DeviceRef.from_device(device)
     types = _input_types(ref, 1)
-    extensions = [impl.mojo_package()] if with_mojo else []
+    extensions = [impl.mojo_package()] if mojo else []
     names = ["a", "z", "y"]
     with Graph("stackcheck_math", input_types=types, custom_extensions=extensions) as graph:
         x, w, b = (value.tensor for value in graph.inputs)
@@ -59,7 +59,7 @@ def _math_graph(impl, with_mojo: bool, kind: str = "math"):
             y_low = impl.max_steps(*(ops.cast(v, low) for v in (x, w, b)))[2]
             outputs.append(ops.cast(y_low, DType.float32))
             names.append(f"y_{dtype}")
-        if with_mojo:
+        if mojo:
             outputs.append(impl.mojo_relu(outputs[1]))
             names.append("y_mojo")
         graph.output(*outputs)
@@ -79,7 +79,7 @@ def device_of(kind: str):
     return Accelerator() if kind.endswith("-gpu") else CPU()
 
 
-def _structure_graph(impl, with_mojo: bool, kind: str = "structure"):
+def _structure_graph(impl, mojo: bool, kind: str = "structure"):
     """Y = ReLU(X @ W + b) alone, so the compiler may fuse it; and, from separate inputs (so the
     two chains share nothing), the same with the Mojo custom ReLU in place of the built-in one.
     ``kind`` "structure-gpu" builds it for the GPU (§10.3: the same graph, another device)."""
@@ -88,13 +88,13 @@ def _structure_graph(impl, with_mojo: bool, kind: str = "structure"):
 
     device = device_of(kind)
     ref = DeviceRef.from_device(device)
-    chains = 2 if with_mojo else 1
-    extensions = [impl.mojo_package()] if with_mojo else []
+    chains = 2 if mojo else 1
+    extensions = [impl.mojo_package()] if mojo else []
     with Graph("stackcheck_structure", input_types=_input_types(ref, chains), custom_extensions=extensions) as graph:
         values = [v.tensor for v in graph.inputs]
         outputs = [impl.max_steps(*values[:3])[2]]
         names = ["y"]
-        if with_mojo:
+        if mojo:
             outputs.append(impl.mojo_relu(impl.max_steps(*values[3:])[1]))
             names.append("y_mojo")
         graph.output(*outputs)

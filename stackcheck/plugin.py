@@ -14,11 +14,11 @@ from pathlib import Path
 
 import pytest
 
-from stackcheck import claims, coursegate, env, gpus, grader, max_graphs, numerics
+from stackcheck import claims, coursegate, env, gpus, homework_hooks, max_graphs, numerics
 from stackcheck.recorder import DRAWN, MISSING, PROPS, RECORDER, Recorder
 from stackcheck.stacks import STACKS
 
-pytest_plugins = ["stackcheck.fixturedefs", "stackcheck.grader", "stackcheck.coursegate"]
+pytest_plugins = ["stackcheck.fixturedefs", "stackcheck.homework_hooks", "stackcheck.coursegate"]
 
 MISSING_REASON = pytest.StashKey[tuple[str, str]]()
 
@@ -55,7 +55,7 @@ def pytest_configure(config: pytest.Config) -> None:
     _register_hypothesis_profiles()
     _check_required(config)
     _check_rootdir(config)
-    impl = grader.select_impl(config)
+    impl = homework_hooks.select_impl(config)
     report_path = config.getoption("curriculum_report", None)
     if report_path:
         _check_writable(report_path)
@@ -64,7 +64,7 @@ def pytest_configure(config: pytest.Config) -> None:
         impl,
         frozenset(config.getoption("require", [])),
         report_path,
-        grade=lambda report: grader.grade(config, report),
+        grade=lambda report: homework_hooks.grade(config, report),
     )
     config.stash[RECORDER] = recorder
     config.pluginmanager.register(recorder, "stackcheck-recorder")

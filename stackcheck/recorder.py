@@ -15,7 +15,7 @@ from typing import Callable
 
 import pytest
 
-from stackcheck import claims, drift, env, gpus, grading, precision
+from stackcheck import claims, drift, env, gpus, precision, scoring
 from stackcheck.impl import Impl
 
 RECORDER = pytest.StashKey["Recorder"]()
@@ -266,7 +266,7 @@ class Recorder:
                 tr.write_line(line)
         if "homework" in report:
             tr.section("stackcheck: homework", sep="-")
-            for line in grading.lines(report["homework"]):
+            for line in scoring.lines(report["homework"]):
                 tr.write_line(
                     line,
                     green=line.startswith("PASS") or line.startswith("score"),

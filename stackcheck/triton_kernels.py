@@ -16,7 +16,7 @@ import torch
 import triton
 import triton.language as tl
 
-DTYPES = {
+KERNEL_DTYPES = {
     "cuda": (torch.float32, torch.float16, torch.bfloat16),
     # NumPy, under the interpreter, has no bfloat16: Triton's interpreter returns NaN for it.
     "cpu": (torch.float32, torch.float16),
@@ -106,10 +106,10 @@ def validate(a: torch.Tensor, b: torch.Tensor) -> None:
         raise ValueError(f"b has shape {list(b.shape)} but A has shape {list(a.shape)}: b must be [M] = [{a.shape[1]}]")
     if a.device != b.device:
         raise ValueError(f"A is on {a.device} but b is on {b.device}: both must be on one device")
-    if a.device.type not in DTYPES:
+    if a.device.type not in KERNEL_DTYPES:
         raise ValueError(f"device {a.device} is not supported: use CUDA (compiled) or CPU (Triton interpreter)")
-    if a.dtype != b.dtype or a.dtype not in DTYPES[a.device.type]:
-        names = ", ".join(str(d).removeprefix("torch.") for d in DTYPES[a.device.type])
+    if a.dtype != b.dtype or a.dtype not in KERNEL_DTYPES[a.device.type]:
+        names = ", ".join(str(d).removeprefix("torch.") for d in KERNEL_DTYPES[a.device.type])
         raise ValueError(f"A is {a.dtype} and b is {b.dtype}; on {a.device.type} both must be one of {names}")
     if not a.is_contiguous() or not b.is_contiguous():
         raise ValueError(

@@ -18,13 +18,13 @@ import torch
 
 from stackcheck.numerics import uniform
 
-DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16}
+TORCH_DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16}
 DRAW = 1 << 20  # values drawn at most; longer inputs repeat them (the counters care about bytes)
 
 
 def _uniform(*shape, dtype="float32", seed=0):
     count = math.prod(shape)
-    drawn = torch.from_numpy(uniform((min(count, DRAW),), seed)).to("cuda", DTYPES[dtype])
+    drawn = torch.from_numpy(uniform((min(count, DRAW),), seed)).to("cuda", TORCH_DTYPES[dtype])
     return drawn.repeat(-(-count // DRAW))[:count].reshape(shape) if count > DRAW else drawn.reshape(shape)
 
 

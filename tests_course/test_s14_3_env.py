@@ -4,8 +4,10 @@ device actually selected the one asked for (--require)."""
 import numpy as np
 import pytest
 
-from stackcheck import device_params, env, need
+from stackcheck import env
+from stackcheck.env import need
 from stackcheck.numerics import assert_matches_reference, make_inputs, reference_forward
+from stackcheck.stacks import device_params
 
 
 @pytest.mark.claim("S14.3-env")

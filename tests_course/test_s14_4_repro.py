@@ -5,9 +5,10 @@ import re
 
 import pytest
 
-from stackcheck import need, repro, stack_params, timing
+from stackcheck import repro, timing
+from stackcheck.env import need
 from stackcheck.numerics import assert_matches_reference, make_inputs, reference_forward
-from stackcheck.stacks import torch_in, torch_out
+from stackcheck.stacks import stack_params, torch_in, torch_out
 
 
 @pytest.mark.claim("S14.4-repro")

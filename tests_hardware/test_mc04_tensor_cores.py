@@ -6,7 +6,8 @@ import re
 import numpy as np
 import pytest
 
-from stackcheck import counters, need
+from stackcheck import counters
+from stackcheck.env import need
 from stackcheck.numerics import as_numpy, assert_matches_reference, make_inputs
 
 N = 2048

@@ -7,8 +7,10 @@ import re
 import numpy as np
 import pytest
 
-from stackcheck import counters, device_params, need
+from stackcheck import counters
+from stackcheck.env import need
 from stackcheck.numerics import as_numpy, assert_matches_reference, uniform
+from stackcheck.stacks import device_params
 
 BIAS_RELU, FUSED = (
     counters.request("bias_relu", n=4096, m=4096),

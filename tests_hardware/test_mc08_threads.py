@@ -5,8 +5,10 @@ waves, and every element comes out right."""
 import numpy as np
 import pytest
 
-from stackcheck import chip, device_params, need
+from stackcheck import chip
+from stackcheck.env import need
 from stackcheck.numerics import as_numpy, assert_matches_reference, uniform
+from stackcheck.stacks import device_params
 
 BLOCK, WARPS = 128, 4  # one element per thread: Triton's default 4 warps of 32 threads per program
 SHAPES = {"cuda": (4097, 4096), "cpu": (257, 255)}  # 2^24 + 4096 elements; a partial last program

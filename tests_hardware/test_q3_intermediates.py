@@ -5,8 +5,9 @@ the H200's DRAM counters, and on any machine from XLA's cost analysis."""
 import numpy as np
 import pytest
 
-from stackcheck import counters, ir, need
+from stackcheck import counters, ir
 from stackcheck.checkpoints import intermediate_traffic_mb
+from stackcheck.env import need
 from stackcheck.numerics import as_numpy, assert_matches_reference, make_inputs, reference_forward
 
 # §7's example: A, Z and Y are 16 MB each (2048 x 2048 float32)

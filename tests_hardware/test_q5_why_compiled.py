@@ -4,7 +4,8 @@ and runs several times faster; a single large GEMM gains about nothing (Python s
 
 import pytest
 
-from stackcheck import counters, need, timing
+from stackcheck import counters, timing
+from stackcheck.env import need
 from stackcheck.numerics import assert_matches_reference, uniform
 
 N = 2**28  # float32 values: 1 GiB a tensor

@@ -6,8 +6,10 @@ tile is best for every shape: a skinny matmul wants many small tiles, a square o
 
 import pytest
 
-from stackcheck import chip, device_params, need, timing
+from stackcheck import chip, timing
+from stackcheck.env import need
 from stackcheck.numerics import assert_matches_reference
+from stackcheck.stacks import device_params
 
 CPU_N, GPU_N = 1024, 4096
 # N, K, M. Recorded on the H200: on the skinny shape the small tile's 64 programs beat the large

@@ -4,7 +4,8 @@ the one `x @ w` launches two or more kernels (partial products, then their reduc
 
 import pytest
 
-from stackcheck import counters, need
+from stackcheck import counters
+from stackcheck.env import need
 from stackcheck.numerics import assert_exact, uniform
 
 N = M = 64

@@ -4,7 +4,8 @@ peak memory holds it (N^2 x heads x bytes); the flash backend's peak is a small 
 
 import pytest
 
-from stackcheck import chip, need
+from stackcheck import chip
+from stackcheck.env import need
 from stackcheck.numerics import assert_matches_reference, uniform
 
 B, H, L, D = 1, 8, 16384, 64

@@ -4,8 +4,9 @@ compiled metadata) grows with the tile; a tile past the device's shared memory d
 
 import pytest
 
-from stackcheck import device_params, need
+from stackcheck.env import need
 from stackcheck.numerics import make_inputs
+from stackcheck.stacks import device_params
 
 TOO_BIG = (128, 256, 64, 4, 8)
 SM90_SHARED_OPTIN = 227 * 1024  # bytes a block may use on sm_90 (H100/H200), for the CPU half

@@ -4,8 +4,10 @@ the DRAM counters: a working set inside L2 is read from HBM once; one far larger
 
 import pytest
 
-from stackcheck import chip, counters, device_params, need
+from stackcheck import chip, counters
+from stackcheck.env import need
 from stackcheck.numerics import as_numpy, assert_matches_reference
+from stackcheck.stacks import device_params
 
 PASSES = 8  # judged by the median of passes 2..8 (counters.assert_l2_reuse)
 LARGE = 2**30  # bytes: far past any L2 so far (the H200's is 60 MB)

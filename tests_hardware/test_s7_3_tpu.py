@@ -5,7 +5,8 @@ where jax.devices("tpu") exists."""
 import numpy as np
 import pytest
 
-from stackcheck import chip, need
+from stackcheck import chip
+from stackcheck.env import need
 from stackcheck.numerics import assert_matches_reference, uniform
 
 

@@ -1,6 +1,6 @@
 import pytest
 
-from stackcheck import need
+from stackcheck.env import need
 from stackcheck.numerics import make_inputs
 from stackcheck.stacks import jax_device
 

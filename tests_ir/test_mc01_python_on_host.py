@@ -4,10 +4,11 @@ device is the compiled program."""
 import numpy as np
 import pytest
 
-from stackcheck import assert_matches_reference, device_params, ir, need, reference_forward
+from stackcheck import ir
 from stackcheck.compiles import jax_compiles
-from stackcheck.numerics import make_inputs
-from stackcheck.stacks import jax_device
+from stackcheck.env import need
+from stackcheck.numerics import assert_matches_reference, make_inputs, reference_forward
+from stackcheck.stacks import device_params, jax_device
 
 
 @pytest.mark.claim("MC01")

@@ -7,8 +7,10 @@ import re
 import numpy as np
 import pytest
 
-from stackcheck import assert_matches_reference, device_params, ir, max_graphs, mojo_build, need, reference_forward
-from stackcheck.numerics import make_inputs
+from stackcheck import ir, max_graphs, mojo_build
+from stackcheck.env import need
+from stackcheck.numerics import assert_matches_reference, make_inputs, reference_forward
+from stackcheck.stacks import device_params
 
 INSTRUCTIONS = ("ld.global", "st.global", "setp")
 

@@ -5,9 +5,11 @@ import re
 import numpy as np
 import pytest
 
-from stackcheck import assert_matches_reference, device_params, ir, mojo_build, need, reference_forward
+from stackcheck import ir, mojo_build
+from stackcheck.env import need
 from stackcheck.inductor import compile_and_read
-from stackcheck.numerics import uniform
+from stackcheck.numerics import assert_matches_reference, reference_forward, uniform
+from stackcheck.stacks import device_params
 
 FORMULA_OPS = ["matmul", "add", "relu"]  # Y = ReLU(X @ W + b): three operations on paper
 

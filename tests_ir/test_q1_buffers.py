@@ -4,9 +4,11 @@ than eager has intermediates."""
 import numpy as np
 import pytest
 
-from stackcheck import assert_matches_reference, device_params, ir, need, reference_forward
+from stackcheck import ir
+from stackcheck.env import need
 from stackcheck.inductor import compile_and_read, eager_aten_ops
-from stackcheck.numerics import make_inputs
+from stackcheck.numerics import assert_matches_reference, make_inputs, reference_forward
+from stackcheck.stacks import device_params
 
 
 @pytest.mark.claim("Q1")

@@ -3,9 +3,10 @@
 import numpy as np
 import pytest
 
-from stackcheck import assert_matches_reference, device_params, ir, max_graphs, need, reference_forward, timing
-from stackcheck.numerics import make_inputs
-from stackcheck.stacks import tolerance_row
+from stackcheck import ir, max_graphs, timing
+from stackcheck.env import need
+from stackcheck.numerics import assert_matches_reference, make_inputs, reference_forward
+from stackcheck.stacks import device_params, tolerance_row
 
 
 @pytest.mark.claim("S10.2-record")

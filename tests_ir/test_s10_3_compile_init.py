@@ -3,9 +3,9 @@ does both in one step. The two paths give the same model, output for output."""
 
 import pytest
 
-from stackcheck import assert_matches_reference, device_params, ir, max_graphs, reference_forward
-from stackcheck.numerics import make_inputs
-from stackcheck.stacks import tolerance_row
+from stackcheck import ir, max_graphs
+from stackcheck.numerics import assert_matches_reference, make_inputs, reference_forward
+from stackcheck.stacks import device_params, tolerance_row
 
 pytestmark = [pytest.mark.max, pytest.mark.max_graph("math")]
 

@@ -5,11 +5,11 @@ import re
 
 import pytest
 
-from stackcheck import assert_matches_reference, need, reference_forward, stack_params
 from stackcheck.compiles import jax_compiles
+from stackcheck.env import need
 from stackcheck.ir import op_sequence
-from stackcheck.numerics import make_inputs
-from stackcheck.stacks import jax_in, jax_out
+from stackcheck.numerics import assert_matches_reference, make_inputs, reference_forward
+from stackcheck.stacks import jax_in, jax_out, stack_params
 
 SHAPES = (8, 4, 3)
 

@@ -7,9 +7,9 @@ import re
 import numpy as np
 import pytest
 
-from stackcheck import need, stack_params
+from stackcheck.env import need
 from stackcheck.numerics import assert_matches_reference, uniform
-from stackcheck.stacks import jax_in, jax_out
+from stackcheck.stacks import jax_in, jax_out, stack_params
 
 T, D = 6, 8  # tokens, features
 

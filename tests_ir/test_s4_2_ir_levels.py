@@ -4,7 +4,8 @@ and the cubin's SASS: PTX is a virtual ISA; the machine code is what ptxas makes
 
 import pytest
 
-from stackcheck import device_params, ir
+from stackcheck import ir
+from stackcheck.stacks import device_params
 
 
 @pytest.mark.claim("S4.2-ir-levels")

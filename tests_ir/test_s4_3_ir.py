@@ -3,7 +3,9 @@
 import numpy as np
 import pytest
 
-from stackcheck import assert_matches_reference, device_params, ir, max_graphs, reference_forward
+from stackcheck import ir, max_graphs
+from stackcheck.numerics import assert_matches_reference, reference_forward
+from stackcheck.stacks import device_params
 
 MATH = ["matmul", "add", "relu"]
 

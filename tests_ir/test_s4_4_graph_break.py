@@ -4,10 +4,11 @@ a shape change recompiles when shapes are static."""
 import numpy as np
 import pytest
 
-from stackcheck import assert_matches_reference, device_params, need, reference_forward
 from stackcheck.compiles import torch_compiles
+from stackcheck.env import need
 from stackcheck.inductor import compile_and_read
-from stackcheck.numerics import assert_exact, make_inputs
+from stackcheck.numerics import assert_exact, assert_matches_reference, make_inputs, reference_forward
+from stackcheck.stacks import device_params
 
 
 def with_print(x, w, b):

@@ -5,10 +5,11 @@ Inductor's output, each paired with the numbers."""
 import numpy as np
 import pytest
 
-from stackcheck import assert_matches_reference, ir, need, reference_forward, stack_params
+from stackcheck import ir
+from stackcheck.env import need
 from stackcheck.inductor import compile_and_read
-from stackcheck.numerics import make_inputs
-from stackcheck.stacks import jax_in, jax_out
+from stackcheck.numerics import assert_matches_reference, make_inputs, reference_forward
+from stackcheck.stacks import jax_in, jax_out, stack_params
 
 N, K, M = 8, 4, 3
 

@@ -5,9 +5,11 @@ becomes warpgroup MMA: wgmma in Triton's PTX for sm_90 and HGMMA in its SASS (an
 import numpy as np
 import pytest
 
-from stackcheck import device_params, ir, need
+from stackcheck import ir
+from stackcheck.env import need
 from stackcheck.inductor import assert_vectorized, compile_and_read
 from stackcheck.numerics import as_numpy, assert_matches_reference, make_inputs, reference_forward
+from stackcheck.stacks import device_params
 
 
 @pytest.mark.claim("S5.1-target")

@@ -5,8 +5,10 @@ the fused kernel run on the device (the interpreter on a CPU, the GPU itself on 
 import numpy as np
 import pytest
 
-from stackcheck import device_params, ir, need
+from stackcheck import ir
+from stackcheck.env import need
 from stackcheck.numerics import as_numpy, assert_matches_reference, uniform
+from stackcheck.stacks import device_params
 
 
 @pytest.mark.claim("S5.2-fma")

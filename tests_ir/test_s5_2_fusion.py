@@ -5,8 +5,11 @@ import re
 import numpy as np
 import pytest
 
-from stackcheck import assert_matches_reference, device_params, ir, max_graphs, need, reference_forward
+from stackcheck import ir, max_graphs
+from stackcheck.env import need
 from stackcheck.inductor import compile_and_read
+from stackcheck.numerics import assert_matches_reference, reference_forward
+from stackcheck.stacks import device_params
 
 EPILOGUE = re.compile(r"Epilogue\(mo\.matmul\b.*\bmo\.add\b.*\bmo\.relu\b")
 

@@ -10,7 +10,9 @@ compile takes seconds where the 128 x 64 one takes half a minute."""
 
 import pytest
 
-from stackcheck import device_params, need, timing
+from stackcheck import timing
+from stackcheck.env import need
+from stackcheck.stacks import device_params
 
 FITS, TOO_BIG = (64, 64, 32, 2, 4), (64, 64, 32, 2, 1)  # the same tile, four warps or one
 GPU_FITS, GPU_TOO_BIG = (128, 64, 32, 2, 4), (128, 64, 32, 2, 1)

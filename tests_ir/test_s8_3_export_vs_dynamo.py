@@ -3,7 +3,10 @@ one computation: ATen operator overloads in one, Python-level torch functions in
 
 import pytest
 
-from stackcheck import assert_matches_reference, device_params, ir, need, reference_forward
+from stackcheck import ir
+from stackcheck.env import need
+from stackcheck.numerics import assert_matches_reference, reference_forward
+from stackcheck.stacks import device_params
 
 
 @pytest.mark.claim("S8.3-export-vs-dynamo")

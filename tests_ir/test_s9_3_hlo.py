@@ -5,7 +5,9 @@ import re
 import numpy as np
 import pytest
 
-from stackcheck import assert_matches_reference, ir, reference_forward, stack_params
+from stackcheck import ir
+from stackcheck.numerics import assert_matches_reference, reference_forward
+from stackcheck.stacks import stack_params
 
 
 @pytest.mark.claim("S9.3-hlo")

@@ -4,9 +4,10 @@ LLO dump is not checked: no TPU was available to find the flags that write it.)"
 
 import pytest
 
-from stackcheck import assert_matches_reference, ir, need, reference_forward, stack_params
-from stackcheck.numerics import make_inputs
-from stackcheck.stacks import jax_in, jax_out
+from stackcheck import ir
+from stackcheck.env import need
+from stackcheck.numerics import assert_matches_reference, make_inputs, reference_forward
+from stackcheck.stacks import jax_in, jax_out, stack_params
 
 
 @pytest.mark.claim("S9.7-llo")

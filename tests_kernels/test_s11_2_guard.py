@@ -10,8 +10,9 @@ dtype cases refuse), plus ``block_size`` and ``out``, which the listing fixes or
 
 import pytest
 
-from stackcheck import device_params, need
+from stackcheck.env import need
 from stackcheck.numerics import uniform
+from stackcheck.stacks import device_params
 
 
 def rand(t, *shape, device, dtype=None, requires_grad=False):

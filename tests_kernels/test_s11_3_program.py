@@ -4,8 +4,10 @@ cdiv(n, BLOCK_SIZE) programs; on CUDA each program runs num_warps x 32 threads."
 import numpy as np
 import pytest
 
-from stackcheck import device_params, need, triton_kernels
+from stackcheck import triton_kernels
+from stackcheck.env import need
 from stackcheck.numerics import assert_matches_reference, make_inputs
+from stackcheck.stacks import device_params
 
 
 @pytest.mark.claim("S11.3-program")

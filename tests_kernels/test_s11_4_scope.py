@@ -4,9 +4,10 @@ import re
 
 import pytest
 
-from stackcheck import assert_matches_reference, device_params, need, reference_forward
+from stackcheck.env import need
 from stackcheck.inductor import eager_aten_ops
-from stackcheck.numerics import make_inputs
+from stackcheck.numerics import assert_matches_reference, make_inputs, reference_forward
+from stackcheck.stacks import device_params
 
 
 @pytest.mark.claim("S11.4-scope")

@@ -4,9 +4,9 @@ ReLU runs a grid of row blocks; boundary sizes as parameters, the last block par
 import numpy as np
 import pytest
 
-from stackcheck import need, stack_params
+from stackcheck.env import need
 from stackcheck.numerics import assert_exact, uniform
-from stackcheck.stacks import jax_in, jax_out
+from stackcheck.stacks import jax_in, jax_out, stack_params
 
 
 @pytest.mark.claim("S12.1-pallas")

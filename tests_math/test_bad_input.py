@@ -5,9 +5,9 @@ import re
 import numpy as np
 import pytest
 
-from stackcheck import device_params, need, stack_params
+from stackcheck.env import need
 from stackcheck.numerics import make_inputs
-from stackcheck.stacks import jax_device, run_forward
+from stackcheck.stacks import device_params, jax_device, run_forward, stack_params
 
 
 @pytest.mark.claim("S2.1-shapes")

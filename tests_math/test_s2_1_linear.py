@@ -2,8 +2,9 @@
 
 import pytest
 
-from stackcheck import device_params, need, stack_params
+from stackcheck.env import need
 from stackcheck.numerics import assert_matches_reference, make_inputs, mismatch_report, tolerance
+from stackcheck.stacks import device_params, stack_params
 
 
 @pytest.mark.claim("S2.1-linear")

@@ -5,9 +5,9 @@ import re
 import numpy as np
 import pytest
 
-from stackcheck import assert_matches_reference, need, reference_forward, stack_params
-from stackcheck.numerics import make_inputs
-from stackcheck.stacks import jax_in, run_forward, tolerance_row
+from stackcheck.env import need
+from stackcheck.numerics import assert_matches_reference, make_inputs, reference_forward
+from stackcheck.stacks import jax_in, run_forward, stack_params, tolerance_row
 
 # N, K, M all different, so a swapped or kept axis cannot pass by accident.
 SHAPES = [(2, 3, 5), (7, 1, 4), (1, 9, 1), (6, 11, 3)]

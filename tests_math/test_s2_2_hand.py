@@ -2,9 +2,8 @@
 
 import pytest
 
-from stackcheck import stack_params
 from stackcheck.numerics import assert_exact
-from stackcheck.stacks import run_steps
+from stackcheck.stacks import run_steps, stack_params
 
 
 @pytest.mark.claim("S2.2-hand")

@@ -5,11 +5,11 @@ import re
 import numpy as np
 import pytest
 
-from stackcheck import device_params, need
+from stackcheck.env import need
 from stackcheck.inductor import eager_ops
 from stackcheck.ir import hlo_entry, hlo_fusions, jax_stages
 from stackcheck.numerics import assert_exact, assert_matches_reference, make_inputs, reference_forward
-from stackcheck.stacks import jax_in, jax_out, stack_params
+from stackcheck.stacks import device_params, jax_in, jax_out, stack_params
 
 N, M = 64, 5
 

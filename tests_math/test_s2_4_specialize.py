@@ -3,10 +3,10 @@
 import numpy as np
 import pytest
 
-from stackcheck import assert_matches_reference, need, reference_forward, stack_params
 from stackcheck.compiles import jax_compiles, torch_compiles
-from stackcheck.numerics import make_inputs
-from stackcheck.stacks import jax_device, jax_in, torch_in
+from stackcheck.env import need
+from stackcheck.numerics import assert_matches_reference, make_inputs, reference_forward
+from stackcheck.stacks import jax_device, jax_in, stack_params, torch_in
 
 
 @pytest.mark.claim("S2.4-specialize")

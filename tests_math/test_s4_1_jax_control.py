@@ -7,9 +7,10 @@ import re
 import numpy as np
 import pytest
 
-from stackcheck import ir, need, stack_params
+from stackcheck import ir
+from stackcheck.env import need
 from stackcheck.numerics import assert_matches_reference, make_inputs, reference_forward
-from stackcheck.stacks import jax_in, jax_out
+from stackcheck.stacks import jax_in, jax_out, stack_params
 
 SHAPE = (8, 4, 3)
 

@@ -5,9 +5,9 @@ import sys
 
 import pytest
 
-from stackcheck import assert_matches_reference, need, reference_forward, stack_params
-from stackcheck.numerics import make_inputs
-from stackcheck.stacks import torch_in, torch_out
+from stackcheck.env import need
+from stackcheck.numerics import assert_matches_reference, make_inputs, reference_forward
+from stackcheck.stacks import stack_params, torch_in, torch_out
 
 
 @pytest.mark.claim("S8.1-backend")

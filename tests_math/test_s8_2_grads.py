@@ -3,9 +3,10 @@
 import numpy as np
 import pytest
 
-from stackcheck import assert_matches_reference, device_params, need
+from stackcheck.env import need
 from stackcheck.gradients import closed_form
-from stackcheck.numerics import make_inputs
+from stackcheck.numerics import assert_matches_reference, make_inputs
+from stackcheck.stacks import device_params
 
 NAMES = ("Y", "loss", "dX", "dW", "db")
 N, K, M = 32, 16, 8  # the course's sizes

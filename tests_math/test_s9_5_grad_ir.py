@@ -7,10 +7,11 @@ import collections
 import numpy as np
 import pytest
 
-from stackcheck import ir, need, stack_params
+from stackcheck import ir
+from stackcheck.env import need
 from stackcheck.gradients import closed_form
 from stackcheck.numerics import assert_matches_reference, make_inputs
-from stackcheck.stacks import jax_in
+from stackcheck.stacks import jax_in, stack_params
 
 N, K, M = 16, 8, 4
 

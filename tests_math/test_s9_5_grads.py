@@ -6,10 +6,10 @@ Every value of this example is a small multiple of a power of two, so all compar
 import numpy as np
 import pytest
 
-from stackcheck import device_params, need, stack_params
+from stackcheck.env import need
 from stackcheck.gradients import closed_form
 from stackcheck.numerics import assert_exact
-from stackcheck.stacks import jax_device
+from stackcheck.stacks import device_params, jax_device, stack_params
 
 
 @pytest.mark.claim("S9.5-grads")

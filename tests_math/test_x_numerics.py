@@ -9,9 +9,8 @@ import pytest
 from hypothesis import assume, example, given
 from hypothesis import strategies as st
 
-from stackcheck import assert_matches_reference, reference_forward, stack_params
-from stackcheck.numerics import make_inputs
-from stackcheck.stacks import ALL_STACKS, run_forward, tolerance_row
+from stackcheck.numerics import assert_matches_reference, make_inputs, reference_forward
+from stackcheck.stacks import ALL_STACKS, run_forward, stack_params, tolerance_row
 
 SIZES = [0, 1, 2, 3, 7, 13, 31, 32, 33, 63, 64, 65, 127, 128, 129]
 # torch.compile(dynamic=True) specializes sizes 0 and 1 (each is another compile of ~1.5 s

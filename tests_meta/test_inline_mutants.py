@@ -3,7 +3,8 @@ to reject (a mutant of the checked artifact rather than of the implementation)."
 
 import pytest
 
-from stackcheck import ir, mojo_build, need
+from stackcheck import ir, mojo_build
+from stackcheck.env import need
 from stackcheck.timing import Measurement, not_faster_somewhere
 
 PTX = "\tsetp.gt.u64 \t%p1, %rd4, 2144;\n\t@%p1 bra \t$L__BB0_2;\n\tld.global.b32 \t%r4, [%rd11];\n"

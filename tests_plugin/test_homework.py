@@ -1,4 +1,4 @@
-"""Homework mode (stackcheck.homework, .grader, .grading, .checkpoints, .cli): the starter, strict
+"""Homework mode (stackcheck.homework, .homework_hooks, .scoring, .checkpoints, .cli): the starter, strict
 grading, one-line feedback for bad homework, the score, and batch grading."""
 
 import ast
@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 import tomllib
 
-from stackcheck import checkpoints, cli, grading, homework, reference
+from stackcheck import checkpoints, cli, homework, reference, scoring
 from stackcheck.impl import Impl
 
 pytestmark = pytest.mark.meta
@@ -247,7 +247,7 @@ def test_score_gives_partial_credit_and_keeps_what_could_not_run_apart():
             },
         ]
     }
-    result = grading.score(report, [])
+    result = scoring.score(report, [])
     by_id = {c["id"]: c for c in result["claims"]}
     assert by_id["S2.2-hand"]["earned"] == 1.0 and by_id["S2.2-hand"]["feedback"] == "wrong"
     assert by_id["S2.1-shapes"]["status"] == "not attempted" and by_id["S2.1-shapes"]["earned"] == 0
@@ -274,9 +274,9 @@ def test_a_broken_answers_file_is_named_in_the_feedback(tmp_path):
     (tmp_path / "answers.toml").write_text("[Q1]\nalways_stored = \n")
     answers, problem = checkpoints.load_answers(tmp_path / "answers.toml")
     assert answers == {} and "not valid TOML" in problem
-    result = grading.score({"claims": []}, checkpoints.grade(answers))
+    result = scoring.score({"claims": []}, checkpoints.grade(answers))
     result["answers_problem"] = problem
-    assert any("not valid TOML" in line for line in grading.lines(result)), grading.lines(result)
+    assert any("not valid TOML" in line for line in scoring.lines(result)), scoring.lines(result)
 
 
 def test_stripped_reference_keeps_the_contracts_and_drops_the_solutions():

@@ -5,7 +5,7 @@ import math
 import numpy as np
 import pytest
 
-from stackcheck import need
+from stackcheck.env import need
 from stackcheck.numerics import (
     DTYPES,
     TOLERANCES,

@@ -37,7 +37,7 @@ def test_missing_stack_skips_with_install_hint_and_require_fails(pytester, monke
         env, "stack_missing", lambda s: f"{s} is not installed ({env.install_hint(s)})" if s == "jax" else None
     )
     pytester.makepyfile(
-        "import pytest\nfrom stackcheck import need\n"
+        "import pytest\nfrom stackcheck.env import need\n"
         "@pytest.mark.jax\ndef test_marked():\n    pass\n"
         "def test_needs_inline():\n    need('jax')\n"
     )

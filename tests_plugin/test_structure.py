@@ -20,7 +20,7 @@ PLUGIN_LAYER = {
     "stackcheck.plugin",
     "stackcheck.recorder",
     "stackcheck.fixturedefs",
-    "stackcheck.grader",
+    "stackcheck.homework_hooks",
     "stackcheck.coursegate",
 }
 TEST_FILES = sorted(p for p in ROOT.glob("tests_*/**/*.py"))

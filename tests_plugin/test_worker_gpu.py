@@ -7,7 +7,8 @@ import shutil
 
 import pytest
 
-from stackcheck import gpus, need
+from stackcheck import gpus
+from stackcheck.env import need
 from stackcheck.gpus import ENV_LIST, gpu_for_worker
 
 pytestmark = [pytest.mark.meta, pytest.mark.cuda]

@@ -3,10 +3,11 @@ pays for tracing and compiling; for the course's tiny example steady state need 
 
 import pytest
 
-from stackcheck import device_params, need, timing
+from stackcheck import timing
 from stackcheck.compiles import fresh_jit
+from stackcheck.env import need
 from stackcheck.numerics import make_inputs
-from stackcheck.stacks import jax_device
+from stackcheck.stacks import device_params, jax_device
 
 MARGIN = 5.0
 

@@ -6,7 +6,8 @@ on the GPU gives what it gives on the CPU. Needs MAX and a GPU that MAX sees."""
 import numpy as np
 import pytest
 
-from stackcheck import env, max_graphs, need
+from stackcheck import env, max_graphs
+from stackcheck.env import need
 from stackcheck.numerics import (
     assert_matches_reference,
     assert_outputs_match,

@@ -5,8 +5,9 @@ ncu on the GPU; the absence of compiles is counted in-process."""
 import numpy as np
 import pytest
 
-from stackcheck import counters, need
+from stackcheck import counters
 from stackcheck.compiles import torch_compiles
+from stackcheck.env import need
 from stackcheck.numerics import assert_matches_reference, make_inputs, reference_forward
 
 MATMUL = counters.request("matmul", n=1024, dtype="float32")

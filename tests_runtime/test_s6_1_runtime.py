@@ -3,10 +3,10 @@ nothing, and each call gets a fresh output buffer: an earlier result is never ov
 
 import pytest
 
-from stackcheck import assert_matches_reference, need, reference_forward, stack_params
 from stackcheck.compiles import jax_compiles, torch_compiles
-from stackcheck.numerics import make_inputs
-from stackcheck.stacks import jax_in, jax_out, torch_in, torch_out
+from stackcheck.env import need
+from stackcheck.numerics import assert_matches_reference, make_inputs, reference_forward
+from stackcheck.stacks import jax_in, jax_out, stack_params, torch_in, torch_out
 
 SHAPE = (16, 8, 4)
 

@@ -3,9 +3,9 @@
 import numpy as np
 import pytest
 
-from stackcheck import assert_matches_reference, device_params, need, reference_forward
-from stackcheck.numerics import make_inputs
-from stackcheck.stacks import jax_device
+from stackcheck.env import need
+from stackcheck.numerics import assert_matches_reference, make_inputs, reference_forward
+from stackcheck.stacks import device_params, jax_device
 
 
 @pytest.mark.claim("S6.2-resident")

@@ -6,9 +6,10 @@ that waits for its result before returning (pulling values to the host) fails he
 import numpy as np
 import pytest
 
-from stackcheck import device_params, need, timing
+from stackcheck import timing
+from stackcheck.env import need
 from stackcheck.numerics import make_inputs
-from stackcheck.stacks import jax_in, torch_in
+from stackcheck.stacks import device_params, jax_in, torch_in
 
 MARGIN = 20.0
 SIZES = {"cpu": 2048, "cuda": 4096, "tpu": 4096}  # ~0.1 s on 2 CPU cores; ~ms on a GPU

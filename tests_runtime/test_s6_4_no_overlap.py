@@ -4,7 +4,8 @@ about the time of one); two GEMMs that each fill every SM take about the sum of 
 
 import pytest
 
-from stackcheck import need, timing
+from stackcheck import timing
+from stackcheck.env import need
 from stackcheck.numerics import assert_matches_reference
 
 SLEEP_CYCLES = 2_000_000  # about 1 ms of one thread block spinning

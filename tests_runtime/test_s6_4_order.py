@@ -3,9 +3,10 @@
 import numpy as np
 import pytest
 
-from stackcheck import device_params, need, timing
+from stackcheck import timing
+from stackcheck.env import need
 from stackcheck.numerics import assert_exact, uniform
-from stackcheck.stacks import jax_device
+from stackcheck.stacks import device_params, jax_device
 
 
 @pytest.mark.claim("S6.4-order")

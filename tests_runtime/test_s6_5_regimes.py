@@ -4,9 +4,10 @@ measure different things, and give different numbers in the expected order for t
 import numpy as np
 import pytest
 
-from stackcheck import device_params, need, timing
+from stackcheck import timing
 from stackcheck.compiles import fresh_jit
-from stackcheck.stacks import jax_device
+from stackcheck.env import need
+from stackcheck.stacks import device_params, jax_device
 
 
 def regimes_jax(impl, device):

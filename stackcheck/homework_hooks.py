@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from stackcheck import checkpoints, grading, homework
+from stackcheck import checkpoints, homework, scoring
 from stackcheck.impl import Impl, ImplError, check_names, deepest_frame_in, load_module
 from stackcheck.recorder import NOT_ATTEMPTED, RECORDER, STUDENT
 from stackcheck.stacks import STACKS
@@ -77,7 +77,7 @@ def grade(config: pytest.Config, report: dict) -> dict | None:
     answers, problem = checkpoints.load_answers(work.answers)
     impl = config.stash[RECORDER].impl
     timed_call = impl.timed_call if "timed_call" in work.assigned else None
-    result = grading.score(report, checkpoints.grade(answers, timed_call))
+    result = scoring.score(report, checkpoints.grade(answers, timed_call))
     result.update(parts=list(work.parts), file=work.file, answers_problem=problem)
     return result
 
