@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import functools
-import json
 import re
 from pathlib import Path
 
@@ -105,98 +104,6 @@ def build_report(results: dict[str, dict], environment: dict) -> dict:
         )
     other = [_test_entry(nodeid, r) for nodeid, r in sorted(results.items()) if not r["claims"]]
     return {"environment": environment, "claims": claims, "other_tests": other}
-
-
-def report_paths(path: str) -> tuple[Path, Path]:
-    """(JSON, Markdown) for ``--curriculum-report PATH``: PATH may name either one."""
-    given = Path(path)
-    if given.suffix == ".md":
-        return given.with_suffix(".json"), given
-    return given, given.with_suffix(".md") if given.suffix else Path(f"{given}.md")
-
-
-def write_report(report: dict, path: str) -> tuple[Path, Path]:
-    json_path, md_path = report_paths(path)
-    json_path.parent.mkdir(parents=True, exist_ok=True)
-    json_path.write_text(json.dumps(report, indent=2, ensure_ascii=False, default=str) + "\n", encoding="utf-8")
-    md_path.write_text(markdown(report), encoding="utf-8")
-    return json_path, md_path
-
-
-def _counts(report: dict) -> dict[str, int]:
-    return {s: sum(c["status"] == s for c in report["claims"]) for s in STATUSES}
-
-
-def markdown(report: dict) -> str:
-    env = report["environment"]
-    lines = ["# stackcheck curriculum report", ""]
-    if "homework" in report:
-        from stackcheck import scoring  # it reads this module's catalogue
-
-        lines += ["## Homework", "", "```", *scoring.lines(report["homework"]), "```", ""]
-    lines += ["## Environment (course §14.4)", ""]
-    for key, value in env.items():
-        if key == "workers":
-            lines.append(f"- **workers**: {len(value)}")
-            lines += [f"  - {_worker_line(w)}" for w in value]
-            continue
-        if isinstance(value, dict):
-            value = ", ".join(f"{k}={v}" for k, v in value.items()) or "n/a"
-        lines.append(f"- **{key}**: {value}")
-    lines += [
-        "",
-        "## Claims",
-        "",
-        " · ".join(f"{s}: {n}" for s, n in _counts(report).items()),
-        "",
-        "| id | section | status | tests (" + "/".join(OUTCOMES) + ") | claim |",
-        "|---|---|---|---|---|",
-    ]
-    for c in report["claims"]:
-        outcomes = [t["outcome"] for t in c["tests"]]
-        tally = "/".join(str(outcomes.count(o)) for o in OUTCOMES)
-        lines.append(f"| `{c['id']}` | {c['section']} | {c['status']} | {tally} | {c['title']} |")
-    evidence = [(c["id"], t) for c in report["claims"] for t in c["tests"] if t.get("evidence")]
-    if evidence:
-        lines += ["", "## Evidence", ""]
-        lines += [
-            f"- `{cid}` `{t['nodeid']}`: {json.dumps(t['evidence'], ensure_ascii=False, default=str)}"
-            for cid, t in evidence
-        ]
-    demos = [(c["id"], t["nodeid"]) for c in report["claims"] for t in c["tests"] if t.get("counts") is False]
-    if demos:
-        lines += ["", "## Demonstrations (listed, not counted)", ""]
-        lines += [f"- `{cid}` `{nodeid}`" for cid, nodeid in demos]
-    return "\n".join(lines) + "\n"
-
-
-def _worker_line(worker: dict) -> str:
-    """gw1: CUDA_VISIBLE_DEVICES=1; GPU 1 NVIDIA H200 at 00000000:00:07.0; torch=cuda, jax=gpu"""
-    gpus = "; ".join(f"GPU {g['id']} {g.get('name', '?')} at {g.get('pci_bus_id', '?')}" for g in worker["gpus"])
-    backends = worker.get("backends")
-    backends = ", ".join(f"{k}={v}" for k, v in backends.items()) if isinstance(backends, dict) else backends
-    return (
-        f"{worker['worker']}: CUDA_VISIBLE_DEVICES={worker['cuda_visible_devices']}; "
-        f"{gpus or 'no GPU'}; {backends or 'no backend'}"
-    )
-
-
-def terminal_table(report: dict) -> list[str]:
-    """A compact table: one line per area, each claim id tagged with a one-letter status."""
-    lines = []
-    areas: dict[str, list[str]] = {}
-    for c in report["claims"]:
-        areas.setdefault(c["area"], []).append(f"{MARKS[c['status']]}{c['id']}")
-    for area, ids in areas.items():
-        lines.append(f"{area:>9}: " + " ".join(ids))
-    lines.append(
-        "   claims: "
-        + ", ".join(f"{n} {s}" for s, n in _counts(report).items() if n or s != "interrupted")
-        + "   ("
-        + ", ".join(f"{m} {s}" for s, m in MARKS.items())
-        + ")"
-    )
-    return lines
 
 
 def claim_files(root: Path) -> dict[str, list[str]]:

@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from stackcheck import claims, coursegate, env, gpus, homework_hooks, max_graphs, numerics
+from stackcheck import report as rendering
 from stackcheck.recorder import DRAWN, MISSING, PROPS, RECORDER, Recorder
 from stackcheck.stacks import STACKS
 
@@ -106,7 +107,7 @@ def _check_rootdir(config: pytest.Config) -> None:
 
 
 def _check_writable(path: str) -> None:
-    for target in claims.report_paths(path):
+    for target in rendering.report_paths(path):
         if target.is_dir():
             raise pytest.UsageError(f"--curriculum-report {path}: {target} is a folder; give a file name")
         try:

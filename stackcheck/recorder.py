@@ -15,7 +15,8 @@ from typing import Callable
 
 import pytest
 
-from stackcheck import claims, drift, env, gpus, precision, scoring
+from stackcheck import claims, drift, env, gpus, precision
+from stackcheck import report as rendering
 from stackcheck.impl import Impl
 
 RECORDER = pytest.StashKey["Recorder"]()
@@ -221,7 +222,7 @@ class Recorder:
         report = self.final = self.report()
         if self.report_path:
             try:
-                self.written = claims.write_report(report, self.report_path)
+                self.written = rendering.write(report, self.report_path)
             except OSError as error:
                 self.problems.append(f"--curriculum-report {self.report_path}: could not write it: {error}")
         for regression in report.get("drift", {}).get("regressions", []):
@@ -253,26 +254,10 @@ class Recorder:
             for nodeid in unclaimed:
                 tr.write_line(f"  {nodeid}")
         report = self.final or self.report()
-        tr.section("stackcheck: course claims", sep="-")
-        for line in claims.terminal_table(report):
-            tr.write_line(line)
-        if report.get("listings"):
-            tr.section("stackcheck: course listings", sep="-")
-            for line in listing_lines(report):
-                tr.write_line(line, red=line.startswith("  ERRATUM"), yellow=line.startswith("  known"))
-        if "drift" in report:
-            tr.section("stackcheck: drift since the baseline", sep="-")
-            for line in drift.lines(report["drift"]):
-                tr.write_line(line)
-        if "homework" in report:
-            tr.section("stackcheck: homework", sep="-")
-            for line in scoring.lines(report["homework"]):
-                tr.write_line(
-                    line,
-                    green=line.startswith("PASS") or line.startswith("score"),
-                    red=line.startswith("FAIL"),
-                    yellow=line.startswith("TODO"),
-                )
+        for title, lines in rendering.sections(report):
+            tr.section(f"stackcheck: {title}", sep="-")
+            for line in lines:
+                tr.write_line(line, **rendering.markup(line))
         if self.written:
             tr.write_line("   report: " + " and ".join(str(p) for p in self.written))
         for problem in self.problems:
@@ -302,20 +287,3 @@ class Recorder:
             f"stackcheck: nothing was checked: all {len(records)} selected tests were skipped, "
             f"{sum(lacking.values())} for lack of {needed} ({reason}){device}" + (f"; {hint}" if hint else "")
         )
-
-
-def listing_lines(report: dict) -> list[str]:
-    """One line per listing, then each erratum: section, versions, first error, working form."""
-    out = [
-        f"  §{r['section']:<5} {r['stack']:<14} {r['device']:<4} {r['outcome']}"
-        + (f" ({r['reason']})" if r.get("reason") and r["outcome"] == "skipped" else "")
-        + (f": {r['note']}" if r.get("note") else "")
-        for r in report["listings"]
-    ]
-    for e in report.get("errata", []):
-        versions = ", ".join(f"{d} {v}" for d, v in e["versions"].items())
-        out.append(
-            f"  {'known erratum' if e['known'] else 'ERRATUM'} listing §{e['section']} ({versions}): "
-            f"{e['first_error']}" + (f"; working form: {e['working_form']}" if e["working_form"] else "")
-        )
-    return out
