@@ -28,6 +28,7 @@ import sys
 from dataclasses import dataclass
 
 from stackcheck import env
+from stackcheck.tools import tool_path
 
 # Short names for the sm_90 metrics this suite reads (each verified to read on an H200).
 METRICS = {
@@ -69,7 +70,7 @@ class Kernel:
 
 def ncu_missing() -> str | None:
     """Why ncu cannot be used here (None when it is on PATH)."""
-    return None if env.tool_path("ncu") else f"the ncu command is not on PATH ({INSTALL_HINT})"
+    return None if tool_path("ncu") else f"the ncu command is not on PATH ({INSTALL_HINT})"
 
 
 @dataclass(frozen=True)
@@ -104,7 +105,7 @@ def request(workload: str, cache: str = "all", metrics: list[str] | None = None,
 def command(workloads: list[tuple[str, dict]], session: tuple) -> list[str]:
     cache, metrics = session
     return [
-        env.tool_path("ncu") or "ncu",
+        tool_path("ncu") or "ncu",
         "--clock-control",
         "none",
         "--profile-from-start",

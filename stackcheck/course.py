@@ -25,6 +25,7 @@ from sybil import Document, Region, Sybil
 from sybil.parsers.markdown.lexers import RawFencedCodeBlockLexer
 
 from stackcheck import data, env, mojo_build
+from stackcheck.tools import mojo_executable
 
 INFO = re.compile(r"(?P<language>python|mojo)[ \t]*\{(?P<attrs>[^}\n]*)\}[ \t]*$\n", re.M)
 METADATA = re.compile(r"<!--\s*stackcheck\s*\n(.*?)-->", re.S)
@@ -238,7 +239,7 @@ def _build_mojo(listing: Listing, workdir: Path) -> None:
     target = workdir / (listing.file or f"listing_{listing.section}.mojo")
     target.parent.mkdir(parents=True, exist_ok=True)
     target.write_text(listing.source, encoding="utf-8")
-    mojo = env.mojo_executable()
+    mojo = mojo_executable()
     if mojo is None:
         raise env.Missing(env.stack_missing("mojo") or "the mojo command is not on PATH", "mojo")
     if target.name == "__init__.mojo":

@@ -13,13 +13,12 @@ import importlib.metadata
 import importlib.util
 import os
 import platform
-import shutil
-import sys
 
 import pytest
 
 from stackcheck import gpus, repro
 from stackcheck.stacks import DEVICES, STACKS
+from stackcheck.tools import tool_path
 
 __all__ = ["DEVICES", "TOOLS", "Missing", "device_missing", "fingerprint", "need", "stack_missing"]
 
@@ -52,16 +51,6 @@ def stack_missing(stack: str) -> str | None:
     if record.executable and tool_path(record.executable) is None:
         return f"the {record.executable} command is not on PATH ({install_hint(stack)})"
     return None
-
-
-def tool_path(name: str) -> str | None:
-    """A command-line tool: on PATH, or installed beside this Python (pip puts `mojo` there)."""
-    candidate = os.path.join(os.path.dirname(sys.executable), name)
-    return shutil.which(name) or (candidate if os.path.exists(candidate) else None)
-
-
-def mojo_executable() -> str | None:
-    return tool_path("mojo")
 
 
 @functools.cache

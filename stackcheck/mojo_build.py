@@ -17,6 +17,7 @@ import sys
 from pathlib import Path
 
 from stackcheck import data
+from stackcheck.tools import mojo_executable
 
 TARGET = "nvidia:90"
 RUNTIME_LIBS = (
@@ -41,7 +42,6 @@ def cache_root() -> Path:
 
 
 def toolchain_version() -> str:
-    from stackcheck.env import mojo_executable
 
     out = subprocess.run([mojo_executable(), "--version"], capture_output=True, text=True, check=True)
     return out.stdout.strip()
@@ -53,7 +53,6 @@ def _defines(sizes: dict[str, int]) -> list[str]:
 
 def build(src: Path, *, emit: str, sizes: dict[str, int] | None = None) -> Path:
     """Build ``src`` (emit 'asm' or 'exe') for the GPU; reuse the cached product when nothing changed."""
-    from stackcheck.env import mojo_executable
 
     sizes = sizes or {}
     key = hashlib.sha256(

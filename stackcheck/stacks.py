@@ -1,5 +1,6 @@
-"""The stacks of the course, one record each (OpInfo-style): package, install extra, devices and
-dtypes, input conversion, and how to run the steps and the forward of Y = ReLU(X @ W + b).
+"""The stacks of the course, one record each (OpInfo-style, keyword-built, checked as made): package,
+install extra, devices and dtypes, the tolerance row of each device, and input conversion. How each
+stack runs the steps and the forward of Y = ReLU(X @ W + b) is ``stackcheck.run``.
 
 Adding a stack means adding one ``Stack`` to ``STACKS``. Its name is also a pytest marker, and
 ``uses`` names the other stacks it needs (their markers apply too: ``-m torch`` selects the
@@ -7,9 +8,7 @@ Adding a stack means adding one ``Stack`` to ``STACKS``. Its name is also a pyte
 
 ``stack_params("numpy", "torch")`` yields ``(stack, device)`` parameters (with ``dtypes=True``
 ``(stack, device, dtype)``) for tests that read the stack; ``device_params("jax")`` yields the
-devices alone, for tests that only need somewhere to run. Runners take float32 NumPy arrays
-holding values exact in ``dtype`` and return float64 NumPy; each checks that the path kept the
-dtype.
+devices alone, for tests that only need somewhere to run.
 """
 
 from __future__ import annotations
@@ -80,61 +79,6 @@ def jax_out(a, dtype: str) -> np.ndarray:
     return np.asarray(a.astype("float32"), dtype=np.float64)
 
 
-def _max_outputs(impl, device, x, w, b) -> dict[str, np.ndarray]:
-    from stackcheck import max_graphs
-
-    impl.check_operands(x, w, b)
-    outputs = max_graphs.execute(max_graphs.on_device("math", device), impl, x, w, b)
-    return {k: np.asarray(v, dtype=np.float64) for k, v in outputs.items()}
-
-
-# ---- what each path runs ------------------------------------------------------------------
-
-
-def calls(surface: str, convert_in: Callable, convert_out: Callable) -> Callable:
-    """A runner that converts X, W, b for the stack, calls the implementation's ``surface`` name,
-    and converts what it returns (one tensor, or a tuple of them) back to float64 NumPy."""
-
-    def run(impl, device, dtype, x, w, b):
-        out = getattr(impl, surface)(*convert_in((x, w, b), device, dtype))
-        return tuple(convert_out(o, dtype) for o in out) if isinstance(out, tuple) else convert_out(out, dtype)
-
-    return run
-
-
-def _compiled_steps(impl, device, dtype, x, w, b):
-    import torch
-
-    steps = torch.compile(impl.torch_steps, dynamic=True)
-    return tuple(torch_out(t, dtype) for t in steps(*torch_in((x, w, b), device, dtype)))
-
-
-def _max_steps(impl, device, dtype, x, w, b):
-    if dtype != "float32":
-        raise ValueError(f"the MAX graph's steps are float32 only, not {dtype}")
-    outs = _max_outputs(impl, device, x, w, b)
-    return outs["a"], outs["z"], outs["y"]
-
-
-def _max_forward(impl, device, dtype, x, w, b):
-    return _max_outputs(impl, device, x, w, b)["y" if dtype == "float32" else f"y_{dtype}"]
-
-
-def _triton_steps(impl, device, dtype, x, w, b):
-    xt, wt, bt = torch_in((x, w, b), device, dtype)
-    a = xt @ wt
-    return torch_out(a, dtype), None, torch_out(impl.triton_bias_relu(a, bt), dtype)
-
-
-def _mojo_steps(impl, device, dtype, x, w, b):
-    outs = _max_outputs(impl, device, x, w, b)
-    return outs["a"], None, outs["y_mojo"]
-
-
-def _mojo_forward(impl, device, dtype, x, w, b):
-    return _max_outputs(impl, device, x, w, b)["y_mojo"]
-
-
 # ---- whether a device is usable, per framework -------------------------------------------
 
 
@@ -175,8 +119,6 @@ class Stack:
     extra: str | None  # pip extra of stackcheck that installs it
     dist: str  # distribution whose version the fingerprint records
     devices: dict[str, tuple[str, ...]]  # device -> dtypes this stack computes in there
-    steps: Callable  # (impl, device, dtype, x, w, b) -> (A, Z, Y); A or Z None where fused away
-    forward: Callable  # (impl, device, dtype, x, w, b) -> Y
     device_missing: Callable[[str], str | None] | None = None  # for devices other than cpu
     uses: tuple[str, ...] = ()  # other stacks this one needs
     executable: str | None = field(default=None)  # a command-line tool it needs, besides the module
@@ -226,8 +168,6 @@ STACKS = {
             extra=None,
             dist="numpy",
             devices={"cpu": ("float32", "float16")},
-            steps=calls("numpy_steps", numpy_in, numpy_out),
-            forward=calls("numpy_forward", numpy_in, numpy_out),
         ),
         Stack(
             name="torch",
@@ -235,8 +175,6 @@ STACKS = {
             extra="torch",
             dist="torch",
             devices={"cpu": DTYPES, "cuda": DTYPES},
-            steps=calls("torch_steps", torch_in, torch_out),
-            forward=calls("torch_forward", torch_in, torch_out),
             device_missing=torch_device_missing,
         ),
         Stack(
@@ -245,8 +183,6 @@ STACKS = {
             extra="torch",
             dist="torch",
             devices={"cpu": DTYPES, "cuda": DTYPES},
-            steps=_compiled_steps,
-            forward=calls("torch_compiled_forward", torch_in, torch_out),
             device_missing=torch_device_missing,
             uses=("torch",),
         ),
@@ -256,8 +192,6 @@ STACKS = {
             extra="jax",
             dist="jax",
             devices={"cpu": DTYPES, "cuda": DTYPES, "tpu": DTYPES},
-            steps=calls("jax_steps", jax_in, jax_out),
-            forward=calls("jax_forward", jax_in, jax_out),
             device_missing=jax_device_missing,
         ),
         # MAX 26.7 multiplies float32 matrices on a GPU's tensor cores in TF32 (inputs rounded to 10
@@ -269,8 +203,6 @@ STACKS = {
             extra="max",
             dist="max",
             devices={"cpu": DTYPES, "cuda": DTYPES},
-            steps=_max_steps,
-            forward=_max_forward,
             device_missing=max_device_missing,
             float32_matmul={"cuda": "tfloat32"},
         ),
@@ -281,8 +213,6 @@ STACKS = {
             extra="triton",
             dist="triton",
             devices={"cpu": ("float32", "float16"), "cuda": DTYPES},
-            steps=_triton_steps,
-            forward=calls("triton_forward", torch_in, torch_out),
             device_missing=torch_device_missing,
             uses=("torch",),
         ),
@@ -292,8 +222,6 @@ STACKS = {
             extra="mojo",
             dist="mojo",
             devices={"cpu": ("float32",), "cuda": ("float32",)},
-            steps=_mojo_steps,
-            forward=_mojo_forward,
             device_missing=max_device_missing,
             uses=("max",),
             executable="mojo",
@@ -332,16 +260,6 @@ def device_params(name: str, devices: tuple[str, ...] | None = None) -> list:
     return [
         pytest.param(device, id=f"{name}-{device}", marks=_marks(name, device)) for device in _devices(name, devices)
     ]
-
-
-def run_steps(impl, stack: str, device: str, x, w, b, dtype: str = "float32"):
-    """(A, Z, Y) from ``stack`` on ``device`` as float64 NumPy; A or Z is None where the path fuses it away."""
-    return _record(stack).steps(impl, device, dtype, x, w, b)
-
-
-def run_forward(impl, stack: str, device: str, x, w, b, dtype: str = "float32") -> np.ndarray:
-    """Y = ReLU(X @ W + b) from ``stack`` on ``device`` in ``dtype``, returned as float64 NumPy."""
-    return _record(stack).forward(impl, device, dtype, x, w, b)
 
 
 def tolerance_row(stack: str, device: str, dtype: str) -> str:

@@ -11,6 +11,7 @@ import pytest
 
 from stackcheck import env, layers
 from stackcheck.numerics import assert_matches_reference, make_inputs, reference_forward
+from stackcheck.tools import mojo_executable
 
 MOJO_RELU = """
 def main():
@@ -54,7 +55,7 @@ def test_a_mojo_program_builds_and_runs_with_no_graph_framework(tmp_path):
     source = tmp_path / "relu.mojo"
     source.write_text(MOJO_RELU)
     built = subprocess.run(
-        [env.mojo_executable(), "build", "-o", str(tmp_path / "relu"), str(source)],
+        [mojo_executable(), "build", "-o", str(tmp_path / "relu"), str(source)],
         capture_output=True,
         text=True,
         timeout=300,
@@ -106,4 +107,4 @@ def test_max_and_mojo_together_cover_the_layers_xla_does():
     for stack in ("max", "jax"):
         for layer, (component, where) in layers.LAYERS[stack].items():
             assert layers.exposed(where) is not None, f"{stack} {layer}: {component} at {where}"
-    assert env.mojo_executable() or env.stack_missing("mojo"), "the Mojo layer is the mojo compiler"
+    assert mojo_executable() or env.stack_missing("mojo"), "the Mojo layer is the mojo compiler"

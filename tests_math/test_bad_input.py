@@ -7,7 +7,8 @@ import pytest
 
 from stackcheck.env import need
 from stackcheck.numerics import make_inputs
-from stackcheck.stacks import device_params, jax_device, run_forward, stack_params
+from stackcheck.run import run_forward
+from stackcheck.stacks import device_params, jax_device, stack_params
 
 
 @pytest.mark.claim("S2.1-shapes")

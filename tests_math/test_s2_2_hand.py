@@ -3,7 +3,8 @@
 import pytest
 
 from stackcheck.numerics import assert_exact
-from stackcheck.stacks import run_steps, stack_params
+from stackcheck.run import run_steps
+from stackcheck.stacks import stack_params
 
 
 @pytest.mark.claim("S2.2-hand")

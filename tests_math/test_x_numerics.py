@@ -10,7 +10,8 @@ from hypothesis import assume, example, given
 from hypothesis import strategies as st
 
 from stackcheck.numerics import assert_matches_reference, make_inputs, reference_forward
-from stackcheck.stacks import ALL_STACKS, run_forward, stack_params, tolerance_row
+from stackcheck.run import run_forward
+from stackcheck.stacks import ALL_STACKS, stack_params, tolerance_row
 
 SIZES = [0, 1, 2, 3, 7, 13, 31, 32, 33, 63, 64, 65, 127, 128, 129]
 # torch.compile(dynamic=True) specializes sizes 0 and 1 (each is another compile of ~1.5 s

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from stackcheck import env
+from stackcheck import tools
 
 pytestmark = pytest.mark.meta
 sybil = pytest.importorskip("sybil", reason="the course gate needs Sybil (pip install sybil)")
@@ -94,7 +94,7 @@ def test_listings_run_in_order_and_errata_are_reported(pytester):
 
 def test_a_python_listing_beside_a_broken_mojo_listing_runs_against_the_working_form_and_says_so(pytester):
     pytest.importorskip("max", reason="the working form is a Mojo package for MAX")
-    if env.mojo_executable() is None:
+    if tools.mojo_executable() is None:
         pytest.skip("no mojo command to build the listing with")
     pytester.makefile(
         ".md",

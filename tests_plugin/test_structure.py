@@ -59,6 +59,58 @@ def test_lower_modules_never_import_the_plugin():
     assert not {k: v for k, v in bad.items() if v}, f"helpers must not depend on the plugin or tests: {bad}"
 
 
+def module_graph() -> dict[str, set[str]]:
+    """stackcheck's modules and the stackcheck modules each imports, function-level imports included."""
+    modules = {f"stackcheck.{p.stem}": p for p in PACKAGE.glob("*.py") if p.stem != "__init__"}
+    return {name: {m for m in imports(path) if m in modules and m != name} for name, path in modules.items()}
+
+
+def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected components of ``graph`` with more than one module (Tarjan)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    found: list[list[str]] = []
+
+    def visit(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        for other in sorted(graph[node]):
+            if other not in index:
+                visit(other)
+                low[node] = min(low[node], low[other])
+            elif other in stack:
+                low[node] = min(low[node], index[other])
+        if low[node] == index[node]:
+            component = []
+            while True:
+                member = stack.pop()
+                component.append(member)
+                if member == node:
+                    break
+            if len(component) > 1:
+                found.append(sorted(component))
+
+    for node in sorted(graph):
+        if node not in index:
+            visit(node)
+    return found
+
+
+def test_dependencies_point_one_way():
+    """No import circle among stackcheck's modules, counting imports inside functions."""
+    graph = module_graph()
+    found = cycles(graph)
+    assert not found, "import circles: " + "; ".join(
+        " <-> ".join(f"{m} -> {sorted(graph[m] & set(c))}" for m in c) for c in found
+    )
+
+
+def test_a_circle_is_found():
+    assert cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+    assert cycles({"a": {"b"}, "b": set()}) == []
+
+
 def test_tests_import_neither_test_modules_nor_conftests_nor_the_plugin():
     bad = {}
     for path in TEST_FILES:
@@ -163,5 +215,8 @@ def test_one_registry_of_stacks():
     for path in PACKAGE.glob("*.py"):
         if path.name != "stacks.py":
             assert not re.search(r"^STACKS\s*=", path.read_text(), re.M), f"{relative(path)} defines STACKS"
+    from stackcheck.run import RUNNERS
+
     for record in STACKS.values():
-        assert record.forward and record.steps and record.devices and record.dist, record.name
+        steps, forward = RUNNERS[record.name]
+        assert forward and steps and record.devices and record.dist, record.name
