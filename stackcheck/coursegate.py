@@ -110,3 +110,14 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
         if note:
             report.user_properties.append((LISTING_NOTE, note))
     return report
+
+
+def pytest_stackcheck_report_sections(report: dict) -> list[tuple[str, list[str]]] | None:
+    """The course's listings with their errata, and what drifted since --baseline."""
+    from stackcheck import drift
+    from stackcheck import report as rendering
+
+    found = [("course listings", rendering.listing_lines(report))] if report.get("listings") else []
+    if "drift" in report:
+        found.append(("drift since the baseline", drift.lines(report["drift"])))
+    return found or None

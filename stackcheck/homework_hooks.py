@@ -173,3 +173,8 @@ def _capped(content: str) -> str:
         return content
     half = OUTPUT_LINES // 2
     return "\n".join(lines[:half] + [f"... {len(lines) - OUTPUT_LINES} lines of output cut ..."] + lines[-half:])
+
+
+def pytest_stackcheck_report_sections(report: dict) -> list[tuple[str, list[str]]] | None:
+    """The homework score, per claim and checkpoint, in homework mode."""
+    return [("homework", scoring.lines(report["homework"]))] if "homework" in report else None

@@ -239,6 +239,18 @@ def max_graph_kinds(item: pytest.Item) -> tuple[str, ...]:
     return tuple(max_graphs.on_device(kind, item_device(item)) for kind in (marker.args if marker else ("math",)))
 
 
+def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
+    from stackcheck import hookspecs
+
+    pluginmanager.add_hookspecs(hookspecs)
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_stackcheck_report_sections(report: dict) -> list[tuple[str, list[str]]]:
+    """The claims table, first in the summary."""
+    return [("course claims", rendering.terminal_table(report))]
+
+
 def pytest_collection_finish(session: pytest.Session) -> None:
     """Start each MAX graph's compile (about a minute cold) and every ncu profile the selected tests
     need at once, on background threads, so they overlap the other tests."""

@@ -212,6 +212,10 @@ class Recorder:
             "working_form": record["working_form"],
         }
 
+    def sections(self, report: dict) -> list[tuple[str, list[str]]]:
+        """Every part's sections of the summary (pytest_stackcheck_report_sections), claims first."""
+        return [s for found in self.config.hook.pytest_stackcheck_report_sections(report=report) for s in found]
+
     def describe_process(self) -> dict:
         return {**gpus.describe(), "backends": self.environment_fingerprint()["backends"]}
 
@@ -222,7 +226,7 @@ class Recorder:
         report = self.final = self.report()
         if self.report_path:
             try:
-                self.written = rendering.write(report, self.report_path)
+                self.written = rendering.write(report, self.report_path, self.sections(report))
             except OSError as error:
                 self.problems.append(f"--curriculum-report {self.report_path}: could not write it: {error}")
         for regression in report.get("drift", {}).get("regressions", []):
@@ -254,7 +258,7 @@ class Recorder:
             for nodeid in unclaimed:
                 tr.write_line(f"  {nodeid}")
         report = self.final or self.report()
-        for title, lines in rendering.sections(report):
+        for title, lines in self.sections(report):
             tr.section(f"stackcheck: {title}", sep="-")
             for line in lines:
                 tr.write_line(line, **rendering.markup(line))

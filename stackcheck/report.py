@@ -1,14 +1,14 @@
 """Every rendering of a curriculum report (the dict ``claims.build_report`` makes and the recorder
 completes): its JSON and Markdown files, and the terminal summary. The terminal and the Markdown
-draw their sections from one list (``sections``), so the Markdown shows everything the terminal
-shows: the claims table, the course's listings and errata, drift since the baseline, homework."""
+draw on the same sections, which the parts of stackcheck contribute through the hook
+``pytest_stackcheck_report_sections`` (stackcheck.hookspecs), so the Markdown shows everything the
+terminal shows: the claims table, the course's listings and errata, drift since the baseline, homework."""
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
 
-from stackcheck import drift, scoring
 from stackcheck.claims import MARKS, OUTCOMES, STATUSES
 
 
@@ -20,11 +20,11 @@ def report_paths(path: str) -> tuple[Path, Path]:
     return given, given.with_suffix(".md") if given.suffix else Path(f"{given}.md")
 
 
-def write(report: dict, path: str) -> tuple[Path, Path]:
+def write(report: dict, path: str, sections: list[tuple[str, list[str]]]) -> tuple[Path, Path]:
     json_path, md_path = report_paths(path)
     json_path.parent.mkdir(parents=True, exist_ok=True)
     json_path.write_text(json.dumps(report, indent=2, ensure_ascii=False, default=str) + "\n", encoding="utf-8")
-    md_path.write_text(markdown(report), encoding="utf-8")
+    md_path.write_text(markdown(report, sections), encoding="utf-8")
     return json_path, md_path
 
 
@@ -32,11 +32,9 @@ def _counts(report: dict) -> dict[str, int]:
     return {s: sum(c["status"] == s for c in report["claims"]) for s in STATUSES}
 
 
-def markdown(report: dict) -> str:
+def markdown(report: dict, sections: list[tuple[str, list[str]]]) -> str:
     env = report["environment"]
     lines = ["# stackcheck curriculum report", ""]
-    if "homework" in report:
-        lines += ["## Homework", "", "```", *scoring.lines(report["homework"]), "```", ""]
     lines += ["## Environment (course §14.4)", ""]
     for key, value in env.items():
         if key == "workers":
@@ -70,9 +68,8 @@ def markdown(report: dict) -> str:
     if demos:
         lines += ["", "## Demonstrations (listed, not counted)", ""]
         lines += [f"- `{cid}` `{nodeid}`" for cid, nodeid in demos]
-    for title, section in sections(report)[1:]:  # what the terminal shows besides the claims table
-        if title != "homework":
-            lines += ["", f"## {title[0].upper()}{title[1:]}", "", "```", *section, "```"]
+    for title, section in sections[1:]:  # what the terminal shows besides the claims table
+        lines += ["", f"## {title[0].upper()}{title[1:]}", "", "```", *section, "```"]
     return "\n".join(lines) + "\n"
 
 
@@ -103,18 +100,6 @@ def terminal_table(report: dict) -> list[str]:
         + ")"
     )
     return lines
-
-
-def sections(report: dict) -> list[tuple[str, list[str]]]:
-    """(title, lines) of each part of the summary, in the order shown: the claims table first."""
-    found = [("course claims", terminal_table(report))]
-    if report.get("listings"):
-        found.append(("course listings", listing_lines(report)))
-    if "drift" in report:
-        found.append(("drift since the baseline", drift.lines(report["drift"])))
-    if "homework" in report:
-        found.append(("homework", scoring.lines(report["homework"])))
-    return found
 
 
 def markup(line: str) -> dict:
