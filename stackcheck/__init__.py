@@ -1,10 +1,10 @@
 """stackcheck: the course's claims about Y = ReLU(X @ W + b) as pytest assertions.
 
-Each helper has one import path, the module that owns it (``stackcheck.env.need``,
-``stackcheck.stacks.stack_params``, ``stackcheck.numerics.assert_matches_reference``, ...); the
-implementations under test live in ``stackcheck.reference``. The package itself is the pytest11
+Each helper has one import path, the module that owns it (``stackcheck.stacks.available.need``,
+``stackcheck.stacks.params.stack_params``, ``stackcheck.evidence.numerics.assert_matches_reference``, ...); the
+implementations under test live in ``stackcheck.impl.reference``. The package itself is the pytest11
 entry point ``stackcheck``: it adds stackcheck's options to every run, and registers the plugin
-proper (``stackcheck.plugin``) only for a stackcheck run (``stackcheck.options.activates``), so other
+proper (``stackcheck.plugin.hooks``) only for a stackcheck run (``stackcheck.plugin.options.activates``), so other
 projects in the same environment see nothing of it; ``-p no:stackcheck`` switches it off.
 """
 
@@ -14,18 +14,18 @@ import pytest
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
-    from stackcheck import options
+    from stackcheck.plugin import options
 
     options.add(parser)
 
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_configure(config: pytest.Config) -> None:
-    from stackcheck import options
+    from stackcheck.plugin import options
 
-    if config.pluginmanager.has_plugin("stackcheck.plugin") or not options.activates(config):
+    if config.pluginmanager.has_plugin("stackcheck.plugin.hooks") or not options.activates(config):
         return
-    config.pluginmanager.import_plugin("stackcheck.plugin")
+    config.pluginmanager.import_plugin("stackcheck.plugin.hooks")
 
 
 @pytest.hookimpl(optionalhook=True, tryfirst=True)
@@ -34,10 +34,10 @@ def pytest_xdist_auto_num_workers(config: pytest.Config) -> int | None:
     a core. PYTEST_XDIST_AUTO_NUM_WORKERS, xdist's own override, still wins."""
     import os
 
-    from stackcheck import options
+    from stackcheck.plugin import options
 
     if os.environ.get("PYTEST_XDIST_AUTO_NUM_WORKERS") or not options.activates(config):
         return None
-    from stackcheck import gpus
+    from stackcheck.evidence import gpus
 
     return gpus.auto_workers(os.cpu_count())

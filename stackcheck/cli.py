@@ -16,7 +16,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from stackcheck import checkpoints, homework
+from stackcheck.homework import assignment, checkpoints
+from stackcheck.impl import contract
 
 STUDENT_README = """# Week 02 homework (stackcheck)
 
@@ -41,10 +42,10 @@ def main(argv: list[str] | None = None) -> int:
     steps = work.add_subparsers(dest="step", required=True)
     init = steps.add_parser("init", help="write homework.py, answers.toml and README.md into DIR")
     init.add_argument("dir")
-    init.add_argument("--part", action="append", choices=[*homework.PARTS, "all"], default=None)
+    init.add_argument("--part", action="append", choices=[*assignment.PARTS, "all"], default=None)
     init.add_argument("--force", action="store_true", help="overwrite an existing homework.py")
-    strip = steps.add_parser("strip", help="stackcheck/reference.py with the parts' solutions replaced by stubs")
-    strip.add_argument("--part", action="append", choices=[*homework.PARTS, "all"], required=True)
+    strip = steps.add_parser("strip", help="stackcheck/impl/reference.py with the parts' solutions replaced by stubs")
+    strip.add_argument("--part", action="append", choices=[*assignment.PARTS, "all"], required=True)
     strip.add_argument("--out", default=None, help="file to write (default: standard output)")
     grade = commands.add_parser("grade", help="grade every submission folder, each in its own process")
     grade.add_argument("submissions", help="a folder of folders, one per student, each with homework.py")
@@ -52,7 +53,7 @@ def main(argv: list[str] | None = None) -> int:
     grade.add_argument(
         "--part",
         action="append",
-        choices=[*homework.PARTS, "all"],
+        choices=[*assignment.PARTS, "all"],
         default=None,
         help="the parts to grade (default: each homework.py's ASSIGNED)",
     )
@@ -69,7 +70,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.command == "homework" and args.step == "init":
             return init_homework(Path(args.dir), args.part or ["math"], args.force)
         if args.command == "homework":
-            text = homework.stripped_reference(args.part)
+            text = assignment.stripped_reference(args.part)
             if args.out:
                 Path(args.out).write_text(text, encoding="utf-8")
             else:
@@ -86,12 +87,12 @@ def init_homework(folder: Path, parts: list[str], force: bool) -> int:
     if target.exists() and not force:
         raise ValueError(f"{target} exists; --force overwrites it (and answers.toml)")
     folder.mkdir(parents=True, exist_ok=True)
-    target.write_text(homework.stub_source(parts), encoding="utf-8")
+    target.write_text(assignment.stub_source(parts), encoding="utf-8")
     (folder / "answers.toml").write_text(checkpoints.template(), encoding="utf-8")
     (folder / "README.md").write_text(
-        STUDENT_README.format(parts=", ".join(parts), folder=folder, timeout=homework.TIMEOUT_S), encoding="utf-8"
+        STUDENT_README.format(parts=", ".join(parts), folder=folder, timeout=contract.TIMEOUT_S), encoding="utf-8"
     )
-    names = sorted(homework.assigned(parts))
+    names = sorted(assignment.assigned(parts))
     print(
         f"stackcheck: wrote {target} ({len(names)} functions to write), {folder / 'answers.toml'} (Q1-Q5) and "
         f"{folder / 'README.md'}"
@@ -143,7 +144,7 @@ def grade_one(folder: Path, root: Path, report: Path, parts, extra: list[str], t
         "-q",
         f"--rootdir={root}",
         *(f"--homework-part={p}" for p in parts or []),
-        *(str(root / folder) for folder in homework.PARTS.values()),
+        *(str(root / folder) for folder in assignment.PARTS.values()),
         *extra,
     ]  # an install has no testpaths
     env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}

@@ -1,7 +1,7 @@
 """Every rendering of a curriculum report (the dict ``claims.build_report`` makes and the recorder
 completes): its JSON and Markdown files, and the terminal summary. The terminal and the Markdown
 draw on the same sections, which the parts of stackcheck contribute through the hook
-``pytest_stackcheck_report_sections`` (stackcheck.hookspecs), so the Markdown shows everything the
+``pytest_stackcheck_report_sections`` (stackcheck.plugin.hookspecs), so the Markdown shows everything the
 terminal shows: the claims table, the course's listings and errata, drift since the baseline, homework."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from stackcheck.claims import MARKS, OUTCOMES, STATUSES
+from stackcheck.claims.catalogue import MARKS, OUTCOMES, STATUSES
 
 
 def report_paths(path: str) -> tuple[Path, Path]:

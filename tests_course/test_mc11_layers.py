@@ -9,9 +9,10 @@ import sys
 import numpy as np
 import pytest
 
-from stackcheck import env, layers
-from stackcheck.numerics import assert_matches_reference, make_inputs, reference_forward
-from stackcheck.tools import mojo_executable
+from stackcheck.claims import layers
+from stackcheck.evidence.numerics import assert_matches_reference, make_inputs, reference_forward
+from stackcheck.paths.tools import mojo_executable
+from stackcheck.stacks import available
 
 MOJO_RELU = """
 def main():
@@ -22,8 +23,8 @@ def main():
 FRAMEWORK_RUN = """
 import json, sys
 import numpy as np
-from stackcheck.impl import Impl, load_module
-from stackcheck.numerics import make_inputs
+from stackcheck.impl.loader import Impl, load_module
+from stackcheck.evidence.numerics import make_inputs
 impl = Impl(load_module({spec!r}))
 x, w, b = make_inputs(5, 4, 3, seed=46)
 {body}
@@ -31,13 +32,13 @@ print(json.dumps({{"y": np.asarray(y, dtype=np.float64).tolist(),
                   "loaded": sorted({{m.split(".")[0] for m in sys.modules}} & {{"jax", "jaxlib", "max"}})}}))
 """
 BODIES = {
-    "max": "from stackcheck import max_graphs\ny = max_graphs.execute('math', impl, x, w, b)['y']",
+    "max": "from stackcheck.run import max_graphs\ny = max_graphs.execute('math', impl, x, w, b)['y']",
     "jax": "y = impl.jax_forward(x, w, b)",
 }
 
 
 def run_alone(impl, stack: str) -> dict:
-    spec = getattr(impl.module, "__file__", None) or "stackcheck.reference"
+    spec = getattr(impl.module, "__file__", None) or "stackcheck.impl.reference"
     done = subprocess.run(
         [sys.executable, "-c", FRAMEWORK_RUN.format(spec=spec, body=BODIES[stack])],
         capture_output=True,
@@ -107,4 +108,4 @@ def test_max_and_mojo_together_cover_the_layers_xla_does():
     for stack in ("max", "jax"):
         for layer, (component, where) in layers.LAYERS[stack].items():
             assert layers.exposed(where) is not None, f"{stack} {layer}: {component} at {where}"
-    assert mojo_executable() or env.stack_missing("mojo"), "the Mojo layer is the mojo compiler"
+    assert mojo_executable() or available.stack_missing("mojo"), "the Mojo layer is the mojo compiler"

@@ -5,10 +5,12 @@ table, and the table to what the installed stacks really hand from layer to laye
 import numpy as np
 import pytest
 
-from stackcheck import checkpoints, layers
-from stackcheck.env import need
-from stackcheck.numerics import as_numpy, assert_matches_reference, make_inputs, reference_forward
-from stackcheck.stacks import device_params, jax_in, jax_platform, torch_in
+from stackcheck.claims import layers
+from stackcheck.evidence.numerics import as_numpy, assert_matches_reference, make_inputs, reference_forward
+from stackcheck.homework import checkpoints
+from stackcheck.stacks.available import need
+from stackcheck.stacks.params import device_params
+from stackcheck.stacks.records import jax_in, jax_platform, torch_in
 
 
 def q4_key() -> dict:

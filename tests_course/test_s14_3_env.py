@@ -4,10 +4,10 @@ device actually selected the one asked for (--require)."""
 import numpy as np
 import pytest
 
-from stackcheck import env
-from stackcheck.env import need
-from stackcheck.numerics import assert_matches_reference, make_inputs, reference_forward
-from stackcheck.stacks import device_params
+from stackcheck.evidence.numerics import assert_matches_reference, make_inputs, reference_forward
+from stackcheck.stacks import compat
+from stackcheck.stacks.available import need
+from stackcheck.stacks.params import device_params
 
 
 @pytest.mark.claim("S14.3-env")
@@ -15,10 +15,10 @@ from stackcheck.stacks import device_params
 def test_jaxlib_matches_jax_and_the_selected_device_is_the_one_required(impl, request, evidence, device):
     """Run for a device, the check requires that device (besides what --require names)."""
     jax = need("jax")
-    found = env.jax_environment()
+    found = compat.jax_environment()
     required = set(request.config.getoption("require")) | ({device} - {"cpu"})
     evidence(**found, required=sorted(required))
-    problems = env.environment_problems(found, required)
+    problems = compat.environment_problems(found, required)
     assert not problems, "; ".join(problems)
     x, w, b = make_inputs(6, 5, 4, seed=143)
     y = impl.jax_forward(*(jax.numpy.asarray(a) for a in (x, w, b)))

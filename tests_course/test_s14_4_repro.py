@@ -5,10 +5,11 @@ import re
 
 import pytest
 
-from stackcheck import repro, timing
-from stackcheck.env import need
-from stackcheck.numerics import assert_matches_reference, make_inputs, reference_forward
-from stackcheck.stacks import stack_params, torch_in, torch_out
+from stackcheck.evidence import repro, timing
+from stackcheck.evidence.numerics import assert_matches_reference, make_inputs, reference_forward
+from stackcheck.stacks.available import need
+from stackcheck.stacks.params import stack_params
+from stackcheck.stacks.records import torch_in, torch_out
 
 
 @pytest.mark.claim("S14.4-repro")

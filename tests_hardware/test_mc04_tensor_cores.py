@@ -6,9 +6,9 @@ import re
 import numpy as np
 import pytest
 
-from stackcheck import counters
-from stackcheck.env import need
-from stackcheck.numerics import as_numpy, assert_matches_reference, make_inputs
+from stackcheck.evidence.numerics import as_numpy, assert_matches_reference, make_inputs
+from stackcheck.stacks.available import need
+from stackcheck.toolchains import counters
 
 N = 2048
 
@@ -41,7 +41,7 @@ CASES = [
 @pytest.mark.torch
 @pytest.mark.parametrize("dtype, tf32, tensor_cores, tolerance", CASES)
 def test_cublas_uses_tensor_cores_by_dtype_and_setting(dtype, tf32, tensor_cores, tolerance, evidence):
-    from stackcheck import workloads
+    from stackcheck.toolchains import workloads
 
     kernels = counters.profile(gemm(dtype, tf32))
     thin = counters.profile(gemv(dtype, tf32)) if tensor_cores else []
@@ -60,7 +60,7 @@ WGMMA, FMA = re.compile(r"\bwgmma\.mma_async\b"), re.compile(r"\bfma\.rn\.f32\b"
 def test_triton_dot_for_sm90_is_wgmma_for_bf16_and_tf32_and_fma_for_ieee_fp32():
     """The same tl.dot becomes warpgroup MMA (Tensor Cores) or FP32 FMAs by dtype and input precision."""
     torch = need("torch")
-    from stackcheck.triton_kernels import Tile, matmul_bias_relu, tile_compiled_sm90
+    from stackcheck.toolchains.triton_kernels import Tile, matmul_bias_relu, tile_compiled_sm90
 
     tile = Tile(64, 64, 32)
     found = {

@@ -7,10 +7,10 @@ import re
 import numpy as np
 import pytest
 
-from stackcheck import counters
-from stackcheck.env import need
-from stackcheck.numerics import as_numpy, assert_matches_reference, uniform
-from stackcheck.stacks import device_params
+from stackcheck.evidence.numerics import as_numpy, assert_matches_reference, uniform
+from stackcheck.stacks.available import need
+from stackcheck.stacks.params import device_params
+from stackcheck.toolchains import counters
 
 BIAS_RELU, FUSED = (
     counters.request("bias_relu", n=4096, m=4096),
@@ -42,7 +42,7 @@ def test_bias_relu_counts_no_tensor_pipe_and_the_fused_dot_does(impl, device, ev
 @pytest.mark.claim("MC05")
 @pytest.mark.triton
 def test_relu_is_a_max_after_the_last_wgmma_in_the_sm90_ptx(impl):
-    from stackcheck import triton_kernels as tk
+    from stackcheck.toolchains import triton_kernels as tk
 
     elementwise = tk.bias_relu_ptx_sm90()
     assert not MMA.findall(elementwise) and MAX.search(elementwise), (

@@ -5,10 +5,10 @@ waves, and every element comes out right."""
 import numpy as np
 import pytest
 
-from stackcheck import chip
-from stackcheck.env import need
-from stackcheck.numerics import as_numpy, assert_matches_reference, uniform
-from stackcheck.stacks import device_params
+from stackcheck.evidence import hardware
+from stackcheck.evidence.numerics import as_numpy, assert_matches_reference, uniform
+from stackcheck.stacks.available import need
+from stackcheck.stacks.params import device_params
 
 BLOCK, WARPS = 128, 4  # one element per thread: Triton's default 4 warps of 32 threads per program
 SHAPES = {"cuda": (4097, 4096), "cpu": (257, 255)}  # 2^24 + 4096 elements; a partial last program
@@ -38,7 +38,7 @@ def test_logical_threads_outnumber_the_lanes_and_run_in_waves(impl, launches, de
     torch = need("torch")
     elements, threads = launched_threads(impl, launches, device)
     props = torch.cuda.get_device_properties(device)
-    lanes = chip.fp32_lanes(props)
+    lanes = hardware.fp32_lanes(props)
     waves = threads / (props.multi_processor_count * props.max_threads_per_multi_processor)
     evidence(
         elements=elements,

@@ -5,10 +5,10 @@ the H200's DRAM counters, and on any machine from XLA's cost analysis."""
 import numpy as np
 import pytest
 
-from stackcheck import counters, ir
-from stackcheck.checkpoints import intermediate_traffic_mb
-from stackcheck.env import need
-from stackcheck.numerics import as_numpy, assert_matches_reference, make_inputs, reference_forward
+from stackcheck.evidence.numerics import as_numpy, assert_matches_reference, make_inputs, reference_forward
+from stackcheck.homework.checkpoints import intermediate_traffic_mb
+from stackcheck.stacks.available import need
+from stackcheck.toolchains import counters, ir
 
 # §7's example: A, Z and Y are 16 MB each (2048 x 2048 float32)
 COURSE_N = COURSE_M = 2048
@@ -32,7 +32,7 @@ def test_the_course_count_is_four_round_trips_of_a_16_mb_tensor():
 @pytest.mark.triton
 @pytest.mark.ncu(EAGER, FUSED)
 def test_eager_moves_a_and_z_through_dram_and_the_fused_kernel_does_not(evidence):
-    from stackcheck import workloads
+    from stackcheck.toolchains import workloads
 
     eager, fused = counters.profile(EAGER), counters.profile(FUSED)
     evidence(

@@ -4,9 +4,10 @@ and runs several times faster; a single large GEMM gains about nothing (Python s
 
 import pytest
 
-from stackcheck import counters, timing
-from stackcheck.env import need
-from stackcheck.numerics import assert_matches_reference, uniform
+from stackcheck.evidence import timing
+from stackcheck.evidence.numerics import assert_matches_reference, uniform
+from stackcheck.stacks.available import need
+from stackcheck.toolchains import counters
 
 N = 2**28  # float32 values: 1 GiB a tensor
 EAGER, COMPILED = (counters.request("chain", metrics=counters.TRAFFIC, n=N, compiled=c) for c in (False, True))
@@ -31,7 +32,7 @@ def event_medians(eager, compiled):
 @pytest.mark.torch_compile
 @pytest.mark.ncu(EAGER, COMPILED)
 def test_fusing_a_chain_cuts_launches_bytes_and_time(evidence):
-    from stackcheck import workloads
+    from stackcheck.toolchains import workloads
 
     eager_k, compiled_k = counters.profile(EAGER), counters.profile(COMPILED)
     found = counters.assert_fewer_launches_and_bytes(eager_k, compiled_k, workloads.CHAIN_LENGTH)
@@ -52,7 +53,7 @@ def test_fusing_a_chain_cuts_launches_bytes_and_time(evidence):
 @pytest.mark.cuda
 @pytest.mark.torch_compile
 def test_compiling_one_large_gemm_gains_about_nothing(evidence):
-    from stackcheck import workloads
+    from stackcheck.toolchains import workloads
 
     eager, compiled = (workloads.matmul(8192, "bfloat16", compiled=c) for c in (False, True))
     slow, fast = event_medians(eager.step, compiled.step)
@@ -69,8 +70,8 @@ def test_compiling_one_large_gemm_gains_about_nothing(evidence):
 def test_inductor_fuses_the_chain_into_one_cpu_kernel():
     """On a CPU: eager runs one ATen op per step of the chain; Inductor writes one cpp_fused kernel."""
     torch = need("torch")
-    from stackcheck.inductor import compile_and_read, eager_aten_ops
-    from stackcheck.workloads import CHAIN_LENGTH, chain_ops
+    from stackcheck.toolchains.inductor import compile_and_read, eager_aten_ops
+    from stackcheck.toolchains.workloads import CHAIN_LENGTH, chain_ops
 
     x = torch.from_numpy(uniform((4096,), seed=91))
     ops, _ = eager_aten_ops(chain_ops, x)

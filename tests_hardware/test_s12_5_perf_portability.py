@@ -6,10 +6,10 @@ tile is best for every shape: a skinny matmul wants many small tiles, a square o
 
 import pytest
 
-from stackcheck import chip, timing
-from stackcheck.env import need
-from stackcheck.numerics import assert_matches_reference
-from stackcheck.stacks import device_params
+from stackcheck.evidence import timing, verdicts
+from stackcheck.evidence.numerics import assert_matches_reference
+from stackcheck.stacks.available import need
+from stackcheck.stacks.params import device_params
 
 CPU_N, GPU_N = 1024, 4096
 # N, K, M. Recorded on the H200: on the skinny shape the small tile's 64 programs beat the large
@@ -39,8 +39,8 @@ def cpu_bf16_units(torch) -> str | None:
 def bf16_speedup(torch, device: str, n: int, evidence) -> tuple[float, float]:
     """(fp32 time / bf16 time, its noise floor) of one [n, n] @ [n, n] (fp32 with TF32 off),
     interleaved medians; the bf16 product is checked against float64."""
-    from stackcheck.numerics import uniform
-    from stackcheck.precision import torch_tf32
+    from stackcheck.evidence.numerics import uniform
+    from stackcheck.evidence.precision import torch_tf32
 
     x, w = (torch.from_numpy(uniform((n, n), seed=s)).to(device) for s in (125, 126))
     xb, wb = x.bfloat16(), w.bfloat16()
@@ -83,7 +83,9 @@ def test_bf16_pays_only_where_bf16_matrix_units_are(device, evidence):
     evidence(bf16_units=units)
     speedup, floor = bf16_speedup(torch, device, GPU_N if device == "cuda" else CPU_N, evidence)
     try:
-        chip.assert_bf16_pays_where_units_are(speedup, matrix_units=units is not None, fast_at_least=FAST_ON[device])
+        verdicts.assert_bf16_pays_where_units_are(
+            speedup, matrix_units=units is not None, fast_at_least=FAST_ON[device]
+        )
     except AssertionError:
         timing.call_it(speedup, 1.5, floor, {"bf16_speedup": speedup, "bf16_units": units})
         raise
@@ -94,8 +96,8 @@ def test_bf16_pays_only_where_bf16_matrix_units_are(device, evidence):
 @pytest.mark.triton
 def test_no_one_tile_is_best_for_every_shape(evidence):
     torch = need("torch")
-    from stackcheck.triton_kernels import Tile, matmul_bias_relu
-    from stackcheck.workloads import _uniform
+    from stackcheck.toolchains.triton_kernels import Tile, matmul_bias_relu
+    from stackcheck.toolchains.workloads import _uniform
 
     tiles = {"16x16x256": Tile(16, 16, 256, stages=3, warps=2), "128x256x64": Tile(128, 256, 64, stages=3, warps=8)}
     medians, floors = {}, []
@@ -127,7 +129,7 @@ def test_no_one_tile_is_best_for_every_shape(evidence):
         floors += [timing.scatter(m) for m in runs.values()]
     evidence(medians_ms={s: {t: round(v * 1e3, 3) for t, v in ts.items()} for s, ts in medians.items()})
     try:
-        evidence(best=chip.assert_best_tile_differs(medians, TILE_MARGIN)["best"])
+        evidence(best=verdicts.assert_best_tile_differs(medians, TILE_MARGIN)["best"])
     except AssertionError:
         spread = min(max(ts.values()) / min(ts.values()) for ts in medians.values())
         timing.call_it(spread, TILE_MARGIN, max(floors), {"medians": medians})

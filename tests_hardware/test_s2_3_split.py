@@ -4,9 +4,9 @@ the one `x @ w` launches two or more kernels (partial products, then their reduc
 
 import pytest
 
-from stackcheck import counters
-from stackcheck.env import need
-from stackcheck.numerics import assert_exact, uniform
+from stackcheck.evidence.numerics import assert_exact, uniform
+from stackcheck.stacks.available import need
+from stackcheck.toolchains import counters
 
 N = M = 64
 K = 2**22

@@ -4,9 +4,9 @@ peak memory holds it (N^2 x heads x bytes); the flash backend's peak is a small 
 
 import pytest
 
-from stackcheck import chip
-from stackcheck.env import need
-from stackcheck.numerics import assert_matches_reference, uniform
+from stackcheck.evidence import verdicts
+from stackcheck.evidence.numerics import assert_matches_reference, uniform
+from stackcheck.stacks.available import need
 
 B, H, L, D = 1, 8, 16384, 64
 
@@ -32,7 +32,7 @@ def test_flash_attention_never_holds_the_score_matrix(evidence):
 
     flash_peak, flash = peak(SDPBackend.FLASH_ATTENTION)
     math_peak, math = peak(SDPBackend.MATH)
-    evidence(**chip.assert_flash_saves(flash_peak, math_peak, B * H * L * L * q.element_size()))
+    evidence(**verdicts.assert_flash_saves(flash_peak, math_peak, B * H * L * L * q.element_size()))
     assert_matches_reference(
         flash[0, :, :256].float().cpu().numpy(),
         math[0, :, :256].float().cpu().numpy(),

@@ -4,10 +4,11 @@ the DRAM counters: a working set inside L2 is read from HBM once; one far larger
 
 import pytest
 
-from stackcheck import chip, counters
-from stackcheck.env import need
-from stackcheck.numerics import as_numpy, assert_matches_reference
-from stackcheck.stacks import device_params
+from stackcheck.evidence import hardware
+from stackcheck.evidence.numerics import as_numpy, assert_matches_reference
+from stackcheck.stacks.available import need
+from stackcheck.stacks.params import device_params
+from stackcheck.toolchains import counters
 
 PASSES = 8  # judged by the median of passes 2..8 (counters.assert_l2_reuse)
 LARGE = 2**30  # bytes: far past any L2 so far (the H200's is 60 MB)
@@ -23,10 +24,10 @@ SMALL_READS, LARGE_READS = (
 @pytest.mark.ncu(SMALL_READS, LARGE_READS)
 def test_each_level_is_larger_and_l2_keeps_what_fits(device, evidence):
     torch = need("torch")
-    from stackcheck import workloads
+    from stackcheck.toolchains import workloads
 
     props = torch.cuda.get_device_properties(device)
-    levels = chip.gpu_levels(props)
+    levels = hardware.gpu_levels(props)
     evidence(device=props.name, sms=props.multi_processor_count, **levels)
     near = max(levels["registers_per_sm"], levels["shared_memory_per_sm"])  # each SM's own, on chip
     assert props.multi_processor_count > 1 and near < levels["l2"] < levels["hbm"], (

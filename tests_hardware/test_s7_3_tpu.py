@@ -5,9 +5,9 @@ where jax.devices("tpu") exists."""
 import numpy as np
 import pytest
 
-from stackcheck import chip
-from stackcheck.env import need
-from stackcheck.numerics import assert_matches_reference, uniform
+from stackcheck.evidence import hardware
+from stackcheck.evidence.numerics import assert_matches_reference, uniform
+from stackcheck.stacks.available import need
 
 
 def _vmem_bias_relu(a_ref, b_ref, y_ref):
@@ -26,7 +26,7 @@ def test_pallas_works_in_vmem_on_a_tpu_core(impl, evidence):
     from jax.experimental.pallas import tpu as pltpu
 
     target = jax.devices("tpu")[0]
-    evidence(**chip.tpu_facts(target))
+    evidence(**hardware.tpu_facts(target))
     n, m = 256, 128
     a_np, b_np = uniform((n, m), seed=71), uniform((1, m), seed=72)
     a, b = jax.device_put(a_np, target), jax.device_put(b_np, target)

@@ -1,8 +1,8 @@
 import pytest
 
-from stackcheck.env import need
-from stackcheck.numerics import make_inputs
-from stackcheck.stacks import jax_device
+from stackcheck.evidence.numerics import make_inputs
+from stackcheck.stacks.available import need
+from stackcheck.stacks.records import jax_device
 
 N, K, M = 64, 32, 16
 

@@ -4,11 +4,12 @@ device is the compiled program."""
 import numpy as np
 import pytest
 
-from stackcheck import ir
-from stackcheck.compiles import jax_compiles
-from stackcheck.env import need
-from stackcheck.numerics import assert_matches_reference, make_inputs, reference_forward
-from stackcheck.stacks import device_params, jax_device
+from stackcheck.evidence.compiles import jax_compiles
+from stackcheck.evidence.numerics import assert_matches_reference, make_inputs, reference_forward
+from stackcheck.stacks.available import need
+from stackcheck.stacks.params import device_params
+from stackcheck.stacks.records import jax_device
+from stackcheck.toolchains import ir
 
 
 @pytest.mark.claim("MC01")

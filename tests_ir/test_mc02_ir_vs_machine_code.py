@@ -7,10 +7,11 @@ import re
 import numpy as np
 import pytest
 
-from stackcheck import ir, max_graphs, mojo_build
-from stackcheck.env import need
-from stackcheck.numerics import assert_matches_reference, make_inputs, reference_forward
-from stackcheck.stacks import device_params
+from stackcheck.evidence.numerics import assert_matches_reference, make_inputs, reference_forward
+from stackcheck.run import max_graphs
+from stackcheck.stacks.available import need
+from stackcheck.stacks.params import device_params
+from stackcheck.toolchains import ir, mojo_build
 
 INSTRUCTIONS = ("ld.global", "st.global", "setp")
 
@@ -69,7 +70,7 @@ def test_mojo_ptx_is_a_virtual_isa():
 @pytest.mark.parametrize("device", device_params("triton", devices=("cuda",)))
 def test_triton_ptx_is_a_virtual_isa(impl, device):
     torch = need("torch")
-    from stackcheck import triton_kernels
+    from stackcheck.toolchains import triton_kernels
 
     a_np, b_np = make_inputs(33, 65, 1)[0], make_inputs(1, 1, 65)[2]  # A[33, 65], b[65]
     a, b = torch.from_numpy(a_np).to(device), torch.from_numpy(b_np).to(device)

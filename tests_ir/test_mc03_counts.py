@@ -5,11 +5,11 @@ import re
 import numpy as np
 import pytest
 
-from stackcheck import ir, mojo_build
-from stackcheck.env import need
-from stackcheck.inductor import compile_and_read
-from stackcheck.numerics import assert_matches_reference, reference_forward, uniform
-from stackcheck.stacks import device_params
+from stackcheck.evidence.numerics import assert_matches_reference, reference_forward, uniform
+from stackcheck.stacks.available import need
+from stackcheck.stacks.params import device_params
+from stackcheck.toolchains import ir, mojo_build
+from stackcheck.toolchains.inductor import compile_and_read
 
 FORMULA_OPS = ["matmul", "add", "relu"]  # Y = ReLU(X @ W + b): three operations on paper
 
@@ -44,11 +44,11 @@ def instruction_count(ptx: str) -> int:
 def fused_kernel_instructions(device: str) -> int | None:
     """Our Triton bias+ReLU kernel's PTX on CUDA; elsewhere the Mojo one's, built for nvidia:90;
     None where neither toolchain is installed."""
-    from stackcheck.env import stack_missing
+    from stackcheck.stacks.available import stack_missing
 
     if device == "cuda" and not stack_missing("triton"):
         torch = need("torch")
-        from stackcheck import triton_kernels
+        from stackcheck.toolchains import triton_kernels
 
         a, b = torch.zeros(64, 16, device=device), torch.zeros(16, device=device)
         kernel = triton_kernels.compiled_kernel.warmup(a, b, a, a.numel(), M=16, BLOCK_SIZE=256, grid=(1,))

@@ -4,9 +4,10 @@
 import numpy as np
 import pytest
 
-from stackcheck import ir, max_graphs
-from stackcheck.env import need
-from stackcheck.numerics import assert_matches_reference, make_inputs, reference_forward
+from stackcheck.evidence.numerics import assert_matches_reference, make_inputs, reference_forward
+from stackcheck.run import max_graphs
+from stackcheck.stacks.available import need
+from stackcheck.toolchains import ir
 
 
 @pytest.mark.claim("MC12")

@@ -4,11 +4,11 @@ than eager has intermediates."""
 import numpy as np
 import pytest
 
-from stackcheck import ir
-from stackcheck.env import need
-from stackcheck.inductor import compile_and_read, eager_aten_ops
-from stackcheck.numerics import assert_matches_reference, make_inputs, reference_forward
-from stackcheck.stacks import device_params
+from stackcheck.evidence.numerics import assert_matches_reference, make_inputs, reference_forward
+from stackcheck.stacks.available import need
+from stackcheck.stacks.params import device_params
+from stackcheck.toolchains import ir
+from stackcheck.toolchains.inductor import compile_and_read, eager_aten_ops
 
 
 @pytest.mark.claim("Q1")

@@ -3,10 +3,12 @@
 import numpy as np
 import pytest
 
-from stackcheck import ir, max_graphs, timing
-from stackcheck.env import need
-from stackcheck.numerics import assert_matches_reference, make_inputs, reference_forward
-from stackcheck.stacks import device_params, tolerance_row
+from stackcheck.evidence import timing
+from stackcheck.evidence.numerics import assert_matches_reference, make_inputs, reference_forward
+from stackcheck.run import max_graphs
+from stackcheck.stacks.available import need
+from stackcheck.stacks.params import device_params, tolerance_row
+from stackcheck.toolchains import ir
 
 
 @pytest.mark.claim("S10.2-record")

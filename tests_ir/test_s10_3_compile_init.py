@@ -3,9 +3,10 @@ does both in one step. The two paths give the same model, output for output."""
 
 import pytest
 
-from stackcheck import ir, max_graphs
-from stackcheck.numerics import assert_matches_reference, make_inputs, reference_forward
-from stackcheck.stacks import device_params, tolerance_row
+from stackcheck.evidence.numerics import assert_matches_reference, make_inputs, reference_forward
+from stackcheck.run import max_graphs
+from stackcheck.stacks.params import device_params, tolerance_row
+from stackcheck.toolchains import ir
 
 pytestmark = [pytest.mark.max, pytest.mark.max_graph("math")]
 

@@ -5,11 +5,12 @@ import re
 
 import pytest
 
-from stackcheck.compiles import jax_compiles
-from stackcheck.env import need
-from stackcheck.ir import op_sequence
-from stackcheck.numerics import assert_matches_reference, make_inputs, reference_forward
-from stackcheck.stacks import jax_in, jax_out, stack_params
+from stackcheck.evidence.compiles import jax_compiles
+from stackcheck.evidence.numerics import assert_matches_reference, make_inputs, reference_forward
+from stackcheck.stacks.available import need
+from stackcheck.stacks.params import stack_params
+from stackcheck.stacks.records import jax_in, jax_out
+from stackcheck.toolchains.ir import op_sequence
 
 SHAPES = (8, 4, 3)
 

@@ -7,9 +7,10 @@ import re
 import numpy as np
 import pytest
 
-from stackcheck.env import need
-from stackcheck.numerics import assert_matches_reference, uniform
-from stackcheck.stacks import jax_in, jax_out, stack_params
+from stackcheck.evidence.numerics import assert_matches_reference, uniform
+from stackcheck.stacks.available import need
+from stackcheck.stacks.params import stack_params
+from stackcheck.stacks.records import jax_in, jax_out
 
 T, D = 6, 8  # tokens, features
 

@@ -4,15 +4,15 @@ and the cubin's SASS: PTX is a virtual ISA; the machine code is what ptxas makes
 
 import pytest
 
-from stackcheck import ir
-from stackcheck.stacks import device_params
+from stackcheck.stacks.params import device_params
+from stackcheck.toolchains import ir
 
 
 @pytest.mark.claim("S4.2-ir-levels")
 @pytest.mark.parametrize("device", device_params("triton"))
 def test_tritons_stages_lower_tensors_to_addresses_and_instructions(evidence, device):
     """The kernel whose stages are read is then run: the interpreter on a CPU, the GPU on cuda."""
-    from stackcheck.triton_kernels import Tile, assert_tilings_right, tile_compiled_sm90
+    from stackcheck.toolchains.triton_kernels import Tile, assert_tilings_right, tile_compiled_sm90
 
     tile = Tile(32, 32, 16)
     facts = ir.assert_lowering_levels(ir.triton_stages(tile_compiled_sm90(tile, "fp32", "ieee")))

@@ -3,9 +3,10 @@
 import numpy as np
 import pytest
 
-from stackcheck import ir, max_graphs
-from stackcheck.numerics import assert_matches_reference, reference_forward
-from stackcheck.stacks import device_params
+from stackcheck.evidence.numerics import assert_matches_reference, reference_forward
+from stackcheck.run import max_graphs
+from stackcheck.stacks.params import device_params
+from stackcheck.toolchains import ir
 
 MATH = ["matmul", "add", "relu"]
 

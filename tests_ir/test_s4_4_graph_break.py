@@ -4,11 +4,11 @@ a shape change recompiles when shapes are static."""
 import numpy as np
 import pytest
 
-from stackcheck.compiles import torch_compiles
-from stackcheck.env import need
-from stackcheck.inductor import compile_and_read
-from stackcheck.numerics import assert_exact, assert_matches_reference, make_inputs, reference_forward
-from stackcheck.stacks import device_params
+from stackcheck.evidence.compiles import torch_compiles
+from stackcheck.evidence.numerics import assert_exact, assert_matches_reference, make_inputs, reference_forward
+from stackcheck.stacks.available import need
+from stackcheck.stacks.params import device_params
+from stackcheck.toolchains.inductor import compile_and_read
 
 
 def with_print(x, w, b):

@@ -5,11 +5,12 @@ Inductor's output, each paired with the numbers."""
 import numpy as np
 import pytest
 
-from stackcheck import ir
-from stackcheck.env import need
-from stackcheck.inductor import compile_and_read
-from stackcheck.numerics import assert_matches_reference, make_inputs, reference_forward
-from stackcheck.stacks import jax_in, jax_out, stack_params
+from stackcheck.evidence.numerics import assert_matches_reference, make_inputs, reference_forward
+from stackcheck.stacks.available import need
+from stackcheck.stacks.params import stack_params
+from stackcheck.stacks.records import jax_in, jax_out
+from stackcheck.toolchains import ir
+from stackcheck.toolchains.inductor import compile_and_read
 
 N, K, M = 8, 4, 3
 

@@ -5,11 +5,11 @@ becomes warpgroup MMA: wgmma in Triton's PTX for sm_90 and HGMMA in its SASS (an
 import numpy as np
 import pytest
 
-from stackcheck import ir
-from stackcheck.env import need
-from stackcheck.inductor import assert_vectorized, compile_and_read
-from stackcheck.numerics import as_numpy, assert_matches_reference, make_inputs, reference_forward
-from stackcheck.stacks import device_params
+from stackcheck.evidence.numerics import as_numpy, assert_matches_reference, make_inputs, reference_forward
+from stackcheck.stacks.available import need
+from stackcheck.stacks.params import device_params
+from stackcheck.toolchains import ir
+from stackcheck.toolchains.inductor import assert_vectorized, compile_and_read
 
 
 @pytest.mark.claim("S5.1-target")
@@ -28,7 +28,7 @@ def test_a_bf16_tile_for_sm90_lowers_to_warpgroup_mma(device):
     """The tile's numbers come from the interpreter on a CPU and from the GPU itself on cuda, where
     the bf16-exact inputs make TF32's rounding exact: float32's tolerance holds on both."""
     torch = need("torch")
-    from stackcheck.triton_kernels import Tile, matmul_bias_relu, tile_compiled_sm90
+    from stackcheck.toolchains.triton_kernels import Tile, matmul_bias_relu, tile_compiled_sm90
 
     stages = ir.triton_stages(tile_compiled_sm90(Tile(64, 64, 32), "bf16"))
     ir.assert_warpgroup_mma(stages["ptx"], stages["sass"])

@@ -5,17 +5,17 @@ the fused kernel run on the device (the interpreter on a CPU, the GPU itself on 
 import numpy as np
 import pytest
 
-from stackcheck import ir
-from stackcheck.env import need
-from stackcheck.numerics import as_numpy, assert_matches_reference, uniform
-from stackcheck.stacks import device_params
+from stackcheck.evidence.numerics import as_numpy, assert_matches_reference, uniform
+from stackcheck.stacks.available import need
+from stackcheck.stacks.params import device_params
+from stackcheck.toolchains import ir
 
 
 @pytest.mark.claim("S5.2-fma")
 @pytest.mark.parametrize("device", device_params("triton"))
 def test_the_fused_bias_relu_kernel_has_no_fma_and_a_mul_add_has_one(impl, device):
     torch = need("torch")
-    from stackcheck import triton_kernels
+    from stackcheck.toolchains import triton_kernels
 
     fused, mul_add = triton_kernels.bias_relu_ptx_sm90(), triton_kernels.mul_add_ptx_sm90()
     ir.assert_fusion_is_not_fma(fused, mul_add)

@@ -5,11 +5,12 @@ import re
 import numpy as np
 import pytest
 
-from stackcheck import ir, max_graphs
-from stackcheck.env import need
-from stackcheck.inductor import compile_and_read
-from stackcheck.numerics import assert_matches_reference, reference_forward
-from stackcheck.stacks import device_params
+from stackcheck.evidence.numerics import assert_matches_reference, reference_forward
+from stackcheck.run import max_graphs
+from stackcheck.stacks.available import need
+from stackcheck.stacks.params import device_params
+from stackcheck.toolchains import ir
+from stackcheck.toolchains.inductor import compile_and_read
 
 EPILOGUE = re.compile(r"Epilogue\(mo\.matmul\b.*\bmo\.add\b.*\bmo\.relu\b")
 

@@ -10,9 +10,9 @@ compile takes seconds where the 128 x 64 one takes half a minute."""
 
 import pytest
 
-from stackcheck import timing
-from stackcheck.env import need
-from stackcheck.stacks import device_params
+from stackcheck.evidence import timing
+from stackcheck.stacks.available import need
+from stackcheck.stacks.params import device_params
 
 FITS, TOO_BIG = (64, 64, 32, 2, 4), (64, 64, 32, 2, 1)  # the same tile, four warps or one
 GPU_FITS, GPU_TOO_BIG = (128, 64, 32, 2, 4), (128, 64, 32, 2, 1)
@@ -22,7 +22,7 @@ SLOWER = 5.0  # recorded 20.7-21.1x: median / line = 4.2, far over the spread (2
 @pytest.mark.claim("S5.2-too-big")
 @pytest.mark.triton
 def test_one_warp_holding_the_whole_tile_spills(evidence):
-    from stackcheck.triton_kernels import (
+    from stackcheck.toolchains.triton_kernels import (
         Tile,
         assert_tilings_right,
         assert_too_big_spills,
@@ -40,8 +40,8 @@ def test_one_warp_holding_the_whole_tile_spills(evidence):
 @pytest.mark.parametrize("device", device_params("triton", devices=("cuda",)))
 def test_the_spilling_tile_runs_slower_on_the_gpu(device, evidence):
     torch = need("torch")
-    from stackcheck.numerics import as_numpy, assert_matches_reference, make_inputs, reference_forward
-    from stackcheck.triton_kernels import Tile, matmul_bias_relu
+    from stackcheck.evidence.numerics import as_numpy, assert_matches_reference, make_inputs, reference_forward
+    from stackcheck.toolchains.triton_kernels import Tile, matmul_bias_relu
 
     small = make_inputs(256, 512, 256, seed=52)  # sizes divisible as the timed ones: the same compiled kernels
     for sizes in (GPU_FITS, GPU_TOO_BIG):  # the kernels timed compute the same right numbers

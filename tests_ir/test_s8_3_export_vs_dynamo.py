@@ -3,10 +3,10 @@ one computation: ATen operator overloads in one, Python-level torch functions in
 
 import pytest
 
-from stackcheck import ir
-from stackcheck.env import need
-from stackcheck.numerics import assert_matches_reference, reference_forward
-from stackcheck.stacks import device_params
+from stackcheck.evidence.numerics import assert_matches_reference, reference_forward
+from stackcheck.stacks.available import need
+from stackcheck.stacks.params import device_params
+from stackcheck.toolchains import ir
 
 
 @pytest.mark.claim("S8.3-export-vs-dynamo")

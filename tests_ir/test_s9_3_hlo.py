@@ -5,9 +5,9 @@ import re
 import numpy as np
 import pytest
 
-from stackcheck import ir
-from stackcheck.numerics import assert_matches_reference, reference_forward
-from stackcheck.stacks import stack_params
+from stackcheck.evidence.numerics import assert_matches_reference, reference_forward
+from stackcheck.stacks.params import stack_params
+from stackcheck.toolchains import ir
 
 
 @pytest.mark.claim("S9.3-hlo")

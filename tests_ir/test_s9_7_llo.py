@@ -4,10 +4,11 @@ LLO dump is not checked: no TPU was available to find the flags that write it.)"
 
 import pytest
 
-from stackcheck import ir
-from stackcheck.env import need
-from stackcheck.numerics import assert_matches_reference, make_inputs, reference_forward
-from stackcheck.stacks import jax_in, jax_out, stack_params
+from stackcheck.evidence.numerics import assert_matches_reference, make_inputs, reference_forward
+from stackcheck.stacks.available import need
+from stackcheck.stacks.params import stack_params
+from stackcheck.stacks.records import jax_in, jax_out
+from stackcheck.toolchains import ir
 
 
 @pytest.mark.claim("S9.7-llo")

@@ -4,10 +4,10 @@ torch.compile's fused kernel and eager add+relu; at least one regime must show i
 import numpy as np
 import pytest
 
-from stackcheck import timing
-from stackcheck.env import need
-from stackcheck.numerics import assert_matches_reference, uniform
-from stackcheck.stacks import device_params
+from stackcheck.evidence import timing
+from stackcheck.evidence.numerics import assert_matches_reference, uniform
+from stackcheck.stacks.available import need
+from stackcheck.stacks.params import device_params
 
 MARGIN = 1.10  # "not faster" = the custom kernel takes at least 1/1.10 of the other's time
 

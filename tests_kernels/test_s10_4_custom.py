@@ -6,9 +6,9 @@ import re
 
 import pytest
 
-from stackcheck import max_graphs
-from stackcheck.numerics import assert_exact, assert_matches_reference, make_inputs, reference_forward
-from stackcheck.stacks import device_params, tolerance_row
+from stackcheck.evidence.numerics import assert_exact, assert_matches_reference, make_inputs, reference_forward
+from stackcheck.run import max_graphs
+from stackcheck.stacks.params import device_params, tolerance_row
 
 pytestmark = [pytest.mark.mojo, pytest.mark.max, pytest.mark.max_graph("structure")]
 

@@ -6,8 +6,9 @@ the custom op as a foreach kernel of its own that takes the max. The same graph 
 
 import pytest
 
-from stackcheck import ir, max_graphs
-from stackcheck.numerics import assert_outputs_match, make_inputs, reference_forward
+from stackcheck.evidence.numerics import assert_outputs_match, make_inputs, reference_forward
+from stackcheck.run import max_graphs
+from stackcheck.toolchains import ir
 
 ARCH = "sm_90"
 pytestmark = [pytest.mark.max, pytest.mark.mojo, pytest.mark.triton, pytest.mark.max_graph("structure", ARCH)]

@@ -8,9 +8,9 @@ flushed to zero: both are recorded, as the course says such values are outside t
 import numpy as np
 import pytest
 
-from stackcheck import max_graphs
-from stackcheck.numerics import assert_exact, assert_relu_by_select
-from stackcheck.stacks import device_params
+from stackcheck.evidence.numerics import assert_exact, assert_relu_by_select
+from stackcheck.run import max_graphs
+from stackcheck.stacks.params import device_params
 
 pytestmark = [pytest.mark.mojo, pytest.mark.max, pytest.mark.max_graph("math")]
 

@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from stackcheck import env, mojo_build
+from stackcheck.stacks import available
+from stackcheck.toolchains import mojo_build
 
 SIZES = list(mojo_build.GPU_SIZES)
 
@@ -36,9 +37,9 @@ def program(sizes, prebuilt: str | None) -> tuple[Path, dict]:
                 f"`python -m stackcheck.mojo_build {prebuilt}` on a machine with Mojo"
             )
         return binary, mojo_build.runtime_environment(Path(prebuilt))
-    if env.stack_missing("mojo"):
-        raise env.Missing(
-            f"{env.stack_missing('mojo')}; or pass --mojo-prebuilt DIR with programs built elsewhere", "mojo"
+    if available.stack_missing("mojo"):
+        raise available.Missing(
+            f"{available.stack_missing('mojo')}; or pass --mojo-prebuilt DIR with programs built elsewhere", "mojo"
         )
     binary = mojo_build.build(mojo_build.source("bias_relu_gpu.mojo"), emit="exe", sizes=sizes)
     return binary, mojo_build.runtime_environment()

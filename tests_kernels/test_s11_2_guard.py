@@ -4,15 +4,15 @@ an empty input returns an empty result without a launch.
 The course's wrapper promises exactly this: inputs on one CUDA device, float32, A[N, M] with b[M],
 contiguous, no autograd, each refused with a ValueError; an empty A returns at once. Each of those
 refusals is a case below. The suite's wrapper extends the course in two places, and says so in
-its docstring (stackcheck.reference.triton_bias_relu): it also runs on the CPU through Triton's
+its docstring (stackcheck.impl.reference.triton_bias_relu): it also runs on the CPU through Triton's
 interpreter, and it also takes float16 and bfloat16 (so a float64 or integer input is what the
 dtype cases refuse), plus ``block_size`` and ``out``, which the listing fixes or lacks."""
 
 import pytest
 
-from stackcheck.env import need
-from stackcheck.numerics import uniform
-from stackcheck.stacks import device_params
+from stackcheck.evidence.numerics import uniform
+from stackcheck.stacks.available import need
+from stackcheck.stacks.params import device_params
 
 
 def rand(t, *shape, device, dtype=None, requires_grad=False):

@@ -7,9 +7,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from stackcheck.env import need
-from stackcheck.numerics import assert_matches_reference, make_inputs
-from stackcheck.stacks import device_params
+from stackcheck.evidence.numerics import assert_matches_reference, make_inputs
+from stackcheck.stacks.available import need
+from stackcheck.stacks.params import device_params
 
 PAD = 2048  # more than any block: an unmasked program would run past it into the padding
 SENTINEL = -7.0  # never an output of ReLU

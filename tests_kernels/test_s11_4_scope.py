@@ -4,10 +4,10 @@ import re
 
 import pytest
 
-from stackcheck.env import need
-from stackcheck.inductor import eager_aten_ops
-from stackcheck.numerics import assert_matches_reference, make_inputs, reference_forward
-from stackcheck.stacks import device_params
+from stackcheck.evidence.numerics import assert_matches_reference, make_inputs, reference_forward
+from stackcheck.stacks.available import need
+from stackcheck.stacks.params import device_params
+from stackcheck.toolchains.inductor import eager_aten_ops
 
 
 @pytest.mark.claim("S11.4-scope")

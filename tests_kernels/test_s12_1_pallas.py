@@ -4,9 +4,10 @@ ReLU runs a grid of row blocks; boundary sizes as parameters, the last block par
 import numpy as np
 import pytest
 
-from stackcheck.env import need
-from stackcheck.numerics import assert_exact, uniform
-from stackcheck.stacks import jax_in, jax_out, stack_params
+from stackcheck.evidence.numerics import assert_exact, uniform
+from stackcheck.stacks.available import need
+from stackcheck.stacks.params import stack_params
+from stackcheck.stacks.records import jax_in, jax_out
 
 
 @pytest.mark.claim("S12.1-pallas")

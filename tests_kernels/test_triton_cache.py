@@ -4,10 +4,10 @@ specializations); new data with the same ones reuses the compiled program."""
 import numpy as np
 import pytest
 
-from stackcheck import triton_kernels
-from stackcheck.env import need
-from stackcheck.numerics import assert_matches_reference, make_inputs
-from stackcheck.stacks import device_params
+from stackcheck.evidence.numerics import assert_matches_reference, make_inputs
+from stackcheck.stacks.available import need
+from stackcheck.stacks.params import device_params
+from stackcheck.toolchains import triton_kernels
 
 
 def jit_cache_misses(kernel):

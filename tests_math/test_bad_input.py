@@ -5,10 +5,11 @@ import re
 import numpy as np
 import pytest
 
-from stackcheck.env import need
-from stackcheck.numerics import make_inputs
-from stackcheck.run import run_forward
-from stackcheck.stacks import device_params, jax_device, stack_params
+from stackcheck.evidence.numerics import make_inputs
+from stackcheck.run.runners import run_forward
+from stackcheck.stacks.available import need
+from stackcheck.stacks.params import device_params, stack_params
+from stackcheck.stacks.records import jax_device
 
 
 @pytest.mark.claim("S2.1-shapes")

@@ -7,10 +7,10 @@ adding the ones one at a time after the big value loses them, while adding them 
 import numpy as np
 import pytest
 
-from stackcheck import precision
-from stackcheck.env import need
-from stackcheck.numerics import assert_exact, assert_matches_reference, make_inputs, reference_forward, uniform
-from stackcheck.stacks import stack_params
+from stackcheck.evidence import precision
+from stackcheck.evidence.numerics import assert_exact, assert_matches_reference, make_inputs, reference_forward, uniform
+from stackcheck.stacks.available import need
+from stackcheck.stacks.params import stack_params
 
 # One big value, then 64 ones, then the big value taken away: the exact sum is 64.
 VALUES = np.array([2.0**24] + [1.0] * 64 + [-(2.0**24)], dtype=np.float32)

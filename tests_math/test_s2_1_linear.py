@@ -2,9 +2,9 @@
 
 import pytest
 
-from stackcheck.env import need
-from stackcheck.numerics import assert_matches_reference, make_inputs, mismatch_report, tolerance
-from stackcheck.stacks import device_params, stack_params
+from stackcheck.evidence.numerics import assert_matches_reference, make_inputs, mismatch_report, tolerance
+from stackcheck.stacks.available import need
+from stackcheck.stacks.params import device_params, stack_params
 
 
 @pytest.mark.claim("S2.1-linear")

@@ -5,10 +5,11 @@ import re
 import numpy as np
 import pytest
 
-from stackcheck.env import need
-from stackcheck.numerics import assert_matches_reference, make_inputs, reference_forward
-from stackcheck.run import run_forward
-from stackcheck.stacks import jax_in, stack_params, tolerance_row
+from stackcheck.evidence.numerics import assert_matches_reference, make_inputs, reference_forward
+from stackcheck.run.runners import run_forward
+from stackcheck.stacks.available import need
+from stackcheck.stacks.params import stack_params, tolerance_row
+from stackcheck.stacks.records import jax_in
 
 # N, K, M all different, so a swapped or kept axis cannot pass by accident.
 SHAPES = [(2, 3, 5), (7, 1, 4), (1, 9, 1), (6, 11, 3)]

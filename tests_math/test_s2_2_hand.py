@@ -2,9 +2,9 @@
 
 import pytest
 
-from stackcheck.numerics import assert_exact
-from stackcheck.run import run_steps
-from stackcheck.stacks import stack_params
+from stackcheck.evidence.numerics import assert_exact
+from stackcheck.run.runners import run_steps
+from stackcheck.stacks.params import stack_params
 
 
 @pytest.mark.claim("S2.2-hand")

@@ -5,11 +5,12 @@ import re
 import numpy as np
 import pytest
 
-from stackcheck.env import need
-from stackcheck.inductor import eager_ops
-from stackcheck.ir import hlo_entry, hlo_fusions, jax_stages
-from stackcheck.numerics import assert_exact, assert_matches_reference, make_inputs, reference_forward
-from stackcheck.stacks import device_params, jax_in, jax_out, stack_params
+from stackcheck.evidence.numerics import assert_exact, assert_matches_reference, make_inputs, reference_forward
+from stackcheck.stacks.available import need
+from stackcheck.stacks.params import device_params, stack_params
+from stackcheck.stacks.records import jax_in, jax_out
+from stackcheck.toolchains.inductor import eager_ops
+from stackcheck.toolchains.ir import hlo_entry, hlo_fusions, jax_stages
 
 N, M = 64, 5
 

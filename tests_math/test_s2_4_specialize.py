@@ -3,10 +3,11 @@
 import numpy as np
 import pytest
 
-from stackcheck.compiles import jax_compiles, torch_compiles
-from stackcheck.env import need
-from stackcheck.numerics import assert_matches_reference, make_inputs, reference_forward
-from stackcheck.stacks import jax_device, jax_in, stack_params, torch_in
+from stackcheck.evidence.compiles import jax_compiles, torch_compiles
+from stackcheck.evidence.numerics import assert_matches_reference, make_inputs, reference_forward
+from stackcheck.stacks.available import need
+from stackcheck.stacks.params import stack_params
+from stackcheck.stacks.records import jax_device, jax_in, torch_in
 
 
 @pytest.mark.claim("S2.4-specialize")

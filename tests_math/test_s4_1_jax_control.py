@@ -7,10 +7,11 @@ import re
 import numpy as np
 import pytest
 
-from stackcheck import ir
-from stackcheck.env import need
-from stackcheck.numerics import assert_matches_reference, make_inputs, reference_forward
-from stackcheck.stacks import jax_in, jax_out, stack_params
+from stackcheck.evidence.numerics import assert_matches_reference, make_inputs, reference_forward
+from stackcheck.stacks.available import need
+from stackcheck.stacks.params import stack_params
+from stackcheck.stacks.records import jax_in, jax_out
+from stackcheck.toolchains import ir
 
 SHAPE = (8, 4, 3)
 

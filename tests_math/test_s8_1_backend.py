@@ -5,9 +5,10 @@ import sys
 
 import pytest
 
-from stackcheck.env import need
-from stackcheck.numerics import assert_matches_reference, make_inputs, reference_forward
-from stackcheck.stacks import stack_params, torch_in, torch_out
+from stackcheck.evidence.numerics import assert_matches_reference, make_inputs, reference_forward
+from stackcheck.stacks.available import need
+from stackcheck.stacks.params import stack_params
+from stackcheck.stacks.records import torch_in, torch_out
 
 
 @pytest.mark.claim("S8.1-backend")

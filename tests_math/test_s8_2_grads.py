@@ -3,10 +3,10 @@
 import numpy as np
 import pytest
 
-from stackcheck.env import need
-from stackcheck.gradients import closed_form
-from stackcheck.numerics import assert_matches_reference, make_inputs
-from stackcheck.stacks import device_params
+from stackcheck.evidence.gradients import closed_form
+from stackcheck.evidence.numerics import assert_matches_reference, make_inputs
+from stackcheck.stacks.available import need
+from stackcheck.stacks.params import device_params
 
 NAMES = ("Y", "loss", "dX", "dW", "db")
 N, K, M = 32, 16, 8  # the course's sizes

@@ -7,11 +7,12 @@ import collections
 import numpy as np
 import pytest
 
-from stackcheck import ir
-from stackcheck.env import need
-from stackcheck.gradients import closed_form
-from stackcheck.numerics import assert_matches_reference, make_inputs
-from stackcheck.stacks import jax_in, stack_params
+from stackcheck.evidence.gradients import closed_form
+from stackcheck.evidence.numerics import assert_matches_reference, make_inputs
+from stackcheck.stacks.available import need
+from stackcheck.stacks.params import stack_params
+from stackcheck.stacks.records import jax_in
+from stackcheck.toolchains import ir
 
 N, K, M = 16, 8, 4
 

@@ -6,10 +6,11 @@ Every value of this example is a small multiple of a power of two, so all compar
 import numpy as np
 import pytest
 
-from stackcheck.env import need
-from stackcheck.gradients import closed_form
-from stackcheck.numerics import assert_exact
-from stackcheck.stacks import device_params, jax_device, stack_params
+from stackcheck.evidence.gradients import closed_form
+from stackcheck.evidence.numerics import assert_exact
+from stackcheck.stacks.available import need
+from stackcheck.stacks.params import device_params, stack_params
+from stackcheck.stacks.records import jax_device
 
 
 @pytest.mark.claim("S9.5-grads")

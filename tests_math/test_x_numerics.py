@@ -2,16 +2,17 @@
 
 Shapes include 1, primes, sizes around block multiples (Triton's 256-element blocks, SIMD
 widths) and a 0-size axis; dtypes are those each stack computes in on the device; the
-tolerance comes from stackcheck.numerics.TOLERANCES, scaled with K.
+tolerance comes from stackcheck.evidence.numerics.TOLERANCES, scaled with K.
 """
 
 import pytest
 from hypothesis import assume, example, given
 from hypothesis import strategies as st
 
-from stackcheck.numerics import assert_matches_reference, make_inputs, reference_forward
-from stackcheck.run import run_forward
-from stackcheck.stacks import ALL_STACKS, stack_params, tolerance_row
+from stackcheck.evidence.numerics import assert_matches_reference, make_inputs, reference_forward
+from stackcheck.run.runners import run_forward
+from stackcheck.stacks.params import stack_params, tolerance_row
+from stackcheck.stacks.records import ALL_STACKS
 
 SIZES = [0, 1, 2, 3, 7, 13, 31, 32, 33, 63, 64, 65, 127, 128, 129]
 # torch.compile(dynamic=True) specializes sizes 0 and 1 (each is another compile of ~1.5 s

@@ -7,9 +7,10 @@ tolerances, is wrong). The bias carries the edge values into Z = X @ W + b."""
 import numpy as np
 import pytest
 
-from stackcheck.numerics import assert_exact, assert_matches_reference, make_inputs, reference_forward
-from stackcheck.run import run_forward
-from stackcheck.stacks import ALL_STACKS, stack_params, tolerance_row
+from stackcheck.evidence.numerics import assert_exact, assert_matches_reference, make_inputs, reference_forward
+from stackcheck.run.runners import run_forward
+from stackcheck.stacks.params import stack_params, tolerance_row
+from stackcheck.stacks.records import ALL_STACKS
 
 N, K = 4, 3  # |X @ W| <= K = 3, so a bias of -100 makes Z at most -97
 BIAS = np.array([-np.inf, np.inf, -100.0, 100.0, 0.5, -0.5], dtype=np.float32)

@@ -2,7 +2,7 @@ from pathlib import Path
 
 import pytest
 
-from stackcheck.mutation import Runner
+from stackcheck.claims.mutation import Runner
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -4,8 +4,9 @@ these run on any machine."""
 
 import pytest
 
-from stackcheck import chip, counters, timing
-from stackcheck.counters import Kernel
+from stackcheck.evidence import hardware, timing, verdicts
+from stackcheck.toolchains import counters
+from stackcheck.toolchains.counters import Kernel
 
 N = M = 8192
 K = 256
@@ -90,7 +91,7 @@ class _Device:
 @pytest.mark.mutant_for("S7.3-tpu")
 def test_a_gpu_passed_off_as_a_tpu_is_caught():
     with pytest.raises(AssertionError, match="not a TPU"):
-        chip.tpu_facts(_Device())
+        hardware.tpu_facts(_Device())
 
 
 @pytest.mark.meta
@@ -98,7 +99,7 @@ def test_a_gpu_passed_off_as_a_tpu_is_caught():
 @pytest.mark.triton
 def test_a_grid_that_drops_the_partial_tiles_is_caught():
     """The tiled matmul launched on floor(N / tile) x floor(M / tile) programs leaves edge tiles unwritten."""
-    from stackcheck import triton_kernels
+    from stackcheck.toolchains import triton_kernels
 
     class FloorGrid:
         def __init__(self, kernel):
@@ -116,9 +117,9 @@ def test_a_grid_that_drops_the_partial_tiles_is_caught():
 @pytest.mark.mutant_for("S3.1-flash")
 def test_a_flash_backend_that_materializes_the_scores_is_caught():
     scores = 8 * 16384**2 * 2
-    chip.assert_flash_saves(int(0.01 * scores), int(1.5 * scores), scores)
+    verdicts.assert_flash_saves(int(0.01 * scores), int(1.5 * scores), scores)
     with pytest.raises(AssertionError, match="flash backend should not"):
-        chip.assert_flash_saves(int(1.5 * scores), int(1.5 * scores), scores)
+        verdicts.assert_flash_saves(int(1.5 * scores), int(1.5 * scores), scores)
 
 
 @pytest.mark.meta
@@ -140,7 +141,7 @@ def test_a_gpu_graph_that_drops_relu_or_an_output_is_caught():
     lost the custom op's output."""
     import numpy as np
 
-    from stackcheck.numerics import assert_outputs_match, make_inputs, reference_forward
+    from stackcheck.evidence.numerics import assert_outputs_match, make_inputs, reference_forward
 
     x, w, b = make_inputs(5, 7, 3, seed=104)
     y = reference_forward(x, w, b)
@@ -175,16 +176,16 @@ def test_streams_that_always_overlap_or_never_do_are_caught():
 @pytest.mark.meta
 @pytest.mark.mutant_for("S12.5-perf-portability")
 def test_one_fast_dtype_or_one_best_tile_everywhere_is_caught():
-    chip.assert_bf16_pays_where_units_are(12.0, matrix_units=True)
-    chip.assert_bf16_pays_where_units_are(0.6, matrix_units=False)
+    verdicts.assert_bf16_pays_where_units_are(12.0, matrix_units=True)
+    verdicts.assert_bf16_pays_where_units_are(0.6, matrix_units=False)
     with pytest.raises(AssertionError, match="matrix units"):
-        chip.assert_bf16_pays_where_units_are(1.1, matrix_units=True)  # "bf16 is no faster anywhere"
+        verdicts.assert_bf16_pays_where_units_are(1.1, matrix_units=True)  # "bf16 is no faster anywhere"
     with pytest.raises(AssertionError, match="not be much faster"):
-        chip.assert_bf16_pays_where_units_are(8.0, matrix_units=False)  # "bf16 is fast everywhere"
+        verdicts.assert_bf16_pays_where_units_are(8.0, matrix_units=False)  # "bf16 is fast everywhere"
     medians = {"skinny": {"small": 1.0, "large": 2.5}, "square": {"small": 9.0, "large": 1.0}}
-    assert chip.assert_best_tile_differs(medians)["best"] == {"skinny": "small", "square": "large"}
+    assert verdicts.assert_best_tile_differs(medians)["best"] == {"skinny": "small", "square": "large"}
     with pytest.raises(AssertionError, match="every shape"):
-        chip.assert_best_tile_differs({"skinny": {"small": 2.5, "large": 1.0}, "square": medians["square"]})
+        verdicts.assert_best_tile_differs({"skinny": {"small": 2.5, "large": 1.0}, "square": medians["square"]})
 
 
 def _sass(*ops, target="sm_90a"):
@@ -194,7 +195,7 @@ def _sass(*ops, target="sm_90a"):
 @pytest.mark.meta
 @pytest.mark.mutant_for("S10.4-gpu-target")
 def test_a_custom_op_fused_away_or_built_for_the_cpu_is_caught():
-    from stackcheck import ir
+    from stackcheck.toolchains import ir
 
     right = {
         "matmul_naive": _sass("FFMA", "FMNMX", "LDG", "STG"),

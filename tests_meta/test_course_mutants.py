@@ -3,7 +3,8 @@ rejected."""
 
 import pytest
 
-from stackcheck import layers, repro
+from stackcheck.claims import layers
+from stackcheck.evidence import repro
 
 
 @pytest.mark.meta
@@ -38,7 +39,7 @@ def test_a_record_without_its_inputs_or_revision_is_caught():
 @pytest.mark.meta
 @pytest.mark.mutant_for("S14.3-env")
 def test_a_mismatched_jaxlib_or_a_wrong_device_is_caught():
-    from stackcheck import env
+    from stackcheck.stacks import compat
 
     found = {
         "jax": "0.10.2",
@@ -47,6 +48,6 @@ def test_a_mismatched_jaxlib_or_a_wrong_device_is_caught():
         "default_backend": "cpu",
         "first_device": "cpu",
     }
-    assert env.environment_problems(found, set()) == []
-    assert "outside what jax" in env.environment_problems({**found, "jaxlib": "0.9.0"}, set())[0]
-    assert "--require cuda, but jax selected cpu" in env.environment_problems(found, {"cuda"})[0]
+    assert compat.environment_problems(found, set()) == []
+    assert "outside what jax" in compat.environment_problems({**found, "jaxlib": "0.9.0"}, set())[0]
+    assert "--require cuda, but jax selected cpu" in compat.environment_problems(found, {"cuda"})[0]

@@ -3,9 +3,9 @@ to reject (a mutant of the checked artifact rather than of the implementation)."
 
 import pytest
 
-from stackcheck import ir, mojo_build
-from stackcheck.env import need
-from stackcheck.timing import Measurement, not_faster_somewhere
+from stackcheck.evidence.timing import Measurement, not_faster_somewhere
+from stackcheck.stacks.available import need
+from stackcheck.toolchains import ir, mojo_build
 
 PTX = "\tsetp.gt.u64 \t%p1, %rd4, 2144;\n\t@%p1 bra \t$L__BB0_2;\n\tld.global.b32 \t%r4, [%rd11];\n"
 
@@ -109,7 +109,7 @@ def test_graph_level_check_fails_when_both_graphs_are_the_export():
 @pytest.mark.triton
 def test_fma_check_fails_when_the_fused_kernel_is_a_mul_add():
     """S5.2-fma's check, handed the a * b + c kernel's PTX as the 'fused' one, must fail."""
-    from stackcheck import triton_kernels
+    from stackcheck.toolchains import triton_kernels
 
     mul_add = triton_kernels.mul_add_ptx_sm90()
     with pytest.raises(AssertionError):
@@ -147,7 +147,7 @@ def test_same_model_check_fails_when_one_output_differs():
 @pytest.mark.triton
 def test_stages_out_of_order_are_caught():
     """The PTX handed in as the top-level IR (stages swapped) must fail the lowering check."""
-    from stackcheck.triton_kernels import Tile, tile_compiled_sm90
+    from stackcheck.toolchains.triton_kernels import Tile, tile_compiled_sm90
 
     asm = ir.triton_stages(tile_compiled_sm90(Tile(32, 32, 16), "fp32", "ieee"))
     ir.assert_lowering_levels(asm)
@@ -163,7 +163,7 @@ def test_a_mask_multiply_relu_is_caught_on_nan_and_negatives():
     """z * (z > 0), the custom op's plausible rewrite, gives NaN at NaN and -0 at negatives."""
     import numpy as np
 
-    from stackcheck.numerics import assert_relu_by_select
+    from stackcheck.evidence.numerics import assert_relu_by_select
 
     z = np.array([np.nan, -1.5, 0.0, 2.5, np.inf, -np.inf], np.float32)
     assert_relu_by_select(z, np.where(z > 0, z, np.float32(0)), what="select")
@@ -177,7 +177,7 @@ def test_a_mask_multiply_relu_is_caught_on_nan_and_negatives():
 @pytest.mark.triton
 def test_a_tile_off_the_tensor_cores_is_caught():
     """The same tile in fp32 with TF32 off runs on FFMA: no wgmma, no HGMMA."""
-    from stackcheck.triton_kernels import Tile, tile_compiled_sm90
+    from stackcheck.toolchains.triton_kernels import Tile, tile_compiled_sm90
 
     stages = ir.triton_stages(tile_compiled_sm90(Tile(64, 64, 32), "fp32", "ieee"))
     with pytest.raises(AssertionError, match="wgmma"):
@@ -195,7 +195,7 @@ def test_a_scalar_cpu_kernel_is_caught():
     torch = need("torch")
     from torch._inductor import config
 
-    from stackcheck.inductor import assert_vectorized, compile_and_read
+    from stackcheck.toolchains.inductor import assert_vectorized, compile_and_read
 
     x, w, b = torch.ones(64, 32), torch.ones(32, 16), torch.ones(16)
     with config.patch({"cpp.simdlen": 1}):
@@ -208,7 +208,7 @@ def test_a_scalar_cpu_kernel_is_caught():
 @pytest.mark.mutant_for("S5.2-too-big")
 @pytest.mark.triton
 def test_a_tile_that_fits_passed_off_as_too_big_is_caught():
-    from stackcheck.triton_kernels import Tile, assert_too_big_spills, ptxas_usage, tile_compiled_sm90
+    from stackcheck.toolchains.triton_kernels import Tile, assert_too_big_spills, ptxas_usage, tile_compiled_sm90
 
     fits = ptxas_usage(tile_compiled_sm90(Tile(64, 64, 32, 2, 4), "fp32", "ieee"))
     with pytest.raises(AssertionError, match="spill"):

@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from stackcheck.mutation import assert_caught, mutant_args, table
+from stackcheck.claims.mutation import assert_caught, mutant_args, table
 
 HERE = Path(__file__).resolve().parent
 MUTANTS = table(HERE / "mutants.toml")

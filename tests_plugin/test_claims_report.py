@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from stackcheck import claims
+from stackcheck.claims import catalogue
 
 pytestmark = pytest.mark.meta
 ROOT = Path(__file__).resolve().parent.parent
@@ -30,18 +30,18 @@ IDS = {
 
 
 def test_catalogue_has_every_course_claim_once_with_its_wording():
-    catalogue = claims.catalogue()
+    claims = catalogue.catalogue()
     expected = {cid: area for area, ids in IDS.items() for cid in ids.split()}
-    assert len(expected) == 74 and set(catalogue) == set(expected)
-    for cid, entry in catalogue.items():
+    assert len(expected) == 74 and set(claims) == set(expected)
+    for cid, entry in claims.items():
         assert entry["area"] == expected[cid], cid
         assert entry["section"] and entry["title"] and entry["ko"], cid
         assert isinstance(entry["points"], int) and entry["points"] >= 1, f"{cid}: points for homework scores"
         assert any("\uac00" <= ch <= "\ud7a3" for ch in entry["ko"]), f"{cid}: ko must quote the Korean course"
-    misconceptions = [cid for cid in catalogue if cid.startswith("MC")]
+    misconceptions = [cid for cid in claims if cid.startswith("MC")]
     assert sorted(misconceptions) == [f"MC{i:02d}" for i in range(1, 14)]
-    assert all("misconception" in catalogue[cid] for cid in misconceptions)
-    assert all(catalogue[e["revisit"]].get("misconception") for e in catalogue.values() if "revisit" in e)
+    assert all("misconception" in claims[cid] for cid in misconceptions)
+    assert all(claims[e["revisit"]].get("misconception") for e in claims.values() if "revisit" in e)
 
 
 def test_unknown_claim_id_fails_and_unclaimed_test_is_listed(pytester):
@@ -73,7 +73,7 @@ def test_curriculum_report_json_and_markdown(pytester, suite_file, tmp_path):
         report["environment"]
     )
     by_id = {c["id"]: c for c in report["claims"]}
-    assert set(by_id) == set(claims.catalogue())
+    assert set(by_id) == set(catalogue.catalogue())
     hand = by_id["S2.2-hand"]
     assert hand["status"] == "verified" and hand["section"] == "2.2"
     assert {t["outcome"] for t in hand["tests"]} == {"passed"} and {t["device"] for t in hand["tests"]} == {"cpu"}
@@ -83,19 +83,19 @@ def test_curriculum_report_json_and_markdown(pytester, suite_file, tmp_path):
     result.stdout.fnmatch_lines(
         [
             "*math: .S2.1-shapes +S2.2-hand*",
-            f"*claims: 1 verified, 0 failed, 0 skipped, {len(claims.catalogue()) - 1} untested*",
+            f"*claims: 1 verified, 0 failed, 0 skipped, {len(catalogue.catalogue()) - 1} untested*",
         ]
     )
 
 
 def test_status_rules():
-    assert claims.status([]) == "untested"
-    assert claims.status(["skipped", "skipped"]) == "skipped"
-    assert claims.status(["passed", "skipped"]) == "verified"
-    assert claims.status(["passed", "failed"]) == "failed"
-    assert claims.status(["passed", "interrupted"]) == "interrupted"
-    assert claims.status(["xfailed"]) == "untested", "a known upstream defect neither verifies nor fails"
-    assert claims.status(["passed", "xfailed"]) == "verified"
+    assert catalogue.status([]) == "untested"
+    assert catalogue.status(["skipped", "skipped"]) == "skipped"
+    assert catalogue.status(["passed", "skipped"]) == "verified"
+    assert catalogue.status(["passed", "failed"]) == "failed"
+    assert catalogue.status(["passed", "interrupted"]) == "interrupted"
+    assert catalogue.status(["xfailed"]) == "untested", "a known upstream defect neither verifies nor fails"
+    assert catalogue.status(["passed", "xfailed"]) == "verified"
 
 
 def test_require_claims_fails_the_run_when_claims_are_untested(pytester, suite_file):
@@ -104,7 +104,7 @@ def test_require_claims_fails_the_run_when_claims_are_untested(pytester, suite_f
     )
     result.assert_outcomes(passed=2)
     assert result.ret == pytest.ExitCode.TESTS_FAILED
-    result.stdout.fnmatch_lines([f"*FAIL --require-claims: {len(claims.catalogue()) - 1} claim(s) not verified*"])
+    result.stdout.fnmatch_lines([f"*FAIL --require-claims: {len(catalogue.catalogue()) - 1} claim(s) not verified*"])
 
 
 CLAIMED = """
@@ -200,7 +200,7 @@ def test_every_korean_quote_is_the_courses_own_words():
 
     course = squeeze(COURSE_TEXT.read_text(encoding="utf-8"))
     missing = {}
-    for cid, entry in claims.catalogue().items():
+    for cid, entry in catalogue.catalogue().items():
         parts = [p for p in re.split(r"\s*(?:→|\||\.\.\.|…)\s*|(?<=[.?!])\s+", entry["ko"]) if p.strip()]
         missing.update({cid: p for p in parts if squeeze(p) not in course})
     assert not missing, f"not in the course, word for word: {missing}"
@@ -208,7 +208,8 @@ def test_every_korean_quote_is_the_courses_own_words():
 
 def test_the_docs_claim_table_is_the_catalogues():
     """docs/catalogue.md carries every claim with its section, title and test files, as `python -m
-    stackcheck.claims` writes them (run it from the checkout and paste between the markers)."""
+    stackcheck.claims.catalogue` writes them (run it from the checkout and paste between the markers)."""
     page = (ROOT / "docs" / "catalogue.md").read_text(encoding="utf-8")
     inside = page.split("<!-- claims:start -->")[1].split("<!-- claims:end -->")[0].strip().splitlines()
-    assert inside == claims.readme_table(ROOT), "docs/catalogue.md's table is stale: run python -m stackcheck.claims"
+    stale = "docs/catalogue.md's table is stale: run python -m stackcheck.claims.catalogue"
+    assert inside == catalogue.readme_table(ROOT), stale

@@ -1,8 +1,10 @@
-"""stackcheck.counters: ncu's CSV read per kernel, and ncu's refusals as skips that --require ncu fails."""
+"""stackcheck.toolchains.counters: ncu's CSV read per kernel, and ncu's refusals as skips that --require ncu fails."""
 
 import pytest
 
-from stackcheck import counters, data, env
+from stackcheck.paths import data
+from stackcheck.stacks import available
+from stackcheck.toolchains import counters
 
 pytestmark = pytest.mark.meta
 
@@ -28,7 +30,7 @@ def test_an_h200_recording_reads_as_three_kernels_with_every_metric():
 
 
 def test_a_refusal_is_a_skip_with_ncus_words():
-    with pytest.raises(env.Missing, match="ERR_NVGPUCTRPERM") as refused:
+    with pytest.raises(available.Missing, match="ERR_NVGPUCTRPERM") as refused:
         counters.parse("", ERR_PERM, 1, ["dram_read"])
     assert refused.value.needed == "ncu"
 
@@ -54,7 +56,7 @@ def test_without_ncu_a_profile_skips_and_require_ncu_fails(pytester, monkeypatch
     pytester.makepyfile(
         test_chip="""
         import pytest
-        from stackcheck import counters
+        from stackcheck.toolchains import counters
 
         @pytest.mark.claim("MC04")
         def test_profiled():

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from stackcheck import tools
+from stackcheck.paths import tools
 
 pytestmark = pytest.mark.meta
 sybil = pytest.importorskip("sybil", reason="the course gate needs Sybil (pip install sybil)")
@@ -56,11 +56,11 @@ def test_the_shipped_listings_are_the_courses_lines_with_indentation_restored():
     its indentation and glues each listing's last line to the output that follows it)."""
     if not COURSE_TEXT.is_file():
         pytest.skip(f"the course text is not at {COURSE_TEXT} (set STACKCHECK_COURSE_TEXT)")
-    from stackcheck import course
+    from stackcheck.course import listings
 
     text = [line.strip() for line in COURSE_TEXT.read_text(encoding="utf-8").splitlines()]
-    document = course.sybil().parse(course.shipped())
-    listings = course.listings_of(document)
+    document = listings.sybil().parse(listings.shipped())
+    listings = listings.listings_of(document)
     assert len(listings) >= 12
     for listing in listings:
         lines = [line.strip() for line in listing.source.splitlines()]

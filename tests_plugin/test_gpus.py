@@ -2,7 +2,7 @@
 
 import pytest
 
-from stackcheck.gpus import ENV_LIST, gpu_for_worker, pin, visible_gpus
+from stackcheck.evidence.gpus import ENV_LIST, gpu_for_worker, pin, visible_gpus
 
 pytestmark = pytest.mark.meta
 
@@ -38,7 +38,7 @@ def test_worker_without_gpus_changes_nothing():
 def test_nvidia_smi_rows_are_parsed_into_fields(tmp_path, monkeypatch):
     """Every reading of nvidia-smi (visible GPUs, the fingerprint, each worker's GPUs) goes through
     gpus.query; a fake nvidia-smi on PATH stands in for two GPUs."""
-    from stackcheck import gpus
+    from stackcheck.evidence import gpus
 
     fake = tmp_path / "nvidia-smi"
     fake.write_text(
@@ -56,7 +56,7 @@ def test_nvidia_smi_rows_are_parsed_into_fields(tmp_path, monkeypatch):
 
 
 def test_auto_workers_are_a_few_per_gpu_and_never_more_than_the_cores():
-    from stackcheck.gpus import WORKERS_PER_GPU, auto_workers
+    from stackcheck.evidence.gpus import WORKERS_PER_GPU, auto_workers
 
     assert auto_workers(16, {"CUDA_VISIBLE_DEVICES": "0"}) == WORKERS_PER_GPU
     assert auto_workers(32, {"CUDA_VISIBLE_DEVICES": "0,1"}) == 2 * WORKERS_PER_GPU
@@ -69,7 +69,7 @@ def test_n_auto_on_a_gpu_host_starts_a_few_workers_a_gpu(pytester, monkeypatch, 
     """`-n auto` asks the plugin; xdist's own PYTEST_XDIST_AUTO_NUM_WORKERS still wins."""
     pytest.importorskip("xdist")
     monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "")  # no GPU: auto_workers defers, so fake one below
-    monkeypatch.setattr("stackcheck.gpus.auto_workers", lambda cores, environ=None: 2)
+    monkeypatch.setattr("stackcheck.evidence.gpus.auto_workers", lambda cores, environ=None: 2)
     monkeypatch.setenv("PYTEST_XDIST_AUTO_NUM_WORKERS", override)
     pytester.makepyfile("def test_one(): pass")
     result = pytester.runpytest_inprocess("-n", "auto", "-p", "no:cacheprovider")

@@ -13,8 +13,10 @@ import numpy as np
 import pytest
 import tomllib
 
-from stackcheck import checkpoints, cli, homework, reference, scoring
-from stackcheck.impl import Impl
+from stackcheck import cli
+from stackcheck.homework import assignment, checkpoints, scoring
+from stackcheck.impl import contract, reference
+from stackcheck.impl.loader import Impl
 
 pytestmark = pytest.mark.meta
 ROOT = Path(__file__).resolve().parent.parent
@@ -40,8 +42,9 @@ reason = "ops are fused, so intermediate HBM round trips and launches disappear"
 def solution(folder: Path, parts=("math",)) -> Path:
     """A homework folder whose functions are the course's solutions, and the right answers."""
     folder.mkdir(parents=True, exist_ok=True)
-    names = ", ".join(sorted(homework.assigned(parts)))
-    (folder / "homework.py").write_text(f"from stackcheck.reference import {names}\n\nASSIGNED = {tuple(parts)!r}\n")
+    names = ", ".join(sorted(assignment.assigned(parts)))
+    source = f"from stackcheck.impl.reference import {names}\n\nASSIGNED = {tuple(parts)!r}\n"
+    (folder / "homework.py").write_text(source)
     (folder / "answers.toml").write_text(KEYS)
     return folder
 
@@ -50,7 +53,7 @@ def test_the_starter_states_every_contract_and_answers_nothing(tmp_path):
     assert cli.main(["homework", "init", str(tmp_path / "hw"), "--part", "math", "--part", "runtime"]) == 0
     source = (tmp_path / "hw" / "homework.py").read_text()
     functions = {n.name: n for n in ast.parse(source).body if isinstance(n, ast.FunctionDef)}
-    assert set(functions) == homework.assigned(["math", "runtime"])
+    assert set(functions) == assignment.assigned(["math", "runtime"])
     for name, node in functions.items():
         doc = ast.get_docstring(node)
         assert doc and doc.startswith("§") or doc.startswith("MC"), f"{name}'s stub must cite its course section"
@@ -72,8 +75,8 @@ def test_assigned_names_never_fall_back_and_fallbacks_call_the_students_function
     x, w, b = np.array([[-1.0, 0.0]]), np.eye(2), np.array([0.0, -1.0])
     loose = Impl(student)
     assert loose.numpy_forward(x, w, b).tolist() == [[1.0, 1.0]], "the reference numpy_forward runs their numpy_steps"
-    strict = Impl(student, assigned=homework.assigned(["math"]))
-    with pytest.raises(homework.NotAttempted, match="§2.2: numpy_forward is not written"):
+    strict = Impl(student, assigned=assignment.assigned(["math"]))
+    with pytest.raises(contract.NotAttempted, match="§2.2: numpy_forward is not written"):
         strict.numpy_forward(x, w, b)
     assert strict.timed_call is not reference.timed_call and strict.timed_call.__wrapped__ is reference.timed_call, (
         "an unassigned name is the reference's, rebound to call the student's functions"
@@ -85,7 +88,7 @@ def test_a_return_of_the_wrong_kind_names_the_function_and_what_it_must_return()
     student.numpy_steps = lambda x, w, b: None
     student.numpy_steps.__module__ = "student"
     with pytest.raises(
-        homework.ReturnError,
+        contract.ReturnError,
         match=r"numpy_steps returned None; it must return \(A, Z, Y\): "
         r"a tuple of 3 arrays \(course §2.2\)",
     ):
@@ -280,9 +283,9 @@ def test_a_broken_answers_file_is_named_in_the_feedback(tmp_path):
 
 
 def test_stripped_reference_keeps_the_contracts_and_drops_the_solutions():
-    text = homework.stripped_reference(["math"])
+    text = assignment.stripped_reference(["math"])
     tree = {n.name: n for n in ast.parse(text).body if isinstance(n, ast.FunctionDef)}
-    for name in homework.assigned(["math"]) | {"_torch_plain", "_jax_steps_traced", "_jax_loss"}:
+    for name in assignment.assigned(["math"]) | {"_torch_plain", "_jax_steps_traced", "_jax_loss"}:
         body = [n for n in tree[name].body if not (isinstance(n, ast.Expr) and isinstance(n.value, ast.Constant))]
         assert len(body) == 1 and isinstance(body[0], ast.Raise), f"{name} keeps a solution"
     assert ast.get_docstring(tree["numpy_steps"]) == ast.get_docstring(
@@ -294,13 +297,13 @@ def test_stripped_reference_keeps_the_contracts_and_drops_the_solutions():
 
 
 def test_a_broadcast_error_points_to_the_broadcast_claim():
-    from stackcheck import claims
+    from stackcheck.claims import catalogue
 
-    lines = claims.likely_causes(
+    lines = catalogue.likely_causes(
         "ValueError: operands could not be broadcast together with shapes (2,4) (4,1)", ["S2.1-shapes"]
     )
     assert lines and "[S2.3-broadcast]" in lines[0]
-    assert claims.likely_causes("159 canary cells around the output changed", ["MC10"])[0].count("[S11.2-mask]")
-    assert not claims.likely_causes("operands could not be broadcast", ["S2.3-broadcast"]), (
+    assert catalogue.likely_causes("159 canary cells around the output changed", ["MC10"])[0].count("[S11.2-mask]")
+    assert not catalogue.likely_causes("operands could not be broadcast", ["S2.3-broadcast"]), (
         "its own claim is named anyway"
     )

@@ -80,8 +80,8 @@ def test_bad_impl_is_one_clear_line_not_an_internal_error(pytester, case):
 
 
 def test_reference_surface_is_documented():
-    from stackcheck import reference
-    from stackcheck.impl import SURFACE
+    from stackcheck.impl import reference
+    from stackcheck.impl.loader import SURFACE
 
     assert {"check_operands", "numpy_forward", "numpy_steps", "torch_forward", "broadcast_bias"} <= set(SURFACE)
     for name in SURFACE:

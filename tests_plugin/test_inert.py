@@ -15,7 +15,7 @@ import os, sys
 def test_x():
     changed = [name for name in {variables!r} if name in os.environ]
     assert changed == [], changed
-    imported = [name for name in ("torch", "jax", "max", "stackcheck.plugin") if name in sys.modules]
+    imported = [name for name in ("torch", "jax", "max", "stackcheck.plugin.hooks") if name in sys.modules]
     assert imported == [], imported
 """
 VARIABLES = ("XLA_FLAGS", "XLA_PYTHON_CLIENT_PREALLOCATE", "CUDA_VISIBLE_DEVICES")  # what a stackcheck run sets

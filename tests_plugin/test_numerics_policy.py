@@ -5,8 +5,7 @@ import math
 import numpy as np
 import pytest
 
-from stackcheck.env import need
-from stackcheck.numerics import (
+from stackcheck.evidence.numerics import (
     DTYPES,
     TOLERANCES,
     assert_matches_reference,
@@ -16,6 +15,7 @@ from stackcheck.numerics import (
     round_to,
     tolerance,
 )
+from stackcheck.stacks.available import need
 
 pytestmark = pytest.mark.meta
 
@@ -65,7 +65,7 @@ def test_round_to_agrees_with_torch(dtype):
 FAILING_CLAIM = """
 import numpy as np
 import pytest
-from stackcheck.numerics import assert_matches_reference, make_inputs
+from stackcheck.evidence.numerics import assert_matches_reference, make_inputs
 
 @pytest.mark.claim("S2.3-broadcast")
 def test_broken(impl):

@@ -2,14 +2,14 @@
 
 import pytest
 
-from stackcheck import env
+from stackcheck.stacks import available
 
 pytestmark = pytest.mark.meta
 
 TPU_TEST = "import pytest\n@pytest.mark.tpu\ndef test_on_tpu():\n    pass\n"
 
 
-@pytest.mark.skipif(env.device_missing("cuda") is None, reason="this machine has CUDA: nothing to skip")
+@pytest.mark.skipif(available.device_missing("cuda") is None, reason="this machine has CUDA: nothing to skip")
 def test_require_cuda_turns_the_cuda_skip_into_a_failure(pytester, suite_file):
     path = suite_file("tests_math/test_s2_2_hand.py")
     skipped = pytester.runpytest_inprocess(path, "-m", "cuda", "-k", "torch-cuda", "-rs", "-p", "no:cacheprovider")
@@ -23,7 +23,7 @@ def test_require_cuda_turns_the_cuda_skip_into_a_failure(pytester, suite_file):
     assert failed.ret == pytest.ExitCode.TESTS_FAILED
 
 
-@pytest.mark.skipif(env.device_missing("tpu") is None, reason="this machine has a TPU")
+@pytest.mark.skipif(available.device_missing("tpu") is None, reason="this machine has a TPU")
 def test_missing_tpu_skips_and_require_tpu_fails(pytester):
     pytester.makepyfile(TPU_TEST)
     pytester.runpytest_inprocess("-p", "no:cacheprovider").assert_outcomes(skipped=1)
@@ -34,10 +34,12 @@ def test_missing_tpu_skips_and_require_tpu_fails(pytester):
 
 def test_missing_stack_skips_with_install_hint_and_require_fails(pytester, monkeypatch):
     monkeypatch.setattr(
-        env, "stack_missing", lambda s: f"{s} is not installed ({env.install_hint(s)})" if s == "jax" else None
+        available,
+        "stack_missing",
+        lambda s: f"{s} is not installed ({available.install_hint(s)})" if s == "jax" else None,
     )
     pytester.makepyfile(
-        "import pytest\nfrom stackcheck.env import need\n"
+        "import pytest\nfrom stackcheck.stacks.available import need\n"
         "@pytest.mark.jax\ndef test_marked():\n    pass\n"
         "def test_needs_inline():\n    need('jax')\n"
     )
@@ -56,7 +58,7 @@ def test_require_rejects_unknown_names(pytester):
     result.stderr.fnmatch_lines(["*invalid choice: 'gpu'*"])
 
 
-@pytest.mark.skipif(env.device_missing("cuda") is None, reason="this machine has CUDA: nothing to skip")
+@pytest.mark.skipif(available.device_missing("cuda") is None, reason="this machine has CUDA: nothing to skip")
 def test_minus_m_cuda_without_a_gpu_says_nothing_was_checked_in_one_line(pytester, suite_file):
     """The skips fold into one line per reason, and the run ends saying that nothing was checked."""
     result = pytester.runpytest_inprocess(

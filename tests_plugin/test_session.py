@@ -16,21 +16,22 @@ def test_header_has_the_reproducibility_fields(pytester):
             "  cpu: * | accelerator: * | driver: *",
             "  versions: numpy *",
             "  backends: * | precision (as tests run): *",
-            "  implementations: stackcheck.reference*",
+            "  implementations: stackcheck.impl.reference*",
         ]
     )
 
 
 def test_fingerprint_records_the_precision_the_tests_run_with():
     """§14.4: the fingerprint reads TF32 and JAX's precision inside the pinning, as the tests see them."""
-    from stackcheck import env, precision
+    from stackcheck.evidence import precision
+    from stackcheck.stacks import fingerprint
 
     torch = pytest.importorskip("torch")
     jax = pytest.importorskip("jax")
     saved = torch.backends.cuda.matmul.allow_tf32
     torch.backends.cuda.matmul.allow_tf32 = True  # a framework default that tests never run with
     try:
-        recorded = env.fingerprint(precision.pinned)["precision"]
+        recorded = fingerprint.fingerprint(precision.pinned)["precision"]
     finally:
         torch.backends.cuda.matmul.allow_tf32 = saved
     assert recorded["torch.backends.cuda.matmul.allow_tf32"] is False
@@ -87,7 +88,8 @@ def test_xdist_workers_report_claims_to_the_controller(pytester, suite_file, tmp
 
 def test_the_xdist_controller_starts_no_framework_backend(monkeypatch):
     """A controller that starts JAX opens a client on every GPU of the host, GPUs it was not given."""
-    from stackcheck import env, precision
+    from stackcheck.evidence import precision
+    from stackcheck.stacks import fingerprint
 
     jax = pytest.importorskip("jax")
     torch = pytest.importorskip("torch")
@@ -97,15 +99,15 @@ def test_the_xdist_controller_starts_no_framework_backend(monkeypatch):
 
     monkeypatch.setattr(jax, "default_backend", forbidden)
     monkeypatch.setattr(torch.cuda, "is_available", forbidden)
-    assert env.fingerprint(precision.pinned, frameworks=False)["backends"] == "per worker (see workers)"
+    assert fingerprint.fingerprint(precision.pinned, frameworks=False)["backends"] == "per worker (see workers)"
     with pytest.raises(AssertionError, match="backend was started"):
-        env.fingerprint(precision.pinned)
+        fingerprint.fingerprint(precision.pinned)
 
 
 def test_data_files_resolve_from_an_installed_namespace_package(tmp_path, monkeypatch):
     """Installed, fixtures/ and mojo/ are namespace packages (no __init__.py); their files must come
     back as real paths, not as a MultiplexedPath's text."""
-    from stackcheck import data
+    from stackcheck.paths import data
 
     (tmp_path / "stackcheck_test_data").mkdir()
     (tmp_path / "stackcheck_test_data" / "claims.toml").write_text("x = 1\n")
@@ -119,7 +121,7 @@ def test_a_moved_private_jax_module_skips_with_a_reason(monkeypatch):
     """MC01 and S2.4 count compiles through a name in jax._src.dispatch; if JAX moves it, skip."""
     import types
 
-    from stackcheck.compiles import jax_compiles
+    from stackcheck.evidence.compiles import jax_compiles
 
     pytest.importorskip("jax")
     monkeypatch.setitem(__import__("sys").modules, "jax._src.dispatch", types.ModuleType("jax._src.dispatch"))
@@ -129,7 +131,7 @@ def test_a_moved_private_jax_module_skips_with_a_reason(monkeypatch):
 
 
 def test_framework_defaults_are_set_before_a_backend_starts_and_keep_the_users_choice():
-    from stackcheck.env import framework_defaults
+    from stackcheck.stacks.defaults import framework_defaults
 
     fresh = {}
     framework_defaults(fresh)

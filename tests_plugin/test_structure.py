@@ -1,6 +1,6 @@
 """The suite's structure, read from its source: dependencies point one way (tests -> helpers ->
 nothing of the plugin), tests share helpers only through stackcheck/, every comparison goes through
-the tolerance policy, every random input is seeded, the only timer is stackcheck.timing, no test
+the tolerance policy, every random input is seeded, the only timer is stackcheck.evidence.timing, no test
 takes a parameter it ignores, and every claim with tests has a mutant that proves they can fail."""
 
 import ast
@@ -10,19 +10,32 @@ from pathlib import Path
 import pytest
 import tomllib
 
-from stackcheck import claims
+from stackcheck.claims import catalogue
 
 pytestmark = pytest.mark.meta
 
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGE = ROOT / "stackcheck"
-PLUGIN_LAYER = {
+# stackcheck's packages, lowest first: a module may import its own package and those before it, never
+# one after it. Top-level modules are commands and the renderer: the package __init__ (the pytest11
+# entry point), report, cli and mojo_build come after every package they use.
+LAYERS = [
+    "stackcheck.paths",
+    "stackcheck.evidence",
+    "stackcheck.claims",
+    "stackcheck.stacks",
+    "stackcheck.toolchains",
+    "stackcheck.impl",
+    "stackcheck.run",
+    "stackcheck.homework",
+    "stackcheck.course",
+    "stackcheck.report",
     "stackcheck.plugin",
-    "stackcheck.recorder",
-    "stackcheck.fixturedefs",
-    "stackcheck.homework_hooks",
-    "stackcheck.coursegate",
-}
+    "stackcheck.cli",
+    "stackcheck.mojo_build",
+    "stackcheck",
+]
+PLUGIN = "stackcheck.plugin"
 TEST_FILES = sorted(p for p in ROOT.glob("tests_*/**/*.py"))
 CLAIM_TESTS = sorted(p for p in ROOT.glob("tests_*/test_*.py") if p.parent.name not in ("tests_plugin", "tests_meta"))
 
@@ -53,16 +66,54 @@ def relative(path: Path) -> str:
     return str(path.relative_to(ROOT))
 
 
-def test_lower_modules_never_import_the_plugin():
-    lower = [p for p in PACKAGE.glob("*.py") if f"stackcheck.{p.stem}" not in PLUGIN_LAYER]
-    bad = {relative(p): sorted(m for m in imports(p) if m in PLUGIN_LAYER or m.startswith("tests_")) for p in lower}
-    assert not {k: v for k, v in bad.items() if v}, f"helpers must not depend on the plugin or tests: {bad}"
+def module_name(path: Path) -> str:
+    parts = path.relative_to(ROOT).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+MODULES = {module_name(p): p for p in sorted(PACKAGE.rglob("*.py"))}
+
+
+def layer(module: str) -> int:
+    """The index in LAYERS of the package (or top-level module) ``module`` belongs to."""
+    found = [i for i, name in enumerate(LAYERS) if module == name or module.startswith(name + ".")]
+    assert found, f"{module} belongs to no layer of LAYERS: add its package there"
+    return found[0]
 
 
 def module_graph() -> dict[str, set[str]]:
     """stackcheck's modules and the stackcheck modules each imports, function-level imports included."""
-    modules = {f"stackcheck.{p.stem}": p for p in PACKAGE.glob("*.py") if p.stem != "__init__"}
-    return {name: {m for m in imports(path) if m in modules and m != name} for name, path in modules.items()}
+    # "from stackcheck import report" names the package too; only its submodule is the dependency
+    return {
+        name: {m for m in imports(path) if m in MODULES and m not in (name, "stackcheck")}
+        for name, path in MODULES.items()
+    }
+
+
+def test_every_package_says_what_it_owns():
+    packages = [p.parent for p in PACKAGE.glob("*/__init__.py")]
+    assert packages, "no packages found"
+    for folder in packages:
+        doc = ast.get_docstring(ast.parse((folder / "__init__.py").read_text()))
+        assert doc and len(doc) > 40, f"{relative(folder)}/__init__.py: a docstring says what the package owns"
+        assert f"stackcheck.{folder.name}" in LAYERS, f"{relative(folder)} is missing from LAYERS"
+
+
+def test_dependencies_point_down_the_layers():
+    """A module imports its own package and lower ones, never a higher one (function-level imports
+    counted): helpers never reach the plugin, and the plugin is the only package that hooks pytest."""
+    upward = [
+        f"{name} -> {other}"
+        for name, others in module_graph().items()
+        for other in sorted(others)
+        if layer(other) > layer(name) and not other.startswith(name + ".")
+    ]
+    assert not upward, "imports against the layer order:\n" + "\n".join(upward)
+
+
+def test_a_wrong_way_import_is_found():
+    assert layer("stackcheck.evidence.numerics") < layer("stackcheck.plugin.hooks") < layer("stackcheck")
+    assert layer("stackcheck.report") < layer("stackcheck.plugin.recorder")
 
 
 def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
@@ -114,7 +165,9 @@ def test_a_circle_is_found():
 def test_tests_import_neither_test_modules_nor_conftests_nor_the_plugin():
     bad = {}
     for path in TEST_FILES:
-        wrong = sorted(m for m in imports(path) if m.startswith("tests_") or "conftest" in m or m in PLUGIN_LAYER)
+        wrong = sorted(
+            m for m in imports(path) if m.startswith(("tests_", PLUGIN + ".")) or "conftest" in m or m == PLUGIN
+        )
         if wrong:
             bad[relative(path)] = wrong
     assert not bad, f"shared helpers belong in stackcheck/: {bad}"
@@ -139,7 +192,8 @@ def test_every_comparison_goes_through_the_tolerance_policy():
     bad = [
         f"{relative(p)}:{line}: {name}" for p in CLAIM_TESTS for line, name in calls(p) if RAW_COMPARISONS.search(name)
     ]
-    assert not bad, "compare with stackcheck.numerics (assert_matches_reference, assert_exact):\n" + "\n".join(bad)
+    policy = "compare with stackcheck.evidence.numerics (assert_matches_reference, assert_exact)"
+    assert not bad, policy + ":\n" + "\n".join(bad)
 
 
 UNSEEDED = re.compile(
@@ -151,7 +205,7 @@ UNSEEDED = re.compile(
 def test_every_random_input_is_seeded_through_numerics():
     bad = [f"{relative(p)}:{line}: {name}" for p in CLAIM_TESTS for line, name in calls(p) if UNSEEDED.search(name)]
     assert not bad, (
-        "draw inputs with stackcheck.numerics.make_inputs or uniform (seeded, and the seed goes "
+        "draw inputs with stackcheck.evidence.numerics.make_inputs or uniform (seeded, and the seed goes "
         "into the failure message):\n" + "\n".join(bad)
     )
 
@@ -163,7 +217,7 @@ def test_the_only_timer_is_stackcheck_timing():
         for line, name in calls(p)
         if re.fullmatch(r"time\.(?:perf_counter|time|monotonic|process_time)(?:_ns)?", name)
     ]
-    assert not bad, "time with stackcheck.timing (host_timer, stopwatch, interleaved):\n" + "\n".join(bad)
+    assert not bad, "time with stackcheck.evidence.timing (host_timer, stopwatch, interleaved):\n" + "\n".join(bad)
 
 
 def test_no_test_takes_a_parameter_it_ignores():
@@ -194,7 +248,7 @@ def test_every_claim_with_tests_has_a_mutant_that_its_tests_catch():
     with open(ROOT / "tests_meta" / "mutants.toml", "rb") as f:
         rows = tomllib.load(f)["mutant"]
     killed = {row["claim"] for row in rows} | set(claim_ids_in(sorted(ROOT.glob("tests_meta/test_*.py")), "mutant_for"))
-    assert set(tested) <= set(claims.catalogue()), "claim ids must be in the catalogue"
+    assert set(tested) <= set(catalogue.catalogue()), "claim ids must be in the catalogue"
     missing = sorted(set(tested) - killed)
     assert not missing, (
         f"claims with tests but no mutant: {missing}. Add a wrong implementation to "
@@ -209,14 +263,23 @@ def test_every_claim_with_tests_has_a_mutant_that_its_tests_catch():
 
 
 def test_one_registry_of_stacks():
-    """Stacks are records of stackcheck.stacks; nothing else keeps a table of them."""
-    from stackcheck.stacks import STACKS
+    """Stacks are records of stackcheck.stacks.records; nothing else keeps a table of them."""
+    from stackcheck.stacks.records import STACKS
 
-    for path in PACKAGE.glob("*.py"):
-        if path.name != "stacks.py":
+    for path in PACKAGE.rglob("*.py"):
+        if path.name != "records.py":
             assert not re.search(r"^STACKS\s*=", path.read_text(), re.M), f"{relative(path)} defines STACKS"
-    from stackcheck.run import RUNNERS
+    from stackcheck.run.runners import RUNNERS
 
     for record in STACKS.values():
         steps, forward = RUNNERS[record.name]
         assert forward and steps and record.devices and record.dist, record.name
+
+
+def test_the_readme_layout_is_the_layer_order():
+    """README's layout table: one line per package, in LAYERS' order (commands and the entry point aside)."""
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    listed = re.findall(r"^\| `(stackcheck/[\w.]+)/?` \|", readme.split("## Layout")[1], re.M)
+    shown = [f"stackcheck.{name.split('/', 1)[1].removesuffix('.py')}" for name in listed]
+    expected = [name for name in LAYERS if name in shown or (PACKAGE / name.split(".", 1)[-1]).is_dir()]
+    assert shown == expected, f"README's layout table {shown} is not LAYERS' packages in order {expected}"

@@ -7,9 +7,9 @@ import shutil
 
 import pytest
 
-from stackcheck import gpus
-from stackcheck.env import need
-from stackcheck.gpus import ENV_LIST, gpu_for_worker
+from stackcheck.evidence import gpus
+from stackcheck.evidence.gpus import ENV_LIST, gpu_for_worker
+from stackcheck.stacks.available import need
 
 pytestmark = [pytest.mark.meta, pytest.mark.cuda]
 

@@ -2,8 +2,8 @@
 
 import pytest
 
-from stackcheck.env import need
-from stackcheck.stacks import jax_device
+from stackcheck.stacks.available import need
+from stackcheck.stacks.records import jax_device
 
 SIZES = {"cpu": 2048, "cuda": 8192, "tpu": 8192}  # a matmul of ~0.1 s on 2 CPU cores; ~ms on a GPU
 

@@ -3,8 +3,8 @@ while the work still runs; the readiness query or a CUDA event says so."""
 
 import pytest
 
-from stackcheck.env import need
-from stackcheck.stacks import device_params
+from stackcheck.stacks.available import need
+from stackcheck.stacks.params import device_params
 
 
 @pytest.mark.claim("MC06")

@@ -5,9 +5,9 @@ import time
 
 import pytest
 
-from stackcheck import timing
-from stackcheck.env import need
-from stackcheck.stacks import device_params
+from stackcheck.evidence import timing
+from stackcheck.stacks.available import need
+from stackcheck.stacks.params import device_params
 
 MARGIN = 5.0  # sync at once over sync after the host was busy
 NOISE = 2.0  # the same work drifting by this factor between trials makes both comparisons undecidable

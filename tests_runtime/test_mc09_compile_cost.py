@@ -3,11 +3,12 @@ pays for tracing and compiling; for the course's tiny example steady state need 
 
 import pytest
 
-from stackcheck import timing
-from stackcheck.compiles import fresh_jit
-from stackcheck.env import need
-from stackcheck.numerics import make_inputs
-from stackcheck.stacks import device_params, jax_device
+from stackcheck.evidence import timing
+from stackcheck.evidence.compiles import fresh_jit
+from stackcheck.evidence.numerics import make_inputs
+from stackcheck.stacks.available import need
+from stackcheck.stacks.params import device_params
+from stackcheck.stacks.records import jax_device
 
 MARGIN = 5.0
 

@@ -6,9 +6,9 @@ import time
 
 import pytest
 
-from stackcheck import timing
-from stackcheck.env import need
-from stackcheck.stacks import device_params
+from stackcheck.evidence import timing
+from stackcheck.stacks.available import need
+from stackcheck.stacks.params import device_params
 
 MARGIN = 10.0  # seen here: 100-1000x
 FIDELITY = 0.5  # the implementation's synced timing is at least half of what the suite's own clock reads

@@ -6,9 +6,7 @@ on the GPU gives what it gives on the CPU. Needs MAX and a GPU that MAX sees."""
 import numpy as np
 import pytest
 
-from stackcheck import env, max_graphs
-from stackcheck.env import need
-from stackcheck.numerics import (
+from stackcheck.evidence.numerics import (
     assert_matches_reference,
     assert_outputs_match,
     make_inputs,
@@ -17,7 +15,10 @@ from stackcheck.numerics import (
     round_to,
     tolerance,
 )
-from stackcheck.stacks import tolerance_row
+from stackcheck.run import max_graphs
+from stackcheck.stacks import available
+from stackcheck.stacks.available import need
+from stackcheck.stacks.params import tolerance_row
 
 pytestmark = [pytest.mark.max, pytest.mark.mojo, pytest.mark.max_graph("structure-gpu")]
 
@@ -29,7 +30,7 @@ def test_the_graph_on_accelerator_matches_the_cpu(impl, evidence):
     from max import driver
 
     if driver.accelerator_count() == 0:
-        raise env.Missing("MAX sees no GPU (max.driver.accelerator_count() == 0)", "cuda")
+        raise available.Missing("MAX sees no GPU (max.driver.accelerator_count() == 0)", "cuda")
     x, w, b = make_inputs(33, 65, 17, seed=103)  # sizes no vector width or block divides
     on_gpu = max_graphs.execute("structure-gpu", impl, x, w, b)
     on_cpu = max_graphs.execute("structure", impl, x, w, b)
@@ -60,7 +61,7 @@ def test_max_multiplies_float32_in_tf32_on_the_gpu(impl, evidence):
     from max import driver
 
     if driver.accelerator_count() == 0:
-        raise env.Missing("MAX sees no GPU (max.driver.accelerator_count() == 0)", "cuda")
+        raise available.Missing("MAX sees no GPU (max.driver.accelerator_count() == 0)", "cuda")
     n, k, m = 128, 256, 128  # wide enough for MAX's tensor-core matmul (a 1 x K x 1 product stays float32)
     x, w, b = make_inputs(n, k, m, seed=105)
     on_gpu = max_graphs.execute("math-gpu", impl, x, w, b)["a"].astype(np.float64)

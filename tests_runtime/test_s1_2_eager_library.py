@@ -5,10 +5,10 @@ ncu on the GPU; the absence of compiles is counted in-process."""
 import numpy as np
 import pytest
 
-from stackcheck import counters
-from stackcheck.compiles import torch_compiles
-from stackcheck.env import need
-from stackcheck.numerics import assert_matches_reference, make_inputs, reference_forward
+from stackcheck.evidence.compiles import torch_compiles
+from stackcheck.evidence.numerics import assert_matches_reference, make_inputs, reference_forward
+from stackcheck.stacks.available import need
+from stackcheck.toolchains import counters
 
 MATMUL = counters.request("matmul", n=1024, dtype="float32")
 

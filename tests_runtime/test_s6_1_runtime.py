@@ -3,10 +3,11 @@ nothing, and each call gets a fresh output buffer: an earlier result is never ov
 
 import pytest
 
-from stackcheck.compiles import jax_compiles, torch_compiles
-from stackcheck.env import need
-from stackcheck.numerics import assert_matches_reference, make_inputs, reference_forward
-from stackcheck.stacks import jax_in, jax_out, stack_params, torch_in, torch_out
+from stackcheck.evidence.compiles import jax_compiles, torch_compiles
+from stackcheck.evidence.numerics import assert_matches_reference, make_inputs, reference_forward
+from stackcheck.stacks.available import need
+from stackcheck.stacks.params import stack_params
+from stackcheck.stacks.records import jax_in, jax_out, torch_in, torch_out
 
 SHAPE = (16, 8, 4)
 

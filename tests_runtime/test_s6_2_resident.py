@@ -3,9 +3,10 @@
 import numpy as np
 import pytest
 
-from stackcheck.env import need
-from stackcheck.numerics import assert_matches_reference, make_inputs, reference_forward
-from stackcheck.stacks import device_params, jax_device
+from stackcheck.evidence.numerics import assert_matches_reference, make_inputs, reference_forward
+from stackcheck.stacks.available import need
+from stackcheck.stacks.params import device_params
+from stackcheck.stacks.records import jax_device
 
 
 @pytest.mark.claim("S6.2-resident")

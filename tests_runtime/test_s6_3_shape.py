@@ -6,10 +6,11 @@ that waits for its result before returning (pulling values to the host) fails he
 import numpy as np
 import pytest
 
-from stackcheck import timing
-from stackcheck.env import need
-from stackcheck.numerics import make_inputs
-from stackcheck.stacks import device_params, jax_in, torch_in
+from stackcheck.evidence import timing
+from stackcheck.evidence.numerics import make_inputs
+from stackcheck.stacks.available import need
+from stackcheck.stacks.params import device_params
+from stackcheck.stacks.records import jax_in, torch_in
 
 MARGIN = 20.0
 SIZES = {"cpu": 2048, "cuda": 4096, "tpu": 4096}  # ~0.1 s on 2 CPU cores; ~ms on a GPU

@@ -4,9 +4,9 @@ about the time of one); two GEMMs that each fill every SM take about the sum of 
 
 import pytest
 
-from stackcheck import timing
-from stackcheck.env import need
-from stackcheck.numerics import assert_matches_reference
+from stackcheck.evidence import timing
+from stackcheck.evidence.numerics import assert_matches_reference
+from stackcheck.stacks.available import need
 
 SLEEP_CYCLES = 2_000_000  # about 1 ms of one thread block spinning
 GEMM = 8192
@@ -34,7 +34,7 @@ def two_over_one(first, second) -> tuple[float, float, dict]:
 @pytest.mark.torch
 def test_two_streams_overlap_only_kernels_that_leave_room(evidence):
     torch = need("torch")
-    from stackcheck import workloads
+    from stackcheck.toolchains import workloads
 
     sleep = lambda: torch.cuda._sleep(SLEEP_CYCLES)  # noqa: E731 - one block: room for the other
     small, small_floor, small_runs = two_over_one(sleep, sleep)

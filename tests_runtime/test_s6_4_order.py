@@ -3,10 +3,11 @@
 import numpy as np
 import pytest
 
-from stackcheck import timing
-from stackcheck.env import need
-from stackcheck.numerics import assert_exact, uniform
-from stackcheck.stacks import device_params, jax_device
+from stackcheck.evidence import timing
+from stackcheck.evidence.numerics import assert_exact, uniform
+from stackcheck.stacks.available import need
+from stackcheck.stacks.params import device_params
+from stackcheck.stacks.records import jax_device
 
 
 @pytest.mark.claim("S6.4-order")

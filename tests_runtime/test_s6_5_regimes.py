@@ -4,10 +4,11 @@ measure different things, and give different numbers in the expected order for t
 import numpy as np
 import pytest
 
-from stackcheck import timing
-from stackcheck.compiles import fresh_jit
-from stackcheck.env import need
-from stackcheck.stacks import device_params, jax_device
+from stackcheck.evidence import timing
+from stackcheck.evidence.compiles import fresh_jit
+from stackcheck.stacks.available import need
+from stackcheck.stacks.params import device_params
+from stackcheck.stacks.records import jax_device
 
 
 def regimes_jax(impl, device):

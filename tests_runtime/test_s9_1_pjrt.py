@@ -4,9 +4,10 @@ buffers results live in, and the loaded executable that runs. Read off what JAX 
 import numpy as np
 import pytest
 
-from stackcheck.env import need
-from stackcheck.numerics import assert_matches_reference, make_inputs, reference_forward
-from stackcheck.stacks import device_params, jax_in
+from stackcheck.evidence.numerics import assert_matches_reference, make_inputs, reference_forward
+from stackcheck.stacks.available import need
+from stackcheck.stacks.params import device_params
+from stackcheck.stacks.records import jax_in
 
 
 @pytest.mark.claim("S9.1-pjrt")

@@ -1,6 +1,6 @@
 """Makes W contiguous before the matmul ('to be safe'): right numbers, but a transposed W is copied."""
 
-from stackcheck import reference
+from stackcheck.impl import reference
 
 
 def torch_forward(x, w, b):

@@ -1,6 +1,6 @@
 """A Pallas grid of N // block_rows programs (floor, not ceil): the last, partial block is never run."""
 
-from stackcheck import reference
+from stackcheck.impl import reference
 
 
 def pallas_bias_relu(a, b, block_rows=8):

@@ -3,7 +3,7 @@ gradient never goes through JAX's stack (nothing traced, lowered or compiled).""
 
 import numpy as np
 
-from stackcheck import reference
+from stackcheck.impl import reference
 
 
 def jax_loss_and_grads(x, w, b):

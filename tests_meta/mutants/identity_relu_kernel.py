@@ -2,7 +2,7 @@
 
 import triton.language as tl
 
-from stackcheck.triton_kernels import bias_relu, jit_both
+from stackcheck.toolchains.triton_kernels import bias_relu, jit_both
 
 
 def _no_relu(a_ptr, b_ptr, y_ptr, n_elements, M: tl.constexpr, BLOCK_SIZE: tl.constexpr):

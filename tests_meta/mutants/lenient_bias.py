@@ -3,7 +3,7 @@ were b[M], and the framework broadcasts it silently."""
 
 import numpy as np
 
-from stackcheck import reference
+from stackcheck.impl import reference
 
 
 def check_operands(x, w, b):

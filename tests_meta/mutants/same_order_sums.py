@@ -1,6 +1,6 @@
 """A "blocked" sum that is really the sequential one: the orders never differ."""
 
-from stackcheck.reference import sum_sequential
+from stackcheck.impl.reference import sum_sequential
 
 
 def sum_blocked(values, block):

@@ -1,7 +1,7 @@
 """Writes every result into one preallocated buffer (to 'save memory'): each call is right, but
 it overwrites the result an earlier call returned."""
 
-from stackcheck import reference
+from stackcheck.impl import reference
 
 _BUFFERS = {}
 

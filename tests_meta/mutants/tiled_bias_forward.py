@@ -1,6 +1,6 @@
 """Right numbers, wrong memory: copies b N times ([N, M]) before adding it, in the stack itself."""
 
-from stackcheck import reference
+from stackcheck.impl import reference
 
 
 def torch_steps(x, w, b):

@@ -2,7 +2,7 @@
 
 import torch
 
-from stackcheck.triton_kernels import compiled_kernel, interpreted_kernel, launch
+from stackcheck.toolchains.triton_kernels import compiled_kernel, interpreted_kernel, launch
 
 
 def triton_bias_relu(a, b, block_size=256, out=None):

@@ -3,7 +3,7 @@ the forward can no longer be compiled from shapes alone, or traced."""
 
 import numpy as np
 
-from stackcheck import reference
+from stackcheck.impl import reference
 
 
 def jax_forward(x, w, b):

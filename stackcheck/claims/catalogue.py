@@ -1,0 +1,129 @@
+"""The course as data: the claim catalogue (fixtures/claims.toml) and the curriculum report."""
+
+from __future__ import annotations
+
+import functools
+import re
+from pathlib import Path
+
+import tomllib
+
+from stackcheck.paths import data
+
+STATUSES = ("verified", "failed", "interrupted", "skipped", "untested")
+OUTCOMES = ("passed", "failed", "skipped", "xfailed", "interrupted")
+MARKS = {"verified": "+", "failed": "F", "interrupted": "!", "skipped": "s", "untested": "."}
+
+
+def catalogue_path() -> Path:
+    return data.path("fixtures", "claims.toml")
+
+
+@functools.cache
+def catalogue() -> dict[str, dict]:
+    with open(catalogue_path(), "rb") as f:
+        entries = tomllib.load(f)["claim"]
+    return {entry["id"]: entry for entry in entries}
+
+
+@functools.cache
+def hints() -> list[dict]:
+    with open(data.path("fixtures", "hints.toml"), "rb") as f:
+        return [{**h, "regex": re.compile(h["pattern"])} for h in tomllib.load(f)["hint"]]
+
+
+def likely_causes(failure: str, ids: list[str]) -> list[str]:
+    """Lines naming the claim a failure text points to, when it is not the test's own
+    (fixtures/hints.toml): a shape test failing on a broadcast error is a §2.3 problem."""
+    lines = []
+    for hint in hints():
+        if hint["claim"] not in ids and hint["regex"].search(failure):
+            entry = catalogue()[hint["claim"]]
+            lines.append(f"Likely cause, course §{entry['section']} [{hint['claim']}]: {hint['why']}")
+    return lines
+
+
+def course_pointer(ids: list[str]) -> list[str]:
+    """Lines sending a learner back to the course: the section, the claim and the misconception."""
+    known = catalogue()
+    lines = []
+    for cid in ids:
+        entry = known.get(cid)
+        if entry is None:
+            continue
+        lines.append(f"Course §{entry['section']} [{cid}]: {entry['title']}")
+        lines.append(f"  본문: {entry['ko']}")
+        for mc in filter(None, (cid if "misconception" in entry else None, entry.get("revisit"))):
+            lines.append(f"  Misconception to revisit, {mc}: {known[mc]['misconception']}")
+    return lines
+
+
+def status(outcomes: list[str]) -> str:
+    """Of the tests that count: failed if any failed; interrupted if any was cut short; verified if
+    one passed; skipped if all were skipped; untested if none ran. An expected failure (a known
+    upstream defect, strict xfail) neither verifies nor fails a claim."""
+    outcomes = [o for o in outcomes if o != "xfailed"]
+    if not outcomes:
+        return "untested"
+    for name, outcome in (("failed", "failed"), ("interrupted", "interrupted"), ("verified", "passed")):
+        if outcome in outcomes:
+            return name
+    return "skipped"
+
+
+def _test_entry(nodeid: str, r: dict) -> dict:
+    entry = {"nodeid": nodeid, "outcome": r["outcome"], "device": r["device"]}
+    if not r.get("counts", True):
+        entry["counts"] = False
+    if r.get("evidence"):
+        entry["evidence"] = r["evidence"]
+    for key in ("student", "not_attempted", "message", "reason"):  # homework grading reads these
+        if r.get(key) and (key != "reason" or r["outcome"] == "skipped"):
+            entry[key] = r[key]
+    return entry
+
+
+def build_report(results: dict[str, dict], environment: dict) -> dict:
+    """``results``: nodeid -> {"outcome", "claims", "device", "counts", "evidence"} for every test that ran.
+
+    A claim's status comes from the tests that count: those that exercise the implementation
+    under test or run a stack. Demonstrations (``counts`` False) are listed but decide nothing.
+    Tests proving no claim (the suite's meta-tests) are listed under "other_tests"."""
+    claims = []
+    for cid, entry in catalogue().items():
+        tests = [_test_entry(nodeid, r) for nodeid, r in sorted(results.items()) if cid in r["claims"]]
+        claims.append(
+            {
+                "id": cid,
+                "section": entry["section"],
+                "title": entry["title"],
+                "area": entry["area"],
+                "status": status([t["outcome"] for t in tests if t.get("counts", True)]),
+                "tests": tests,
+            }
+        )
+    other = [_test_entry(nodeid, r) for nodeid, r in sorted(results.items()) if not r["claims"]]
+    return {"environment": environment, "claims": claims, "other_tests": other}
+
+
+def claim_files(root: Path) -> dict[str, list[str]]:
+    """Each claim id -> the test files under ``root`` whose tests say ``claim("ID")``."""
+    found: dict[str, set[str]] = {}
+    for path in sorted(root.glob("tests_*/test_*.py")):
+        for cid in re.findall(r'claim\("([^"]+)"\)', path.read_text(encoding="utf-8")):
+            found.setdefault(cid, set()).add(path.relative_to(root).as_posix())
+    return {cid: sorted(files) for cid, files in found.items()}
+
+
+def readme_table(root: Path) -> list[str]:
+    """docs/catalogue.md's table: every claim of the catalogue, its section, title and test files."""
+    files = claim_files(root)
+    lines = ["| id | § | claim | tests |", "|---|---|---|---|"]
+    for cid, entry in catalogue().items():
+        tests = ", ".join(f"`{f}`" for f in files.get(cid, [])) or "(none)"
+        lines.append(f"| `{cid}` | {entry['section']} | {entry['title']} | {tests} |")
+    return lines
+
+
+if __name__ == "__main__":  # python -m stackcheck.claims.catalogue: docs/catalogue.md's claim table
+    print("\n".join(readme_table(Path.cwd())))

@@ -1,0 +1,221 @@
+"""Running claim tests against wrong implementations (mutants), fast and isolated.
+
+Each mutant run is a whole pytest session with ``--impl tests_meta.mutants.NAME``. A fresh
+interpreter per run spends seconds importing torch, JAX, Triton and MAX again; instead a server
+process imports them once, and forks a child for each run. The child runs ``pytest.main`` and
+exits, so no mutant leaks into the next run, and a run that hangs is killed at its time limit.
+
+    python -m stackcheck.claims.mutation      # the server: JSON requests on stdin, JSON replies on stdout
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+import tomllib
+
+# Imported by the server before it forks: what most mutant runs would import again.
+PRELOAD = (
+    "numpy",
+    "hypothesis",
+    "torch",
+    "torch._inductor.compile_fx",
+    "jax",
+    "jax.numpy",
+    "triton",
+    "triton.language",
+    "max.graph",
+    "max.engine",
+    "max.driver",
+    "stackcheck.plugin.hooks",
+    "stackcheck.toolchains.triton_kernels",
+    "stackcheck.toolchains.inductor",
+)
+# Variables of the calling pytest process that must not leak into the runs.
+PRIVATE = (
+    "PYTEST_XDIST_WORKER",
+    "PYTEST_XDIST_WORKER_COUNT",
+    "PYTEST_XDIST_TESTRUNUID",
+    "PYTEST_CURRENT_TEST",
+    "PYTEST_ADDOPTS",
+)
+
+
+@dataclass(frozen=True)
+class Mutant:
+    """One row of the mutant table: running ``test`` (narrowed by ``select``) with ``name`` as the
+    implementation must fail the tests of ``claim``."""
+
+    name: str
+    test: str
+    claim: str
+    select: str | None = None
+
+    @property
+    def id(self) -> str:
+        return f"{self.name}-{self.claim}"
+
+
+def table(path: Path) -> list[Mutant]:
+    with open(path, "rb") as f:
+        return [Mutant(**row) for row in tomllib.load(f)["mutant"]]
+
+
+# ---- the server ---------------------------------------------------------------------------
+
+
+def serve() -> None:
+    for module in PRELOAD:
+        try:
+            importlib.import_module(module)
+        except Exception:  # a stack that is not installed: its runs import nothing of it either
+            pass
+    reply = sys.stdout
+    sys.stdout = sys.stderr  # nothing but replies on the reply channel
+    reply.write(json.dumps({"ready": True}) + "\n")
+    reply.flush()
+    for line in sys.stdin:
+        request = json.loads(line)
+        started = time.monotonic()
+        code = _run_forked(request["args"], request["cwd"], request["out"], request["timeout"])
+        reply.write(json.dumps({"rc": code, "seconds": round(time.monotonic() - started, 2)}) + "\n")
+        reply.flush()
+
+
+def _run_forked(args: list[str], cwd: str, out: str, timeout: float) -> int | str:
+    sys.stderr.flush()
+    pid = os.fork()
+    if pid == 0:  # the child: one pytest session, then exit without running the parent's cleanups
+        code = 3
+        try:
+            os.setsid()
+            os.chdir(cwd)
+            fd = os.open(out, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+            null = os.open(os.devnull, os.O_RDONLY)
+            os.dup2(null, 0)
+            os.dup2(fd, 1)
+            os.dup2(fd, 2)
+            sys.stdout = sys.__stdout__ = os.fdopen(1, "w", buffering=1)
+            sys.stderr = sys.__stderr__ = os.fdopen(2, "w", buffering=1)
+            code = int(pytest.main(args))
+        except BaseException as error:  # noqa: BLE001 - the child must always exit
+            print(f"stackcheck.claims.mutation: the run raised {type(error).__name__}: {error}", file=sys.stderr)
+        finally:
+            for stream in (sys.stdout, sys.stderr):
+                try:
+                    stream.flush()
+                except Exception:
+                    pass
+            os._exit(code)
+    deadline = time.monotonic() + timeout
+    while True:
+        done, status = os.waitpid(pid, os.WNOHANG)
+        if done:
+            return os.waitstatus_to_exitcode(status)
+        if time.monotonic() > deadline:
+            os.killpg(pid, signal.SIGKILL)
+            os.waitpid(pid, 0)
+            return "timeout"
+        time.sleep(0.02)
+
+
+# ---- the client ---------------------------------------------------------------------------
+
+
+class Runner:
+    """Starts the server on first use; ``run(args, cwd)`` returns a ``pytest.RunResult``."""
+
+    def __init__(self, root: Path, timeout: float = 300.0):
+        self.root = root
+        self.timeout = timeout
+        self.process: subprocess.Popen | None = None
+
+    def _start(self) -> subprocess.Popen:
+        environ = {k: v for k, v in os.environ.items() if k not in PRIVATE}
+        process = subprocess.Popen(
+            [sys.executable, "-m", "stackcheck.claims.mutation"],
+            cwd=self.root,
+            env=environ,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            text=True,
+            bufsize=1,
+        )
+        ready = process.stdout.readline()
+        if not ready:
+            raise RuntimeError(f"the mutant server did not start (exit code {process.wait()})")
+        return process
+
+    def run(self, args: list[str], cwd: Path) -> pytest.RunResult:
+        if self.process is None or self.process.poll() is not None:
+            self.process = self._start()
+        out = cwd / "pytest-output.txt"
+        request = {"args": [str(a) for a in args], "cwd": str(cwd), "out": str(out), "timeout": self.timeout}
+        self.process.stdin.write(json.dumps(request) + "\n")
+        self.process.stdin.flush()
+        answer = self.process.stdout.readline()
+        if not answer:
+            raise RuntimeError(f"the mutant server died (exit code {self.process.wait()})")
+        reply = json.loads(answer)
+        lines = out.read_text(errors="replace").splitlines() if out.exists() else []
+        if reply["rc"] == "timeout":
+            lines.append(f"stackcheck.claims.mutation: the run passed its time limit of {self.timeout:.0f} s; killed")
+            reply["rc"] = -9
+        return pytest.RunResult(reply["rc"], lines, [], reply["seconds"])
+
+    def close(self) -> None:
+        if self.process is not None and self.process.poll() is None:
+            self.process.stdin.close()
+            try:
+                self.process.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+
+
+def mutant_args(root: Path, mutant: Mutant) -> list[str]:
+    # The server imported stackcheck before forking, so pytest cannot rewrite its asserts (it needs
+    # none: its checks raise their own messages); the warning saying so is noise in every run.
+    return [
+        str(root / mutant.test),
+        "-m",
+        "cpu",
+        "-p",
+        "no:cacheprovider",
+        "-x",
+        "-q",
+        "-W",
+        "ignore::pytest.PytestAssertRewriteWarning",
+        "--impl",
+        f"tests_meta.mutants.{mutant.name}",
+        *(["-k", mutant.select] if mutant.select else []),
+    ]
+
+
+def assert_caught(result: pytest.RunResult, mutant: Mutant) -> None:
+    """The mutant made the claim's tests fail, the claim table says so, and the failure points the
+    learner to the claim's course section."""
+    __tracebackhide__ = True
+    outcomes = result.parseoutcomes() if any(" in " in line for line in result.outlines[-3:]) else {}
+    tail = "\n".join(result.outlines[-25:])
+    if outcomes.get("failed", 0) + outcomes.get("errors", 0) + outcomes.get("error", 0) < 1:
+        raise AssertionError(
+            f"mutant {mutant.name} survived the {mutant.claim} tests of {mutant.test} (exit code {result.ret}):\n{tail}"
+        )
+    if not any(f"F{mutant.claim}" in line for line in result.outlines):
+        raise AssertionError(f"the claim table must report {mutant.claim} failed:\n{tail}")
+    if f"[{mutant.claim}]" not in "\n".join(result.outlines):
+        raise AssertionError(f"the failure must point the learner to {mutant.claim}'s course section:\n{tail}")
+
+
+if __name__ == "__main__":
+    serve()

@@ -1,0 +1,271 @@
+"""The course as material under test (the CI gate for course materials): its code listings, kept
+verbatim in Markdown (``course/week02.md``), collected and run through Sybil.
+
+A fence's info names the listing: ```` ```python {section=8.2 stack=torch device=cpu} ````, plus
+``file=NAME`` for a file example (written to the document's folder: Python sees it as
+``__file__``, Mojo builds it) and ``on_cuda="OLD -> NEW"``, the edit the course tells a GPU reader
+to make. Python listings share one namespace per document and run in order; a listing whose
+chapter's earlier listings have not run in this process (another xdist worker ran them, or ``-m``
+deselected them) runs them first. Known errata live in the document's ``<!-- stackcheck ... -->``
+TOML block and become strict expected failures. Nothing here imports the plugin.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+import shutil
+import subprocess
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import tomllib
+from sybil import Document, Region, Sybil
+from sybil.parsers.markdown.lexers import RawFencedCodeBlockLexer
+
+from stackcheck.paths import data
+from stackcheck.stacks import available
+from stackcheck.stacks import records
+from stackcheck.toolchains import mojo_build
+from stackcheck.paths.tools import mojo_executable
+
+INFO = re.compile(r"(?P<language>python|mojo)[ \t]*\{(?P<attrs>[^}\n]*)\}[ \t]*$\n", re.M)
+METADATA = re.compile(r"<!--\s*stackcheck\s*\n(.*?)-->", re.S)
+KEYS = {"section", "stack", "device", "file", "on_cuda"}
+
+
+class ListingError(AssertionError):
+    """A listing of the course failed: its first error line, said once."""
+
+
+@dataclass(frozen=True)
+class Listing:
+    section: str
+    language: str
+    stack: str
+    device: str
+    source: str
+    line: int  # where the code starts in the Markdown file (1-based)
+    file: str | None = None
+    on_cuda: tuple[str, str] | None = None
+    erratum: dict = field(default_factory=dict, compare=False)  # the document's known erratum, if any
+
+    @property
+    def id(self) -> str:
+        return f"{self.section}-{self.stack}"
+
+    @property
+    def chapter(self) -> str:
+        return self.section.split(".")[0]
+
+    def describe(self) -> dict:
+        return {
+            "id": self.id,
+            "section": self.section,
+            "language": self.language,
+            "stack": self.stack,
+            "device": self.device,
+            "file": self.file,
+            "line": self.line,
+            "known_erratum": bool(self.erratum),
+            "working_form": self.erratum.get("working_form"),
+        }
+
+
+def shipped() -> Path:
+    """Week 02's listings as shipped with the package."""
+    return data.path("course", "week02.md")
+
+
+def documents(spec: str) -> list[Path]:
+    """The Markdown files ``--course`` names: a file, or every ``*.md`` under a folder."""
+    path = Path(spec).expanduser()
+    if path.is_dir():
+        found = sorted(path.rglob("*.md"))
+    elif path.is_file() and path.suffix == ".md":
+        found = [path]
+    else:
+        found = []
+    if not found:
+        raise ValueError(f"--course {spec}: not a Markdown file or a folder holding one")
+    return [p.resolve() for p in found]
+
+
+def metadata(text: str) -> dict:
+    """The document's ``<!-- stackcheck ... -->`` TOML block (errata), or {}."""
+    found = METADATA.search(text)
+    if not found:
+        return {}
+    try:
+        return tomllib.loads(found.group(1))
+    except tomllib.TOMLDecodeError as error:
+        raise ValueError(f"the <!-- stackcheck --> block is not TOML: {error}") from None
+
+
+def parse_info(attrs: str, where: str) -> dict:
+    """``section=8.2 stack=torch device=cpu ...`` as a dict; anything else is one clear error."""
+    try:
+        pairs = [item.split("=", 1) for item in shlex.split(attrs)]
+    except ValueError as error:
+        raise ValueError(f"{where}: fence info {{{attrs}}}: {error}") from None
+    bad = [p[0] for p in pairs if len(p) != 2 or p[0] not in KEYS]
+    info = dict(p for p in pairs if len(p) == 2)
+    missing = {"section", "stack", "device"} - set(info)
+    if bad or missing:
+        raise ValueError(
+            f"{where}: fence info {{{attrs}}}: unknown {bad or ''} missing {sorted(missing) or ''}; "
+            f"keys: {', '.join(sorted(KEYS))}"
+        )
+    if info["device"] not in records.DEVICES:
+        raise ValueError(f"{where}: device={info['device']!r}; one of {', '.join(records.DEVICES)}")
+    return info
+
+
+def parse(document: Document):
+    """Sybil parser: one Region per fenced listing, its Listing as ``parsed``."""
+    errata = metadata(document.text).get("errata", {})
+    lexer = RawFencedCodeBlockLexer(info_pattern=INFO)
+    for region in lexer(document):
+        lexemes = region.lexemes
+        line = document.text.count("\n", 0, region.start) + 2
+        info = parse_info(lexemes["attrs"], f"{document.path}:{line - 1}")
+        edit = None
+        if "on_cuda" in info:
+            old, arrow, new = info["on_cuda"].partition(" -> ")
+            if not arrow:
+                raise ValueError(f"{document.path}:{line - 1}: on_cuda must read 'OLD -> NEW'")
+            edit = (old, new)
+        listing = Listing(
+            info["section"],
+            lexemes["language"],
+            info["stack"],
+            info["device"],
+            str(lexemes["source"]),
+            line,
+            info.get("file"),
+            edit,
+            errata.get(f"{info['section']}-{info['stack']}", {}),
+        )
+        yield Region(region.start, region.end, listing, evaluate)
+
+
+def sybil() -> Sybil:
+    return Sybil(parsers=[parse], patterns=["*.md"], path="/", setup=_setup, teardown=_teardown)
+
+
+def _setup(namespace: dict) -> None:
+    namespace["__workdir__"] = Path(tempfile.mkdtemp(prefix="stackcheck-course-"))
+    namespace["__ran__"] = {}
+    namespace["__notes__"] = {}  # listing id -> how it ran, when not as written (the report says so)
+
+
+def _teardown(namespace: dict) -> None:
+    shutil.rmtree(namespace.get("__workdir__", ""), ignore_errors=True)
+
+
+# ---- evaluation ---------------------------------------------------------------------------------
+
+
+def listings_of(document: Document) -> list[Listing]:
+    return [region.parsed for _, region in sorted(document.regions, key=lambda pair: pair[0])]
+
+
+def evaluate(example) -> None:
+    """Run one listing, after the earlier listings of its chapter that have not run here."""
+    __tracebackhide__ = True
+    listing: Listing = example.parsed
+    ns = example.namespace
+    for earlier in listings_of(example.document):
+        if earlier == listing:
+            break
+        if earlier.chapter == listing.chapter and earlier.id not in ns["__ran__"]:
+            try:
+                run(earlier, ns, example.path)
+            except ListingError as error:
+                if not earlier.erratum:
+                    raise ListingError(
+                        f"listing §{listing.section} needs §{earlier.section} ({earlier.stack}), which failed: {error}"
+                    ) from None
+    run(listing, ns, example.path)
+
+
+def run(listing: Listing, ns: dict, path: str) -> None:
+    __tracebackhide__ = True
+    ns["__ran__"][listing.id] = "failed"
+    if listing.language == "mojo":
+        _build_mojo(listing, ns["__workdir__"])
+    else:
+        _exec_python(listing, ns, path)
+    ns["__ran__"][listing.id] = "passed"
+
+
+def gpu_edit_applies(listing: Listing) -> bool:
+    return listing.on_cuda is not None and available.device_missing("cuda", "torch") is None
+
+
+def _exec_python(listing: Listing, ns: dict, path: str) -> None:
+    __tracebackhide__ = True
+    source = listing.source
+    if gpu_edit_applies(listing):
+        source = source.replace(*listing.on_cuda)
+        ns["__notes__"][listing.id] = f"ran with the course's GPU edit: {' -> '.join(listing.on_cuda)}"
+    if listing.file:
+        target = ns["__workdir__"] / listing.file
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(source, encoding="utf-8")
+        ns["__file__"], ns["__name__"] = str(target), "__main__"
+        if ns["__ran__"].get(f"{listing.section}-mojo") == "failed":
+            _working_form(ns["__workdir__"] / "kernels")
+            ns["__notes__"][listing.id] = (
+                f"ran against the working form mojo/study_relu (§{listing.section}'s Mojo listing fails)"
+            )
+    code = compile("\n" * (listing.line - 1) + source, path, "exec")  # tracebacks point into the .md
+    try:
+        exec(code, ns)
+    except Exception as error:
+        first = f"{type(error).__name__}: {str(error).strip().splitlines()[0] if str(error).strip() else ''}"
+        raise ListingError(f"listing §{listing.section} ({listing.stack}) fails: {first}") from error
+
+
+def _working_form(kernels: Path) -> None:
+    """A file example next to a Mojo listing that failed runs against the suite's working form of
+    it (mojo/study_relu), so the Python listing is judged on its own."""
+    shutil.rmtree(kernels, ignore_errors=True)
+    shutil.copytree(mojo_build.source("study_relu"), kernels)
+
+
+def _build_mojo(listing: Listing, workdir: Path) -> None:
+    """A Mojo listing is built: a package folder (``kernels/__init__.mojo``) with ``mojo package``,
+    a GPU program to PTX (``mojo build --target-accelerator``), which needs no GPU."""
+    __tracebackhide__ = True
+    target = workdir / (listing.file or f"listing_{listing.section}.mojo")
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text(listing.source, encoding="utf-8")
+    mojo = mojo_executable()
+    if mojo is None:
+        raise available.Missing(available.stack_missing("mojo") or "the mojo command is not on PATH", "mojo")
+    if target.name == "__init__.mojo":
+        args = [mojo, "package", str(target.parent), "-o", str(workdir / f"{target.parent.name}.mojoc")]
+    else:
+        args = [
+            mojo,
+            "build",
+            "--target-accelerator",
+            mojo_build.TARGET,
+            "--emit",
+            "asm",
+            "-o",
+            str(target.with_suffix(".s")),
+            str(target),
+        ]
+    done = subprocess.run(args, capture_output=True, text=True, cwd=workdir)
+    if done.returncode != 0:
+        said = first_error(done.stdout + done.stderr).replace(f"{workdir}/", "")  # no temporary folder names
+        raise ListingError(f"listing §{listing.section} fails on {mojo_build.toolchain_version()}: {said}")
+
+
+def first_error(output: str) -> str:
+    """The first line of a compiler's output that says error (else its first line)."""
+    lines = [line.strip() for line in output.splitlines() if line.strip()]
+    return next((line for line in lines if "error" in line.lower()), lines[0] if lines else "no output")

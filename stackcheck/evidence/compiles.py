@@ -1,0 +1,57 @@
+"""Compile counting as a helper (course §2.4, §4.4): how many programs a block of code compiled."""
+
+from __future__ import annotations
+
+import contextlib
+from dataclasses import dataclass
+
+
+@dataclass
+class Count:
+    compiles: int = 0
+
+
+@contextlib.contextmanager
+def jax_compiles():
+    """Count XLA backend compilations (JAX's '/jax/core/compile/backend_compile_duration' events).
+
+    The event's name lives in a private module: if a JAX release moves it, the test using this
+    counter is skipped naming the version, rather than erroring."""
+    import jax.monitoring
+    import pytest
+
+    try:
+        from jax._src.dispatch import BACKEND_COMPILE_EVENT
+    except ImportError as error:
+        pytest.skip(f"JAX {jax.__version__} moved its compile event ({error}); update stackcheck.evidence.compiles")
+
+    count = Count()
+
+    def listener(event: str, duration: float, **kwargs) -> None:
+        if event == BACKEND_COMPILE_EVENT:
+            count.compiles += 1
+
+    jax.monitoring.register_event_duration_secs_listener(listener)
+    try:
+        yield count
+    finally:
+        jax.monitoring.unregister_event_duration_listener(listener)
+
+
+@contextlib.contextmanager
+def torch_compiles():
+    """Count graphs Dynamo compiled (torch._dynamo's 'unique_graphs' counter) inside the block."""
+    from torch._dynamo.utils import counters
+
+    count = Count()
+    before = counters["stats"]["unique_graphs"]
+    try:
+        yield count
+    finally:
+        count.compiles = counters["stats"]["unique_graphs"] - before
+
+
+def fresh_jit(jax, fn):
+    """A jitted ``fn`` that JAX has never seen: jit caches programs per Python function, and this
+    wrapper is a new function each time, so its first call really traces and compiles."""
+    return jax.jit(lambda *args: fn(*args))

@@ -1,0 +1,46 @@
+"""Verdicts on measured numbers against the course's words: FlashAttention's peak memory (§3.1),
+bf16 paying where matrix units are (§12.5), and one best tile not fitting every shape (§12.5)."""
+
+from __future__ import annotations
+
+
+def assert_flash_saves(flash_peak: int, math_peak: int, scores: int) -> dict:
+    """§3.1: the math backend's peak holds the score matrix (>= 90 % of it); flash's stays under 5 % of it."""
+    found = {"scores_bytes": scores, "math_peak": math_peak, "flash_peak": flash_peak}
+    assert math_peak >= 0.9 * scores, f"the math backend should materialize the scores: {found}"
+    assert flash_peak <= 0.05 * scores, f"the flash backend should not: {found}"
+    return found
+
+
+def assert_bf16_pays_where_units_are(
+    speedup: float, matrix_units: bool, fast_at_least: float = 3.0, slow_at_most: float = 2.0
+) -> None:
+    """§12.5: which dtype is fast depends on the device. bf16's speed-up over fp32 on one matmul
+    (fp32 time / bf16 time) is at least ``fast_at_least`` where bf16 units run it (a GPU's tensor
+    cores; a CPU's AMX tiles or AVX512-BF16 dot products) and at most the 2x of half the bytes where
+    there are none."""
+    if matrix_units:
+        assert speedup >= fast_at_least, (
+            f"bf16 on bf16 matrix units should be >= {fast_at_least}x faster than fp32: {speedup:.2f}x"
+        )
+    else:
+        assert speedup <= slow_at_most, (
+            f"with no bf16 matrix units, bf16 should not be much faster than fp32 (<= {slow_at_most}x): {speedup:.2f}x"
+        )
+
+
+def assert_best_tile_differs(medians: dict[str, dict[str, float]], margin: float = 1.3) -> dict:
+    """§12.5: ``medians[shape][tile]`` in seconds. Each shape's fastest tile beats the other shape's
+    fastest tile, on this shape, by ``margin``: no one tile is best for every shape."""
+    best = {shape: min(times, key=times.get) for shape, times in medians.items()}
+    found = {
+        "best": best,
+        "medians_ms": {s: {t: round(v * 1e3, 3) for t, v in times.items()} for s, times in medians.items()},
+    }
+    for shape, times in medians.items():
+        for other in set(best.values()) - {best[shape]}:
+            assert times[other] >= margin * times[best[shape]], (
+                f"on {shape}, tile {other} is within {margin}x of the best, {best[shape]}: {found}"
+            )
+    assert len(set(best.values())) > 1, f"one tile is fastest for every shape: {found}"
+    return found

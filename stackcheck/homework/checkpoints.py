@@ -1,0 +1,166 @@
+"""The course's checkpoints Q1-Q5 as homework answers (fixtures/checkpoints.toml): the answers.toml
+a student fills in, and its grading against what this machine measures, where it can."""
+
+from __future__ import annotations
+
+import functools
+import json
+import time
+
+import numpy as np
+import tomllib
+
+from stackcheck.paths import data
+from stackcheck.stacks import available
+
+COURSE_TENSOR_MB = 16  # checkpoint 3: A, Z and Y are 16 MB each
+ASYNC_WORK_S = 0.05  # checkpoint 2: the asynchronous work the student's timer must see
+
+
+@functools.cache
+def questions() -> list[dict]:
+    with open(data.path("fixtures", "checkpoints.toml"), "rb") as f:
+        return tomllib.load(f)["checkpoint"]
+
+
+def template() -> str:
+    """answers.toml for the student: each question in Korean and English, each field's format."""
+    lines = [
+        "# Week 02 checkpoints Q1-Q5. Fill in each answer; `pytest --homework DIR` grades them.",
+        "# Strings in double quotes, true/false bare, numbers bare.",
+        "",
+    ]
+    for q in questions():
+        lines += [
+            f"# ---- {q['id']} (course checkpoint, {q['section']}) ----",
+            f"# {q['ko']}",
+            f"# {q['en']}",
+            f"[{q['id']}]",
+        ]
+        for field in q["field"]:
+            if field.get("optional"):
+                lines.append(f"# {field['name']}: {field['format']}")
+                continue
+            lines.append(f"# {field['name']}: {field['format']}")
+            for choice in field.get("choices", []):
+                lines.append(f"#   - {json.dumps(choice, ensure_ascii=False)}")
+            lines.append(f'{field["name"]} = ""')
+        lines.append("")
+    return "\n".join(lines)
+
+
+def intermediate_traffic_mb(tensor_mb: float, fused: bool) -> float:
+    """Checkpoint 3, analytically: eager writes A and Z once and reads each back once; epilogue
+    fusion keeps both in registers, so they cause no HBM traffic."""
+    return 0.0 if fused else 4 * tensor_mb
+
+
+def eager_intermediates() -> tuple[int, str]:
+    """Checkpoint 1, measured: the tensors torch eager allocates for ReLU(X @ W + b), besides Y."""
+    if available.stack_missing("torch"):
+        return 2, "analytic (torch is not installed): A and Z"
+    import torch
+
+    from stackcheck.toolchains.inductor import eager_ops
+
+    _, ops = eager_ops(lambda x, w, b: torch.relu(x @ w + b), torch.ones(4, 3), torch.ones(3, 2), torch.ones(2))
+    return len(ops) - 1, f"measured with torch {torch.__version__} eager: ops {[o['op'] for o in ops]}"
+
+
+def fixed_timer_agrees(timed_call) -> tuple[bool, str]:
+    """Checkpoint 2, measured: the student's timed_call, given a sync, must agree (within 2x) with
+    the suite's own synced clock on work that runs asynchronously, as a GPU's does: a thread that
+    waits 50 ms, whose future is returned at once and synced by ``future.result()``. No framework
+    starts, so this also runs in an xdist controller."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from stackcheck.evidence import timing
+
+    def sync(future):
+        future.result()
+
+    with ThreadPoolExecutor(max_workers=1) as pool:
+
+        def submit():
+            return pool.submit(time.sleep, ASYNC_WORK_S)
+
+        theirs = [float(timed_call(submit, sync)) for _ in range(3)]
+        ours = [timing.host_timer(submit, sync)() for _ in range(3)]
+    ratio = float(np.median(theirs) / max(np.median(ours), 1e-12))
+    return 0.5 <= ratio <= 2.0, (
+        f"your timed_call {np.median(theirs) * 1e3:.1f} ms vs the synced clock "
+        f"{np.median(ours) * 1e3:.1f} ms on asynchronous work (ratio {ratio:.2f}; "
+        f"0.5-2 agrees)"
+    )
+
+
+def grade(answers: dict, timed_call=None) -> list[dict]:
+    """One entry per checkpoint: points earned, and one feedback line per field."""
+    graded = []
+    for q in questions():
+        given = answers.get(q["id"], {})
+        lines, right, total = [], 0, 0
+        for field in q["field"]:
+            if field["name"] == "fixed_timer_agrees":
+                if timed_call is None:
+                    continue
+                ok, how = fixed_timer_agrees(timed_call)
+            else:
+                value = given.get(field["name"], "")
+                if value == "" or value is None:
+                    ok, how = False, "not answered"
+                else:
+                    expected, source = _expected(field)
+                    ok = _same(value, expected)
+                    how = f"you wrote {value!r}" + ("" if ok else f"; expected {expected!r} ({source})")
+            total += 1
+            right += ok
+            lines.append(f"{'ok ' if ok else 'NO '} {field['name']}: {how}")
+        attempted = any(given.get(f["name"], "") not in ("", None) for f in q["field"])
+        graded.append(
+            {
+                "id": q["id"],
+                "points": q["points"],
+                "earned": q["points"] * right / max(total, 1),
+                "passed": right == total,
+                "attempted": attempted,
+                "feedback": lines,
+                "ko": q["ko"],
+                "en": q["en"],
+            }
+        )
+    return graded
+
+
+def _expected(field: dict):
+    if field["grade"] == "key":
+        return field["key"], "the course's answer"
+    if field["name"] == "eager_intermediates":
+        return eager_intermediates()
+    if field["name"] == "mb_after_fusion":
+        return intermediate_traffic_mb(
+            COURSE_TENSOR_MB, fused=True
+        ), f"analytic: {intermediate_traffic_mb(COURSE_TENSOR_MB, fused=False):g} MB eager, none fused"
+    raise KeyError(f"no grader for checkpoint field {field['name']!r}")
+
+
+def _same(given, expected) -> bool:
+    if isinstance(expected, bool):
+        return given is expected or str(given).strip().lower() == str(expected).lower()
+    if isinstance(expected, (int, float)):
+        try:
+            return abs(float(given) - float(expected)) <= 1e-6 + 0.01 * abs(float(expected))
+        except (TypeError, ValueError):
+            return False
+    return str(given).strip().lower() == str(expected).strip().lower()
+
+
+def load_answers(path) -> tuple[dict, str | None]:
+    """answers.toml's tables, or {} and one line saying what is wrong with the file."""
+    try:
+        with open(path, "rb") as f:
+            return tomllib.load(f), None
+    except FileNotFoundError:
+        return {}, f"{path}: no answers file (checkpoints count 0)"
+    except tomllib.TOMLDecodeError as error:
+        return {}, f"{path}: not valid TOML: {error} (checkpoints count 0)"

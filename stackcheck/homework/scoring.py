@@ -1,0 +1,111 @@
+"""The homework score: points per claim (fixtures/catalogue.toml) earned by the tests that ran the
+student's functions, plus the checkpoints; feedback for each claim in the course's words."""
+
+from __future__ import annotations
+
+from stackcheck.claims import catalogue
+
+GRADED = ("passed", "failed", "interrupted")  # errors and timeouts are failures; interrupts count 0
+
+
+def score(report: dict, checkpoints: list[dict]) -> dict:
+    """``report``: the curriculum report, whose tests carry ``student`` (the assigned functions
+    they ran) and, when they failed, ``message``. A claim earns its points times the share of its
+    graded tests that passed; tests that only skipped here are listed apart, not failed."""
+    known = catalogue.catalogue()
+    graded, ungradable = [], []
+    for c in report["claims"]:
+        tests = [t for t in c["tests"] if t.get("counts", True) and t.get("student")]
+        ran = [t for t in tests if t["outcome"] in GRADED]
+        skipped = [t for t in c["tests"] if t.get("counts", True) and t["outcome"] == "skipped"]
+        if not ran:
+            if skipped:  # skipped before they reached the student's code, or inconclusive
+                reasons = sorted({t.get("reason") or "skipped" for t in skipped})
+                ungradable.append({"id": c["id"], "section": c["section"], "title": c["title"], "why": reasons[0]})
+            continue
+        entry = known[c["id"]]
+        failed = [t for t in ran if t["outcome"] != "passed"]
+        passed = len(ran) - len(failed)
+        points = entry["points"]
+        item = {
+            "id": c["id"],
+            "section": c["section"],
+            "title": c["title"],
+            "ko": entry["ko"],
+            "points": points,
+            "earned": round(points * passed / len(ran), 2),
+            "passed": passed,
+            "graded": len(ran),
+            "functions": sorted({n for t in tests for n in t["student"]}),
+        }
+        if failed:
+            untried = sorted({n for t in failed for n in t.get("not_attempted", [])})
+            item["status"] = "not attempted" if all(t.get("not_attempted") for t in failed) else "failed"
+            item["not_attempted"] = untried
+            item["feedback"] = next((t["message"] for t in failed if t.get("message")), "failed")
+            item["first_failure"] = failed[0]["nodeid"]
+            mcs = [m for m in (c["id"] if "misconception" in entry else None, entry.get("revisit")) if m]
+            item["misconceptions"] = [f"{m}: {known[m]['misconception']}" for m in mcs]
+        else:
+            item["status"] = "passed"
+        graded.append(item)
+    not_here: dict[str, int] = {}
+    for t in {
+        t["nodeid"]: t
+        for c in report["claims"]
+        for t in c["tests"]
+        if t.get("counts", True) and t["outcome"] == "skipped"
+    }.values():
+        not_here[t["device"]] = not_here.get(t["device"], 0) + 1
+    points = sum(i["points"] for i in graded) + sum(q["points"] for q in checkpoints)
+    earned = sum(i["earned"] for i in graded) + sum(q["earned"] for q in checkpoints)
+    return {
+        "percent": round(100 * earned / points, 1) if points else 0.0,
+        "earned": round(earned, 2),
+        "points": points,
+        "claims": graded,
+        "ungradable": ungradable,
+        "checkpoints": checkpoints,
+        "skipped_here": not_here,
+        "passport": f"{sum(q['passed'] for q in checkpoints)}/{len(checkpoints)}" if checkpoints else None,
+    }
+
+
+def lines(result: dict) -> list[str]:
+    """The terminal's and the Markdown's feedback: one block per claim, the course's words included."""
+    out = [f"score: {result['percent']:g} % ({result['earned']:g} of {result['points']:g} points)"]
+    if result["passport"]:
+        out[0] += f" | checkpoints passport: {result['passport']}"
+    for item in result["claims"]:
+        mark = {"passed": "PASS", "failed": "FAIL", "not attempted": "TODO"}[item["status"]]
+        out.append(
+            f"{mark} {item['id']} (§{item['section']}) {item['earned']:g}/{item['points']:g}: "
+            f"{item['passed']}/{item['graded']} tests; {', '.join(item['functions'])}"
+        )
+        if item["status"] == "not attempted":
+            out.append(
+                f"     not attempted yet: {', '.join(item['not_attempted'])} (each still raises NotImplementedError)"
+            )
+        elif item["status"] == "failed":
+            out += [
+                f"     {item['title']}",
+                f"     {item['ko']}",
+                f"     first failure: {item['feedback']}",
+                f"     rerun: python -m pytest '{item['first_failure']}'",
+            ]
+            out += [f"     misconception to revisit, {m}" for m in item["misconceptions"]]
+    if result.get("answers_problem"):
+        out.append(f"---- checkpoints: {result['answers_problem']}")
+    for q in result["checkpoints"]:
+        mark = "PASS" if q["passed"] else ("TODO" if not q["attempted"] else "FAIL")
+        out.append(f"{mark} checkpoint {q['id']} {q['earned']:g}/{q['points']:g}: {q['ko'][:60]}...")
+        out += [f"     {line}" for line in q["feedback"] if not line.startswith("ok")]
+    if result["skipped_here"]:
+        by_device = ", ".join(f"{d}: {n}" for d, n in sorted(result["skipped_here"].items()))
+        out.append(
+            f"---- {sum(result['skipped_here'].values())} tests could not run here ({by_device}); "
+            "they count neither for nor against you"
+        )
+    for item in result["ungradable"]:
+        out.append(f"---- {item['id']} (§{item['section']}) cannot be graded on this machine: {item['why']}")
+    return out

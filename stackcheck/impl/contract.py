@@ -1,0 +1,136 @@
+"""What every surface function must return (course sections in every message): the task table, the
+return-value checks wrapped around a student's functions, and the stub of a function not written."""
+
+from __future__ import annotations
+
+import numbers
+import sys
+from dataclasses import dataclass
+from typing import Callable
+
+TIMEOUT_S = 60.0  # per test, in homework mode, unless pytest-timeout's --timeout says otherwise
+
+
+class NotAttempted(NotImplementedError):
+    """An assigned function the student has not written (a stub, or a name the file lacks)."""
+
+
+class ReturnError(TypeError):
+    """A surface function returned something of the wrong kind; the message says what it must return."""
+
+
+def _array(value) -> bool:
+    return hasattr(value, "shape") and hasattr(value, "dtype")
+
+
+def _arrays(count: int) -> Callable[[object], bool]:
+    return lambda v: isinstance(v, (tuple, list)) and len(v) == count and all(_array(x) for x in v)
+
+
+def _scalar(value) -> bool:
+    return isinstance(value, numbers.Real) or (_array(value) and getattr(value, "ndim", 1) == 0)
+
+
+def _loss_and_grads(value) -> bool:
+    return isinstance(value, (tuple, list)) and len(value) == 2 and _arrays(3)(value[1])
+
+
+def _seconds(value) -> bool:
+    return isinstance(value, numbers.Real) and not isinstance(value, bool) and value >= 0
+
+
+def _anything(value) -> bool:
+    return True
+
+
+@dataclass(frozen=True)
+class Task:
+    name: str
+    part: str  # math | ir | runtime | kernels
+    section: str  # where the course teaches it
+    stack: str | None  # the stack whose tests run it (None: every stack's tests)
+    returns: str  # what it must return, as the message says it
+    check: Callable[[object], bool]
+
+
+TASKS = {
+    t.name: t
+    for t in (
+        Task("check_operands", "math", "2.1", None, "None (or raise ValueError)", _anything),
+        Task("numpy_steps", "math", "2.2", "numpy", "(A, Z, Y): a tuple of 3 arrays", _arrays(3)),
+        Task("numpy_forward", "math", "2.2", "numpy", "Y: one array", _array),
+        Task("broadcast_bias", "math", "2.3", None, "an [n, M] array view", _array),
+        Task("torch_steps", "math", "8.1", "torch", "(A, Z, Y): a tuple of 3 tensors", _arrays(3)),
+        Task("torch_forward", "math", "8.1", "torch", "Y: one tensor", _array),
+        Task("torch_broadcast_bias", "math", "2.3", None, "an [n, M] tensor view", _array),
+        Task("w_from_linear", "math", "2.1", None, "W[K, M]: one tensor", _array),
+        Task("torch_compiled_forward", "math", "8.1", "torch_compile", "Y: one tensor", _array),
+        Task("torch_grads", "math", "8.2", None, "(Y, loss, dX, dW, db): a tuple of 5 tensors", _arrays(5)),
+        Task("jax_steps", "math", "9", "jax", "(A, Z, Y): a tuple of 3 arrays", _arrays(3)),
+        Task("jax_forward", "math", "9", "jax", "Y: one array", _array),
+        Task("jax_loss_and_grads", "math", "9.5", None, "(loss, (dX, dW, db))", _loss_and_grads),
+        Task("sum_sequential", "math", "MC13", None, "one float32 scalar", _scalar),
+        Task("sum_blocked", "math", "MC13", None, "one float32 scalar", _scalar),
+        Task("max_steps", "ir", "10.3", "max", "(A, Z, Y): a tuple of 3 graph values", _arrays(3)),
+        Task("jax_sync", "runtime", "6.3", None, "the value it waited for", _anything),
+        Task("torch_sync", "runtime", "6.5", None, "None", _anything),
+        Task("timed_call", "runtime", "6.5", None, "seconds: one float >= 0", _seconds),
+        Task(
+            "steady_state",
+            "runtime",
+            "6.5",
+            None,
+            "a list of floats (seconds)",
+            lambda v: isinstance(v, (list, tuple)) and all(_seconds(x) for x in v),
+        ),
+        Task("triton_bias_relu", "kernels", "11.2", "triton", "Y: one tensor", _array),
+        Task("triton_forward", "kernels", "11.4", "triton", "Y: one tensor", _array),
+        Task("pallas_bias_relu", "kernels", "12.1", None, "Y: one array", _array),
+        Task("mojo_relu", "kernels", "10.4", "mojo", "one graph value", _anything),
+        Task("mojo_package", "kernels", "10.4", "mojo", "a path", _anything),
+    )
+}
+
+
+def not_attempted(name: str) -> Callable:
+    task = TASKS[name]
+
+    def stub(*args, **kwargs):
+        raise NotAttempted(f"§{task.section}: {name} is not written yet")
+
+    stub.__name__ = name
+    return stub
+
+
+def compiling() -> bool:
+    """Whether torch.compile is tracing this call: the homework's bookkeeping and checks step
+    aside, since a side effect in traced code becomes a guard (a recompile on every call)."""
+    torch = sys.modules.get("torch")
+    return torch is not None and torch.compiler.is_compiling()
+
+
+def checked(name: str, fn: Callable) -> Callable:
+    """``fn`` with its return value checked against the surface contract (homework feedback)."""
+    task = TASKS.get(name)
+    if task is None or task.check is _anything:
+        return fn
+
+    def call(*args, **kwargs):
+        value = fn(*args, **kwargs)
+        if not compiling() and not task.check(value):
+            raise ReturnError(
+                f"{name} returned {_describe(value)}; it must return {task.returns} (course §{task.section})"
+            )
+        return value
+
+    call.__name__ = name
+    call.__wrapped__ = fn
+    return call
+
+
+def _describe(value) -> str:
+    if value is None:
+        return "None"
+    if isinstance(value, (tuple, list)):
+        return f"a {type(value).__name__} of {len(value)}: ({', '.join(type(v).__name__ for v in value)})"
+    return f"a {type(value).__module__}.{type(value).__qualname__}"

@@ -1,0 +1,31 @@
+"""The suite's data files: fixtures/ (claim catalogue, hand example), mojo/ (Mojo sources) and
+course/ (the course's listings).
+
+In a checkout they sit beside the package; an installed wheel ships them as the packages
+``stackcheck.fixtures``, ``stackcheck.mojo`` and ``stackcheck.listings``. This is the one place that knows both.
+"""
+
+from __future__ import annotations
+
+import importlib.resources
+import os
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]  # what holds stackcheck/: the checkout, or site-packages
+PACKAGES = {"fixtures": "stackcheck.fixtures", "mojo": "stackcheck.mojo", "course": "stackcheck.listings"}
+
+
+def path(folder: str, *parts: str) -> Path:
+    """``folder``/``parts`` from the checkout when there is one, else from the installed package."""
+    checkout = ROOT / folder
+    if checkout.is_dir():
+        return checkout.joinpath(*parts)
+    found = importlib.resources.files(PACKAGES[folder])  # a namespace package: join before converting
+    for part in parts:
+        found = found / part
+    return Path(str(found))
+
+
+def cache_dir() -> Path:
+    """Where the suite keeps builds and locks: $STACKCHECK_CACHE, else ~/.cache/stackcheck."""
+    return Path(os.environ.get("STACKCHECK_CACHE", Path.home() / ".cache" / "stackcheck"))

@@ -1,0 +1,104 @@
+"""``--course PATH``: the course's listings (stackcheck.course.listings) collected as test items with
+the claim tests' device and stack markers, known errata as strict expected failures, and their
+section of the report."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from stackcheck.plugin.recorder import LISTING, LISTING_NOTE
+from stackcheck.stacks.records import STACKS
+
+COURSE = pytest.StashKey[list]()
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    spec = config.getoption("course", None)
+    if spec is None:
+        return
+    if _sybil_missing():
+        raise pytest.UsageError(f"--course needs Sybil: {_sybil_missing()}")
+    from stackcheck.course import listings
+
+    try:
+        paths = listings.documents(str(listings.shipped()) if spec == "shipped" else spec)
+        for path in paths:
+            listings.sybil().parse(path)  # fence info errors now, in one line
+    except ValueError as error:
+        raise pytest.UsageError(str(error)) from None
+    config.stash[COURSE] = paths
+    for path in paths:
+        if str(path) not in config.args:
+            config.args.append(str(path))
+
+
+def _sybil_missing() -> str | None:
+    import importlib.util
+
+    return None if importlib.util.find_spec("sybil") else "sybil is not installed (pip install sybil)"
+
+
+def pytest_collect_file(file_path: Path, parent):
+    paths = parent.config.stash.get(COURSE, [])
+    if file_path.resolve() in paths:
+        from sybil.integration.pytest import SybilFile
+
+        from stackcheck.course import listings
+
+        return SybilFile.from_parent(parent, path=file_path, sybils=[listings.sybil()])
+    return None
+
+
+def listing_of(item: pytest.Item):
+    """The listings.Listing a Sybil item runs, or None for any other item."""
+    if COURSE not in item.config.stash:
+        return None
+    from stackcheck.course import listings
+
+    parsed = getattr(getattr(item, "example", None), "parsed", None)
+    return parsed if isinstance(parsed, listings.Listing) else None
+
+
+def mark_listings(items: list[pytest.Item]) -> None:
+    """Each listing item gets its stack and device markers and its description; a known erratum is
+    a strict xfail, so a course release that fixes it turns the run red."""
+    for item in items:
+        listing = listing_of(item)
+        if listing is None:
+            continue
+        item.add_marker(getattr(pytest.mark, listing.device))
+        if listing.stack in STACKS:
+            item.add_marker(getattr(pytest.mark, listing.stack))
+        if listing.erratum:
+            from stackcheck.course import listings
+
+            item.add_marker(
+                pytest.mark.xfail(
+                    strict=True,
+                    raises=listings.ListingError,
+                    reason=f"known erratum: {listing.erratum.get('reason', '')}",
+                )
+            )
+        item.user_properties.append((LISTING, listing.describe()))
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
+    """A listing that ran other than as written (against a working form, with the course's GPU
+    edit) says so in its report."""
+    report = yield
+    listing = listing_of(item) if call.when == "call" else None
+    if listing is not None:
+        note = item.example.namespace.get("__notes__", {}).get(listing.id)
+        if note:
+            report.user_properties.append((LISTING_NOTE, note))
+    return report
+
+
+def pytest_stackcheck_report_sections(report: dict) -> list[tuple[str, list[str]]] | None:
+    """The course's listings with their errata."""
+    from stackcheck import report as rendering
+
+    return [("course listings", rendering.listing_lines(report))] if report.get("listings") else None

@@ -1,0 +1,91 @@
+"""The fixtures every claim test may use: the implementations under test, the §2.2 hand example,
+evidence for the report, the Triton launches a test caused, and the pinned matmul precision (autouse)."""
+
+from __future__ import annotations
+
+import sys
+
+import numpy as np
+import pytest
+import tomllib
+
+from stackcheck.evidence import precision, repro
+from stackcheck.impl.loader import Impl
+from stackcheck.paths import data
+from stackcheck.plugin.recorder import DRAWN, EVIDENCE, RECORDER
+from stackcheck.stacks import available
+from stackcheck.stacks.records import STACKS
+
+
+@pytest.fixture
+def impl(request: pytest.FixtureRequest) -> Impl:
+    """The implementations under test: --impl's module where it provides a name, else the reference."""
+    return request.config.stash[RECORDER].impl
+
+
+@pytest.fixture(scope="session")
+def hand_example() -> dict[str, np.ndarray]:
+    """Course §2.2's hand example: X, W, b and the hand-computed A, Z, Y (float32), and the §9.5 loss."""
+    with open(data.path("fixtures", "hand_example.toml"), "rb") as f:
+        values = tomllib.load(f)
+    return {k: (np.asarray(v, dtype=np.float32) if isinstance(v, list) else v) for k, v in values.items()}
+
+
+class LaunchSpy:
+    """Stands in for a Triton kernel object: records each launch grid, then launches the real kernel."""
+
+    def __init__(self, kernel):
+        self.kernel = kernel
+        self.grids = []
+
+    def __getitem__(self, grid):
+        self.grids.append(tuple(grid))
+        return self.kernel[grid]
+
+
+@pytest.fixture
+def launches(monkeypatch):
+    """Record every launch of stackcheck's Triton bias+ReLU kernel (compiled or interpreted)."""
+    from stackcheck.toolchains import triton_kernels
+
+    spies = {name: LaunchSpy(getattr(triton_kernels, name)) for name in ("compiled_kernel", "interpreted_kernel")}
+    for name, spy in spies.items():
+        monkeypatch.setattr(triton_kernels, name, spy)
+    return lambda: [grid for spy in spies.values() for grid in spy.grids]
+
+
+@pytest.fixture
+def evidence(request: pytest.FixtureRequest):
+    """Call ``evidence(**numbers)`` to attach measurements to this test's claims in the report; each
+    carries the fifteen fields of course §14.4 (``stackcheck.evidence.repro``) under the key ``repro``, and
+    the call returns the entry as recorded."""
+    recorder = request.config.stash[RECORDER]
+
+    def record(**numbers) -> dict:
+        entry = {
+            **numbers,
+            "repro": repro.record(recorder.environment_fingerprint(), numbers, request.node.stash.get(DRAWN, [])),
+        }
+        request.node.user_properties.append((EVIDENCE, entry))
+        return entry
+
+    return record
+
+
+def _framework(item: pytest.Item, name: str):
+    """torch or jax if this process already imported it or the test is about to use it."""
+    if name in sys.modules:
+        return sys.modules[name]
+    if any(item.get_closest_marker(m) for m in (s.name for s in STACKS.values() if name in s.markers)):
+        return available.need(name)
+    return None
+
+
+@pytest.fixture(autouse=True)
+def _pinned_matmul_precision(request: pytest.FixtureRequest):
+    """TF32 off and JAX precision 'highest' for every test not marked ``precision`` (numerics policy)."""
+    if request.node.get_closest_marker("precision"):
+        yield
+        return
+    with precision.pinned(_framework(request.node, "torch"), _framework(request.node, "jax")):
+        yield

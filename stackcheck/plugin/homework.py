@@ -1,0 +1,181 @@
+"""Homework mode: ``--homework DIR`` (or ``--impl FILE --strict-impl``) grades a student's file.
+
+Only the assigned parts' test folders run, and of those only the tests of stacks the
+assignment touches; a stub is "not attempted" in one line, a function that never returns is
+named by the per-test timeout, captured output is capped, and the score (claims and
+checkpoints) closes the run and the report.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from stackcheck.homework import assignment, checkpoints, scoring
+from stackcheck.impl import contract
+from stackcheck.impl.loader import Impl, ImplError, check_names, deepest_frame_in, load_module
+from stackcheck.plugin.recorder import NOT_ATTEMPTED, RECORDER, STUDENT
+from stackcheck.stacks.records import STACKS
+
+OUTPUT_LINES = 40  # captured output kept per section (head and tail) when a student's code runs
+HOMEWORK = pytest.StashKey["Homework"]()
+
+
+@dataclass(frozen=True)
+class Homework:
+    parts: tuple[str, ...]
+    assigned: frozenset[str]
+    file: str  # the student's .py, absolute
+    answers: str  # answers.toml beside it
+
+
+def select_impl(config: pytest.Config) -> Impl:
+    """The implementations under test, from --impl or --homework; homework mode is stashed."""
+    folder, spec = config.getoption("homework", None), config.getoption("impl", None)
+    if folder and spec:
+        raise pytest.UsageError("--homework DIR and --impl FILE: give one of them")
+    if folder:
+        spec = os.path.join(folder, "homework.py")
+        if not os.path.isfile(spec):
+            raise pytest.UsageError(
+                f"--homework {folder}: no homework.py there; `stackcheck homework init {folder}` writes the starter"
+            )
+    strict = bool(folder) or config.getoption("strict_impl", False)
+    if strict and not spec:
+        raise pytest.UsageError("--strict-impl grades a file: give it with --impl FILE")
+    try:
+        module = load_module(spec) if spec else None
+        if not strict:
+            if module is not None:
+                check_names(module, spec, None)
+            return Impl(module)
+        parts = tuple(config.getoption("homework_part") or getattr(module, "ASSIGNED", None) or ("all",))
+        try:
+            assigned = assignment.assigned(parts)
+        except ValueError as error:
+            raise ImplError(f"--impl {spec}: {error}") from None
+        check_names(module, spec, assigned)
+    except ImplError as error:
+        text = str(error)
+        if folder:  # name the folder given and the file in it: "--homework hw: homework.py:3: SyntaxError: ..."
+            text = text.replace(f"--impl {spec}: ", f"--homework {folder}: ", 1).replace(f"{spec}:", "homework.py:")
+        raise pytest.UsageError(text) from None
+    path = os.path.abspath(getattr(module, "__file__", spec) or spec)
+    config.stash[HOMEWORK] = Homework(parts, assigned, path, os.path.join(os.path.dirname(path), "answers.toml"))
+    if hasattr(config.option, "timeout") and config.option.timeout is None and not os.environ.get("PYTEST_TIMEOUT"):
+        config.option.timeout = contract.TIMEOUT_S  # read by pytest-timeout's own pytest_configure, after this
+    return Impl(module, assigned)
+
+
+def grade(config: pytest.Config, report: dict) -> dict | None:
+    """The score for the curriculum report (None outside homework mode)."""
+    work = config.stash.get(HOMEWORK, None)
+    if work is None:
+        return None
+    answers, problem = checkpoints.load_answers(work.answers)
+    impl = config.stash[RECORDER].impl
+    timed_call = impl.timed_call if "timed_call" in work.assigned else None
+    result = scoring.score(report, checkpoints.grade(answers, timed_call))
+    result.update(parts=list(work.parts), file=work.file, answers_problem=problem)
+    return result
+
+
+# ---- collection: the assigned parts only --------------------------------------------------
+
+
+def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
+    work = config.stash.get(HOMEWORK, None)
+    if work is None:
+        return None
+    try:
+        top = collection_path.relative_to(config.rootpath).parts[0]
+    except (ValueError, IndexError):
+        return None
+    suite = {*config.getini("testpaths"), *assignment.PARTS.values()}  # the suite's own folders
+    if top in suite and top not in assignment.folders(work.parts):
+        return True
+    return None
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Drop the suite's self-tests and the tests of stacks the homework does not touch."""
+    work = config.stash.get(HOMEWORK, None)
+    if work is None:
+        return
+    keep, drop = [], []
+    for item in items:
+        stacks = [s for s in STACKS if item.get_closest_marker(s)]
+        direct = [s for s in stacks if not any(s in STACKS[o].uses for o in stacks)]  # triton, not its torch
+        off = item.get_closest_marker("meta") or not all(assignment.stack_runs(s, work.assigned) for s in direct)
+        (drop if off else keep).append(item)
+    if drop:
+        config.hook.pytest_deselected(items=drop)
+        items[:] = keep
+
+
+# ---- running: what the student's code did -------------------------------------------------
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    item.config.stash[RECORDER].impl.touched.clear()
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
+    report = yield
+    impl = item.config.stash[RECORDER].impl
+    if impl.module is None:
+        return report
+    work = item.config.stash.get(HOMEWORK, None)
+    if work is not None:
+        report.user_properties.append((STUDENT, impl.student_names(impl.touched)))
+    if call.excinfo is not None and report.failed:
+        student_file = work.file if work else os.path.abspath(getattr(impl.module, "__file__", "") or "")
+        line = _one_line(call.excinfo, student_file, item)
+        if line is not None:
+            text, untried = line
+            report.longrepr = text
+            if untried:
+                report.user_properties.append((NOT_ATTEMPTED, untried))
+    report.sections = [
+        (title, _capped(content) if title.startswith("Captured") else content) for title, content in report.sections
+    ]
+    return report
+
+
+def _one_line(excinfo: pytest.ExceptionInfo, student_file: str, item: pytest.Item):
+    """(feedback, stubs hit) replacing the traceback, for the failures a student causes; or None."""
+    frame = deepest_frame_in(excinfo.tb, student_file)
+    where = f"{os.path.basename(student_file)}:{frame.lineno}" if frame else None
+    if isinstance(excinfo.value, contract.NotAttempted) or (excinfo.errisinstance(NotImplementedError) and frame):
+        name = frame.name if frame else str(excinfo.value).split(": ", 1)[-1].split()[0]
+        section = contract.TASKS[name].section if name in contract.TASKS else "?"
+        return f"not attempted: {name} (course §{section}) still raises NotImplementedError", [name]
+    if isinstance(excinfo.value, contract.ReturnError):
+        return f"{excinfo.value}" + (f" [{where}]" if where else ""), []
+    if excinfo.typename == "Failed" and "Timeout" in str(excinfo.value):
+        seconds = item.config.getoption("timeout", None) or contract.TIMEOUT_S
+        if frame:
+            return (
+                f"timed out after {float(seconds):g} s: {frame.name} ({where}) did not return (an endless loop?)"
+            ), []
+        return f"timed out after {float(seconds):g} s in {excinfo.traceback[-1].name}", []
+    return None
+
+
+def _capped(content: str) -> str:
+    lines = content.splitlines()
+    if len(lines) <= OUTPUT_LINES:
+        return content
+    half = OUTPUT_LINES // 2
+    return "\n".join(lines[:half] + [f"... {len(lines) - OUTPUT_LINES} lines of output cut ..."] + lines[-half:])
+
+
+def pytest_stackcheck_report_sections(report: dict) -> list[tuple[str, list[str]]] | None:
+    """The homework score, per claim and checkpoint, in homework mode."""
+    return [("homework", scoring.lines(report["homework"]))] if "homework" in report else None

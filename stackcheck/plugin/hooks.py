@@ -1,0 +1,340 @@
+"""The stackcheck pytest plugin: markers, what each test needs, and the course pointer.
+
+Registered by the package's entry point only for a stackcheck run (stackcheck.plugin.options, which also
+holds every option). Per-run state lives in a ``Recorder`` (stackcheck.plugin.recorder) stored in
+``config.stash``; the fixtures are in stackcheck.plugin.fixtures. Lower modules never import this one.
+"""
+
+from __future__ import annotations
+
+import difflib
+import os
+import re
+from pathlib import Path
+
+import pytest
+
+from stackcheck import report as rendering
+from stackcheck.claims import catalogue
+from stackcheck.evidence import gpus, numerics
+from stackcheck.plugin import course, homework
+from stackcheck.plugin.recorder import DRAWN, MISSING, PROPS, RECORDER, Recorder
+from stackcheck.run import max_graphs
+from stackcheck.stacks import available, defaults, records
+from stackcheck.stacks.records import STACKS
+
+pytest_plugins = [
+    "stackcheck.plugin.fixtures",
+    "stackcheck.plugin.homework",
+    "stackcheck.plugin.course",
+    "stackcheck.plugin.baseline",
+]
+
+MISSING_REASON = pytest.StashKey[tuple[str, str]]()
+
+DEVICE_HELP = {
+    "cpu": "runs on the host CPU",
+    "cuda": "needs an NVIDIA GPU (torch.cuda / jax gpu); skipped without one",
+    "tpu": "needs a TPU (jax.devices('tpu')); skipped without one",
+}
+MARKERS = {
+    "claim(*ids)": "the course claims this test proves (fixtures/catalogue.toml)",
+    "meta": "a test of stackcheck itself; proves no course claim",
+    "mutant_for(*ids)": "a meta-test proving the tests of these claims catch a wrong implementation",
+    "precision": "about matmul precision; TF32/precision are not pinned",
+    "demo": "a demonstration: listed with its claims in the report, never counted toward them",
+    "max_graph(kind, ...)": "the MAX graphs a max test runs ('math' unless marked; 'sm_90': the structure graph "
+    "compiled for that GPU), compiled in the background from collection on",
+    "ncu(request, ...)": "the counters.Request workloads a test profiles with Nsight Compute, all profiled in "
+    "the background from collection on, one ncu session per cache/metrics pair",
+}
+# Words learners type for a device marker that does not exist.
+SYNONYMS = {"gpu": "cuda", "nvidia": "cuda", "cuda_gpu": "cuda", "host": "cpu", "xla_tpu": "tpu"}
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_configure(config: pytest.Config) -> None:
+    defaults.framework_defaults()
+    gpus.pin()
+    for device, text in DEVICE_HELP.items():
+        config.addinivalue_line("markers", f"{device}: {text}")
+    for stack in STACKS.values():
+        config.addinivalue_line("markers", f"{stack.name}: needs the {stack.name} stack ({stack.install_hint()})")
+    for marker, text in MARKERS.items():
+        config.addinivalue_line("markers", f"{marker}: {text}")
+    _register_hypothesis_profiles()
+    _check_required(config)
+    _check_rootdir(config)
+    impl = homework.select_impl(config)
+    report_path = config.getoption("curriculum_report", None)
+    if report_path:
+        _check_writable(report_path)
+    recorder = Recorder(
+        config,
+        impl,
+        frozenset(config.getoption("require", [])),
+        report_path,
+        grade=lambda report: homework.grade(config, report),
+    )
+    config.stash[RECORDER] = recorder
+    config.pluginmanager.register(recorder, "stackcheck-recorder")
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    recorder = config.stash.get(RECORDER, None)
+    if recorder is not None:
+        config.pluginmanager.unregister(recorder)
+        del config.stash[RECORDER]
+
+
+def _check_required(config: pytest.Config) -> None:
+    """--require names a device, a stack or a tool (checked here: the option itself is added in every
+    pytest run, where importing the stacks to list them would cost every project)."""
+    choices = list(records.DEVICES) + list(STACKS) + list(available.TOOLS)
+    for value in config.getoption("require", []):
+        if value not in choices:
+            raise pytest.UsageError(f"--require {value}: invalid choice: {value!r} (choose from {', '.join(choices)})")
+
+
+def _check_rootdir(config: pytest.Config) -> None:
+    """pytest picks the root folder before this plugin's options are known, so the value of
+    ``--homework DIR`` (or any path option) outside the checkout becomes the root, and the suite's
+    folders go missing. Say so, with the spelling that avoids it."""
+    invoked, root = config.invocation_params.dir.resolve(), config.rootpath.resolve()
+    if root == invoked or root in invoked.parents:
+        return
+    for name in ("homework", "impl", "mojo_prebuilt", "curriculum_report"):
+        value = config.getoption(name, None)
+        if value and os.path.exists(value):
+            given = Path(value).resolve()
+            if root in (given, given.parent):
+                flag = "--" + name.replace("_", "-")
+                raise pytest.UsageError(
+                    f"{flag} {value}: pytest took {root} for the test root; write "
+                    f"{flag}={value} (with '='), or add --rootdir=."
+                )
+
+
+def _check_writable(path: str) -> None:
+    for target in rendering.report_paths(path):
+        if target.is_dir():
+            raise pytest.UsageError(f"--curriculum-report {path}: {target} is a folder; give a file name")
+        try:
+            target.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as error:
+            raise pytest.UsageError(
+                f"--curriculum-report {path}: cannot create {target.parent}: {error.strerror}"
+            ) from None
+        if not os.access(target.parent, os.W_OK):
+            raise pytest.UsageError(f"--curriculum-report {path}: {target.parent} is not writable")
+
+
+def _register_hypothesis_profiles() -> None:
+    try:
+        from hypothesis import HealthCheck, settings
+    except ImportError:
+        return
+    common = dict(
+        deadline=None,
+        print_blob=True,
+        suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
+    )
+    # As many examples in both: most properties compile a program per drawn shape (jit, Inductor,
+    # XLA on a GPU), so examples cost compiles. "dev" draws fresh ones each run; "ci" the same ones.
+    settings.register_profile("ci", derandomize=True, database=None, max_examples=12, **common)
+    # explicit: under CI hypothesis derandomizes its defaults, which "dev" must not inherit
+    settings.register_profile("dev", derandomize=False, max_examples=12, **common)
+    settings.load_profile("ci" if os.environ.get("CI") else "dev")
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_sessionstart(session: pytest.Session) -> None:
+    _check_mark_expression(session.config)
+    # Read the fingerprint now, once per process: it imports torch and JAX, which must happen in the
+    # outer session, never first inside an in-process pytester run (that drops them afterwards).
+    session.config.stash[RECORDER].environment_fingerprint()
+
+
+def _check_mark_expression(config: pytest.Config) -> None:
+    """-m naming a marker that does not exist selects nothing, silently: say so, with a suggestion."""
+    expression = config.getoption("markexpr", "") or ""
+    known = {line.split(":", 1)[0].split("(", 1)[0].strip() for line in config.getini("markers")}
+    words = re.findall(r"[A-Za-z_][\w\-]*", re.sub(r"\([^)]*\)", "", expression))
+    unknown = [w for w in words if w not in known and w not in ("and", "or", "not")]
+    if unknown:
+        word = unknown[0]
+        close = [SYNONYMS[word]] if word in SYNONYMS else difflib.get_close_matches(word, sorted(known), n=1)
+        suggestion = f"; did you mean -m {close[0]}?" if close else ""
+        devices = ", ".join(records.DEVICES)
+        raise pytest.UsageError(
+            f"-m {expression!r}: no marker named {word!r}{suggestion} "
+            f"(devices: {devices}; stacks: {', '.join(STACKS)}; `pytest --markers` lists all)"
+        )
+
+
+def item_device(item: pytest.Item) -> str:
+    callspec = getattr(item, "callspec", None)
+    if callspec is not None and callspec.params.get("device") in records.DEVICES:
+        return callspec.params["device"]
+    for device in records.DEVICES[1:]:
+        if item.get_closest_marker(device):
+            return device
+    return "cpu"
+
+
+def item_claims(item: pytest.Item) -> list[str]:
+    return [cid for mark in item.iter_markers("claim") for cid in mark.args]
+
+
+def item_stacks(item: pytest.Item) -> list[str]:
+    return [name for name in STACKS if item.get_closest_marker(name)]
+
+
+def missing_for(item: pytest.Item) -> tuple[str, str] | None:
+    """(reason, what is missing) when a stack or the device this item needs is not here."""
+    stacks = item_stacks(item)
+    for stack in stacks:
+        if available.stack_missing(stack):
+            return available.stack_missing(stack), stack
+    device = item_device(item)
+    for stack in [s for s in stacks if device in STACKS[s].devices] or [None]:
+        reason = available.device_missing(device, stack)
+        if reason:
+            return reason, device
+    return None
+
+
+@pytest.hookimpl(tryfirst=True)  # markers must exist before -m deselects
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    known = catalogue.catalogue()
+    recorder = config.stash[RECORDER]
+    course.mark_listings(items)
+    for item in items:
+        device = item_device(item)
+        if not item.get_closest_marker(device):
+            item.add_marker(getattr(pytest.mark, device))
+        missing = missing_for(item)
+        if missing:
+            item.stash[MISSING_REASON] = missing
+        if course.listing_of(item) is not None:
+            continue  # a listing is course material, recorded apart from the claims
+        ids = item_claims(item)
+        recorder.unknown_claims.update(cid for cid in ids if cid not in known)
+        # A claim counts only tests that exercise the implementation under test, or run a stack or
+        # a device (a Mojo binary on the GPU has no Python stack to mark); a `demo` never counts.
+        counts = item.get_closest_marker("demo") is None and (
+            "impl" in getattr(item, "fixturenames", ()) or bool(item_stacks(item)) or device != "cpu"
+        )
+        item.user_properties.append(
+            (
+                PROPS,
+                {
+                    "claims": ids,
+                    "device": device,
+                    "counts": counts,
+                    "meta": item.get_closest_marker("meta") is not None,
+                },
+            )
+        )
+    # MAX tests last: the compiles started at collection time then overlap everything else.
+    items.sort(key=lambda item: bool(max_graph_kinds(item)))
+
+
+def max_graph_kinds(item: pytest.Item) -> tuple[str, ...]:
+    """The MAX graphs ``item`` runs, built for its device ("math" of a cuda item is "math-gpu")."""
+    if item.get_closest_marker("max") is None:
+        return ()
+    marker = item.get_closest_marker("max_graph")
+    return tuple(max_graphs.on_device(kind, item_device(item)) for kind in (marker.args if marker else ("math",)))
+
+
+def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
+    from stackcheck.plugin import hookspecs
+
+    pluginmanager.add_hookspecs(hookspecs)
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_stackcheck_report_sections(report: dict) -> list[tuple[str, list[str]]]:
+    """The claims table, first in the summary."""
+    return [("course claims", rendering.terminal_table(report))]
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """Start each MAX graph's compile (about a minute cold) and every ncu profile the selected tests
+    need at once, on background threads, so they overlap the other tests."""
+    runnable = [item for item in session.items if MISSING_REASON not in item.stash]
+    kinds = {k for item in runnable for k in max_graph_kinds(item)}
+    # Under xdist every worker collects every test: one worker compiles at collection, and the
+    # others compile what they run when they run it, from MAX's disk cache by then.
+    first_worker = getattr(session.config, "workerinput", {}).get("workerid", "gw0") == "gw0"
+    if kinds and first_worker and not available.stack_missing("max"):
+        for kind in sorted(kinds):
+            max_graphs.prefetch(kind, session.config.stash[RECORDER].impl)
+    requests = [r for item in runnable for mark in item.iter_markers("ncu") for r in mark.args]
+    if requests:
+        from stackcheck.toolchains import counters
+
+        counters.prefetch(requests, shared=_run_folder(session.config))
+
+
+def _run_folder(config: pytest.Config) -> str | None:
+    """A folder this test run's xdist workers share (None without xdist): one of them profiles."""
+    workerinput = getattr(config, "workerinput", None)
+    if workerinput is None:
+        return None
+    import tempfile
+
+    return os.path.join(tempfile.gettempdir(), f"stackcheck-run-{workerinput['testrunuid']}")
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    unknown = [cid for cid in item_claims(item) if cid not in catalogue.catalogue()]
+    if unknown:
+        pytest.fail(f"unknown claim id(s) {unknown}: every id must be in {catalogue.catalogue_path()}", pytrace=False)
+    if MISSING_REASON in item.stash:
+        raise available.Missing(*item.stash[MISSING_REASON])  # one location for all: pytest folds them by reason
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_protocol(item: pytest.Item, nextitem):
+    with numerics.seeds_drawn() as drawn:
+        item.stash[DRAWN] = drawn
+        return (yield)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
+    report = yield
+    excinfo = call.excinfo
+    if excinfo is not None and isinstance(excinfo.value, available.Missing):
+        needed = excinfo.value.needed
+        report.user_properties.append((MISSING, needed))
+        if report.skipped and isinstance(report.longrepr, tuple):  # the reason alone, not the class name
+            report.longrepr = (*report.longrepr[:2], excinfo.value.msg)
+        if needed in item.config.stash[RECORDER].require:
+            report.outcome = "failed"
+            report.longrepr = f"--require {needed}: {excinfo.value.msg}"
+    if report.failed and item_claims(item):
+        drawn = item.stash.get(DRAWN, [])
+        claimed = item_claims(item)
+        lines = catalogue.likely_causes(str(report.longrepr), claimed) + catalogue.course_pointer(claimed)
+        lines += [f"Random inputs (seeded): {'; '.join(drawn)}"] if drawn else []
+        lines.append(f"Rerun: python -m pytest '{rerun_id(item)}'")
+        report.sections.append(("stackcheck: what to revisit", "\n".join(lines)))
+    return report
+
+
+def rerun_id(item: pytest.Item) -> str:
+    """A node id that reruns ``item`` from where pytest was started, also for --pyargs runs, whose
+    node ids can lack the file."""
+    start = item.config.invocation_params.dir
+    try:
+        where = str(Path(os.path.relpath(item.path, start)))
+    except ValueError:  # another drive
+        where = str(item.path)
+    if where.startswith(".."):
+        where = str(item.path)
+    names = [node.name for node in item.listchain() if isinstance(node, (pytest.Class, pytest.Item))]
+    return "::".join([where, *names])

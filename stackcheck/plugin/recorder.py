@@ -1,0 +1,296 @@
+"""Per-run state and the curriculum report: one ``Recorder`` per pytest config, registered as a
+plugin object (as pytest's junitxml registers its LogXML), reached through ``config.stash``.
+
+Workers of pytest-xdist send their reports to the controller; test metadata travels in
+``report.user_properties``, so only the controller's recorder writes the report.
+"""
+
+from __future__ import annotations
+
+import collections
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+import pytest
+
+from stackcheck import report as rendering
+from stackcheck.claims import catalogue, drift
+from stackcheck.evidence import gpus, precision
+from stackcheck.impl.loader import Impl
+from stackcheck.stacks import fingerprint
+from stackcheck.stacks.records import DEVICES
+
+RECORDER = pytest.StashKey["Recorder"]()
+DRAWN = pytest.StashKey[list[str]]()  # the random inputs a test drew, printed when it fails
+PROPS = "stackcheck"  # user_properties key: claims, device, meta, counts of a test
+EVIDENCE = "stackcheck_evidence"
+MISSING = "stackcheck_missing"  # what a skipped test lacked (a device, a stack, a tool)
+STUDENT = "stackcheck_student"  # homework: the assigned functions a test ran
+NOT_ATTEMPTED = "stackcheck_not_attempted"  # homework: the stubs a test ran into
+LISTING = "stackcheck_listing"  # a course listing's description (--course)
+LISTING_NOTE = "stackcheck_listing_note"  # how a listing ran when not as written
+
+
+def failure_line(report: pytest.TestReport) -> str:
+    """The one line that says why a test failed: the exception's message, as pytest's short summary."""
+    crash = getattr(report.longrepr, "reprcrash", None)
+    text = crash.message if crash is not None else str(report.longrepr)
+    first = next((line.strip() for line in text.splitlines() if line.strip()), "failed")
+    return first if len(first) <= 300 else first[:297] + "..."
+
+
+def skip_reason(report: pytest.TestReport) -> str | None:
+    """Why this phase skipped (an expected failure is not a skip), or None."""
+    if not report.skipped or hasattr(report, "wasxfail"):
+        return None
+    return report.longrepr[2] if isinstance(report.longrepr, tuple) else str(report.longrepr)
+
+
+def outcome_after(outcome: str, report: pytest.TestReport) -> str:
+    """A test's (or listing's) outcome once this phase's report is in: the call decides; an error in
+    setup or teardown fails it; a skip in setup skips it."""
+    if report.when == "call":
+        if hasattr(report, "wasxfail"):
+            return "xfailed" if report.skipped else "passed"  # a non-strict xpass passes
+        return report.outcome
+    if report.failed:
+        return "failed"
+    if report.when == "setup" and report.skipped:
+        return "skipped"
+    return outcome
+
+
+@dataclass
+class TestRecord:
+    claims: list[str]
+    device: str
+    meta: bool
+    counts: bool  # exercises the implementation under test or runs a stack
+    outcome: str = "interrupted"  # until a call (or a setup that skipped or failed) says otherwise
+    evidence: list[dict] = field(default_factory=list)
+    missing: str | None = None
+    reason: str | None = None
+    student: list[str] = field(default_factory=list)  # homework: the assigned functions it ran
+    not_attempted: list[str] = field(default_factory=list)  # homework: stubs it ran into
+    message: str | None = None  # one line: why it failed
+
+    def as_dict(self) -> dict:
+        return {
+            "claims": self.claims,
+            "device": self.device,
+            "meta": self.meta,
+            "counts": self.counts,
+            "outcome": self.outcome,
+            "evidence": self.evidence,
+            "reason": self.reason,
+            "student": self.student,
+            "not_attempted": self.not_attempted,
+            "message": self.message,
+        }
+
+
+@dataclass(eq=False)  # a plugin object: hashed by identity
+class Recorder:
+    config: pytest.Config
+    impl: Impl
+    require: frozenset[str]
+    report_path: str | None
+    grade: Callable[[dict], dict | None] = lambda report: None  # homework mode: the score
+    results: dict[str, TestRecord] = field(default_factory=dict)
+    unknown_claims: set[str] = field(default_factory=set)
+    environment: dict | None = None
+    problems: list[str] = field(default_factory=list)
+    written: tuple[Path, ...] = ()
+    workers: list[dict] = field(default_factory=list)  # each xdist worker's GPUs (controller only)
+    final: dict | None = None  # the report as written at the session's end
+    listings: dict[str, dict] = field(default_factory=dict)  # --course: each listing's record
+    baseline: dict | None = None  # --baseline: the report to compare with
+
+    @property
+    def is_worker(self) -> bool:
+        return hasattr(self.config, "workerinput")
+
+    @property
+    def is_controller(self) -> bool:
+        """The xdist controller: it runs no test, so it must not start a framework on any GPU."""
+        return not self.is_worker and getattr(self.config.option, "numprocesses", None) not in (None, 0)
+
+    def environment_fingerprint(self) -> dict:
+        if self.environment is None:
+            self.environment = fingerprint.fingerprint(precision.pinned, frameworks=not self.is_controller)
+            self.environment["impl"] = self.impl.describe()
+        return self.environment
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_testnodedown(self, node, error) -> None:
+        """xdist: a worker finished; keep what it said of its GPUs and frameworks."""
+        described = getattr(node, "workeroutput", {}).get("stackcheck_worker")
+        if described:
+            self.workers.append(described)
+
+    # ---- hooks ------------------------------------------------------------------------------
+
+    def pytest_report_header(self, config: pytest.Config) -> list[str]:
+        lines = fingerprint.header_lines(self.environment_fingerprint())
+        lines.append(f"  implementations: {self.impl.describe()}")
+        if self.require:
+            lines.append(f"  required (missing means fail): {', '.join(sorted(self.require))}")
+        return lines
+
+    def record_listing(self, report: pytest.TestReport, described: dict) -> None:
+        record = self.listings.setdefault(report.nodeid, {**described, "outcome": "interrupted", "first_error": None})
+        note = dict(report.user_properties).get(LISTING_NOTE)
+        if note:
+            record["note"] = note
+        if report.failed or hasattr(report, "wasxfail"):
+            crash = getattr(report.longrepr, "reprcrash", None)
+            if record["first_error"] is None and (report.failed or crash is not None):
+                record["first_error"] = failure_line(report).removeprefix("stackcheck.course.listings.ListingError: ")
+        record["reason"] = skip_reason(report) or record.get("reason")
+        record["outcome"] = outcome_after(record["outcome"], report)
+
+    @pytest.hookimpl(tryfirst=True)  # before junitxml writes the properties, at teardown
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        self.read(report)
+        if report.when == "teardown" and not self.is_worker:
+            # JUnit XML writes str(value): make that JSON, so CI tools can parse every property
+            report.user_properties = [
+                (k, json.dumps(v, default=str, ensure_ascii=False)) for k, v in report.user_properties
+            ]
+
+    def read(self, report: pytest.TestReport) -> None:
+        described = dict(report.user_properties).get(LISTING)
+        if described is not None:
+            self.record_listing(report, described)
+            return
+        props = dict(report.user_properties).get(PROPS)
+        if props is None:
+            return
+        record = self.results.get(report.nodeid)
+        if record is None:
+            record = self.results[report.nodeid] = TestRecord(**props)
+        record.evidence += [v for k, v in report.user_properties if k == EVIDENCE and v not in record.evidence]
+        for key, value in report.user_properties:
+            if key == STUDENT:
+                record.student = sorted(set(record.student) | set(value))
+            elif key == NOT_ATTEMPTED:
+                record.not_attempted = sorted(set(record.not_attempted) | set(value))
+        if report.failed and record.message is None:
+            record.message = failure_line(report)
+        if skip_reason(report):
+            record.missing = dict(report.user_properties).get(MISSING)
+            record.reason = skip_reason(report)
+        record.outcome = outcome_after(record.outcome, report)
+
+    def report(self) -> dict:
+        environment = dict(self.environment_fingerprint())
+        environment["workers"] = sorted(self.workers, key=lambda w: w["worker"]) or [self.describe_process()]
+        report = catalogue.build_report({n: r.as_dict() for n, r in self.results.items()}, environment)
+        if self.listings:
+            report["listings"] = sorted(self.listings.values(), key=lambda r: r["line"])
+            report["errata"] = [
+                self.erratum(r, environment) for r in report["listings"] if r["outcome"] in ("failed", "xfailed")
+            ]
+        if self.baseline is not None:
+            report["drift"] = drift.compare(self.baseline, report)
+        score = self.grade(report)
+        if score is not None:
+            report["homework"] = score
+        return report
+
+    @staticmethod
+    def erratum(record: dict, environment: dict) -> dict:
+        """A failing listing as an erratum: where, on which versions, its first error, the working form."""
+        from stackcheck.stacks.records import STACKS
+
+        dists = {STACKS[record["stack"]].dist} if record["stack"] in STACKS else set()
+        return {
+            "listing": record["id"],
+            "section": record["section"],
+            "known": record["known_erratum"],
+            "versions": {d: environment["versions"].get(d) for d in sorted(dists)},
+            "first_error": record["first_error"],
+            "working_form": record["working_form"],
+        }
+
+    def sections(self, report: dict) -> list[tuple[str, list[str]]]:
+        """Every part's sections of the summary (pytest_stackcheck_report_sections), claims first."""
+        return [s for found in self.config.hook.pytest_stackcheck_report_sections(report=report) for s in found]
+
+    def describe_process(self) -> dict:
+        return {**gpus.describe(), "backends": self.environment_fingerprint()["backends"]}
+
+    def pytest_sessionfinish(self, session: pytest.Session) -> None:
+        if self.is_worker:
+            self.config.workeroutput["stackcheck_worker"] = self.describe_process()
+            return
+        report = self.final = self.report()
+        if self.report_path:
+            try:
+                self.written = rendering.write(report, self.report_path, self.sections(report))
+            except OSError as error:
+                self.problems.append(f"--curriculum-report {self.report_path}: could not write it: {error}")
+        for regression in report.get("drift", {}).get("regressions", []):
+            self.problems.append(f"--baseline: {regression}")
+        if self.config.getoption("require_claims"):
+            bad = [c["id"] for c in report["claims"] if c["status"] != "verified"]
+            if bad:
+                self.problems.append(f"--require-claims: {len(bad)} claim(s) not verified: {', '.join(bad)}")
+        for device in sorted(self.require & set(DEVICES)):
+            if not any(r.device == device and r.outcome == "passed" for r in self.results.values()):
+                self.problems.append(f"--require {device}: no test ran and passed on {device}")
+        if self.unknown_claims:
+            self.problems.append(f"unknown claim id(s): {', '.join(sorted(self.unknown_claims))}")
+        if self.problems and session.exitstatus in (pytest.ExitCode.OK, pytest.ExitCode.NO_TESTS_COLLECTED):
+            session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+    @pytest.hookimpl(trylast=True, specname="pytest_terminal_summary")
+    def pytest_terminal_summary_claims(self, terminalreporter) -> None:
+        if self.is_worker:
+            return
+        tr = terminalreporter
+        unclaimed = sorted(n for n, r in self.results.items() if not r.claims and not r.meta)
+        if unclaimed:
+            tr.section(
+                "stackcheck: tests that prove no claim (add @pytest.mark.claim or @pytest.mark.meta)",
+                sep="-",
+                yellow=True,
+            )
+            for nodeid in unclaimed:
+                tr.write_line(f"  {nodeid}")
+        report = self.final or self.report()
+        for title, lines in self.sections(report):
+            tr.section(f"stackcheck: {title}", sep="-")
+            for line in lines:
+                tr.write_line(line, **rendering.markup(line))
+        if self.written:
+            tr.write_line("   report: " + " and ".join(str(p) for p in self.written))
+        for problem in self.problems:
+            tr.write_line(f"   FAIL {problem}", red=True)
+
+    @pytest.hookimpl(wrapper=True, tryfirst=True)
+    def pytest_terminal_summary(self, terminalreporter):
+        """Outermost, so its line comes after pytest's short summary, right above the final count."""
+        result = yield
+        nothing = None if self.is_worker else self.nothing_checked()
+        if nothing:
+            terminalreporter.write_line(nothing, yellow=True, bold=True)
+        return result
+
+    def nothing_checked(self) -> str | None:
+        """One line when tests were selected but every one was skipped for something missing."""
+        records = list(self.results.values())
+        if not records or any(r.outcome != "skipped" for r in records):
+            return None
+        lacking = collections.Counter((r.missing, r.reason) for r in records if r.missing)
+        if not lacking:
+            return None
+        (needed, reason), _ = lacking.most_common(1)[0]
+        hint = f"add --require {needed} to make this a failure" if needed not in self.require else ""
+        device = "; `pytest -m cpu` runs what this machine can check" if needed in DEVICES else ""
+        return (
+            f"stackcheck: nothing was checked: all {len(records)} selected tests were skipped, "
+            f"{sum(lacking.values())} for lack of {needed} ({reason}){device}" + (f"; {hint}" if hint else "")
+        )

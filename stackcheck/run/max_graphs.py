@@ -1,0 +1,235 @@
+"""MAX graphs of the suite, each compiled once per process (course §10.3, §10.4).
+
+The *math* graph serves the numeric tests; the *structure* graph the IR and kernel tests.
+
+Symbolic dimensions let one graph serve every shape. The math graph computes, from float32
+inputs, A, Z, Y with MAX's built-in ops; Y again in bfloat16 and float16 (inputs cast inside
+the graph, result cast back); and, when Mojo is available, Y with the Mojo custom op
+``study_relu`` in place of the built-in relu. A cold compile takes about a minute on two
+cores; MAX caches it on disk, so later sessions load it in seconds.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import contextlib
+import fcntl
+import os
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import numpy as np
+
+from stackcheck.paths import data
+
+_MODELS: dict = {}
+_ARTIFACTS: dict = {}  # GPU compiles: (kind, impl ...) -> Future of MEF bytes
+# One compile at a time, in this process and across processes (xdist workers): concurrent compiles
+# of the same Mojo package race in MAX's cache ("could not lower LIT to KGEN: No such file or
+# directory", seen here), and on two cores they gain nothing.
+_COMPILER = concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="max-compile")
+LOW_PRECISION = ("bfloat16", "float16")
+
+
+def _input_types(ref, chains: int):
+    from max.dtype import DType
+    from max.graph import TensorType
+
+    dims = (["N", "K"], ["K", "M"], ["M"])
+    return [TensorType(DType.float32, [f"{d}{c}" for d in shape], device=ref) for c in range(chains) for shape in dims]
+
+
+def _math_graph(impl, mojo: bool, kind: str = "math"):
+    from max.dtype import DType
+    from max.engine import InferenceSession
+    from max.graph import DeviceRef, Graph, ops
+
+    device = device_of(kind)
+    ref = DeviceRef.from_device(device)
+    types = _input_types(ref, 1)
+    extensions = [impl.mojo_package()] if mojo else []
+    names = ["a", "z", "y"]
+    with Graph("stackcheck_math", input_types=types, custom_extensions=extensions) as graph:
+        x, w, b = (value.tensor for value in graph.inputs)
+        outputs = list(impl.max_steps(x, w, b))
+        for dtype in LOW_PRECISION:
+            low = getattr(DType, dtype)
+            y_low = impl.max_steps(*(ops.cast(v, low) for v in (x, w, b)))[2]
+            outputs.append(ops.cast(y_low, DType.float32))
+            names.append(f"y_{dtype}")
+        if mojo:
+            outputs.append(impl.mojo_relu(outputs[1]))
+            names.append("y_mojo")
+        graph.output(*outputs)
+    return graph, names, InferenceSession(devices=[device])
+
+
+def on_device(kind: str, device: str) -> str:
+    """Graph ``kind`` for our device name: "math" on "cuda" is "math-gpu" (the same graph, built for
+    ``Accelerator()``, §10.3)."""
+    return kind if device == "cpu" or kind.endswith("-gpu") or kind.startswith("sm_") else f"{kind}-gpu"
+
+
+def device_of(kind: str):
+    """The MAX device graph ``kind`` runs on: ``Accelerator()`` (the first GPU) for a "-gpu" kind."""
+    from max.driver import CPU, Accelerator
+
+    return Accelerator() if kind.endswith("-gpu") else CPU()
+
+
+def _structure_graph(impl, mojo: bool, kind: str = "structure"):
+    """Y = ReLU(X @ W + b) alone, so the compiler may fuse it; and, from separate inputs (so the
+    two chains share nothing), the same with the Mojo custom ReLU in place of the built-in one.
+    ``kind`` "structure-gpu" builds it for the GPU (§10.3: the same graph, another device)."""
+    from max.engine import InferenceSession
+    from max.graph import DeviceRef, Graph
+
+    device = device_of(kind)
+    ref = DeviceRef.from_device(device)
+    chains = 2 if mojo else 1
+    extensions = [impl.mojo_package()] if mojo else []
+    with Graph("stackcheck_structure", input_types=_input_types(ref, chains), custom_extensions=extensions) as graph:
+        values = [v.tensor for v in graph.inputs]
+        outputs = [impl.max_steps(*values[:3])[2]]
+        names = ["y"]
+        if mojo:
+            outputs.append(impl.mojo_relu(impl.max_steps(*values[3:])[1]))
+            names.append("y_mojo")
+        graph.output(*outputs)
+    return graph, names, InferenceSession(devices=[device])
+
+
+_BUILDERS = {
+    "math": _math_graph,
+    "structure": _structure_graph,
+    "math-gpu": lambda impl, mojo: _math_graph(impl, mojo, "math-gpu"),
+    "structure-gpu": lambda impl, mojo: _structure_graph(impl, mojo, "structure-gpu"),
+}
+
+
+def with_mojo() -> bool:
+    """Whether the graphs include the Mojo custom op (the mojo stack is installed)."""
+    from stackcheck.stacks.available import stack_missing
+
+    return stack_missing("mojo") is None
+
+
+def _key(kind: str, impl):
+    return (kind, impl.max_steps, impl.mojo_relu, impl.mojo_package, with_mojo())
+
+
+def prefetch(kind: str, impl) -> None:
+    """Build graph ``kind`` now and compile it on a background thread (MAX releases the GIL while
+    it compiles), so a cold compile overlaps the tests that run before the first MAX test. A kind
+    naming a GPU architecture ("sm_90") compiles the structure graph for it (``compiled_for_gpu``)."""
+    if kind.startswith("sm_"):
+        if _key(kind, impl) not in _ARTIFACTS:
+            _ARTIFACTS[_key(kind, impl)] = _COMPILER.submit(_compile_in_subprocess, impl, kind)
+        return
+    key = _key(kind, impl)
+    if key in _MODELS:
+        return
+    try:
+        graph, names, session = _BUILDERS[kind](impl, with_mojo())
+    except Exception as error:  # a broken builder fails the tests that use the graph, not collection
+        failed = concurrent.futures.Future()
+        failed.set_exception(error)
+        _MODELS[key] = (None, failed, None)
+        return
+    future = _COMPILER.submit(_load, session, graph)
+    _MODELS[key] = (graph, future, names)
+
+
+def _load(session, graph):
+    with _compile_lock():
+        return session.load(graph)
+
+
+@contextlib.contextmanager
+def _compile_lock():
+    folder = data.cache_dir()
+    folder.mkdir(parents=True, exist_ok=True)
+    with open(folder / "max-compile.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
+
+
+def model(kind: str, impl):
+    """(graph, compiled model, output names) of graph ``kind``, built from ``impl``'s builders once."""
+    prefetch(kind, impl)
+    graph, future, names = _MODELS[_key(kind, impl)]
+    compiled = future.result()  # raises what building or compiling raised
+    return graph, compiled, names
+
+
+def compile_then_init(kind: str, impl):
+    """§10.3's two steps, apart: (the artifact ``compile()`` gives, the model ``init()`` makes of it),
+    in a session of its own, for graph ``kind`` (whose compile MAX has cached by then)."""
+    from max.engine import InferenceSession
+
+    graph, _, _ = model(kind, impl)
+    session = InferenceSession(devices=[device_of(kind)])
+    with _compile_lock():
+        artifact = session.compile(graph)
+    return artifact, session.init(artifact)
+
+
+def execute(kind: str, impl, x, w, b, runnable=None) -> dict[str, np.ndarray]:
+    """Run graph ``kind`` (or ``runnable``, a model of it) on float32 NumPy X, W, b (every chain gets
+    the same); outputs as float32 NumPy."""
+    from max.driver import CPU, Buffer
+
+    graph, compiled, names = model(kind, impl)
+    compiled = runnable or compiled
+    arrays = [x, w, b] * (len(graph.inputs) // 3)
+    device = device_of(kind)
+    buffers = [Buffer.from_numpy(np.ascontiguousarray(v, dtype=np.float32)).to(device) for v in arrays]
+    return {name: out.to(CPU()).to_numpy() for name, out in zip(names, compiled.execute(*buffers))}
+
+
+def compiled_for_gpu(impl, arch: str) -> bytes:
+    """Graph "structure-gpu" compiled for an NVIDIA GPU of ``arch`` (e.g. "sm_90") on any machine,
+    in MAX's compile-only virtual device mode, as MEF bytes; started by ``prefetch(arch, impl)``."""
+    prefetch(arch, impl)
+    return _ARTIFACTS[_key(arch, impl)].result()
+
+
+def _compile_in_subprocess(impl, arch: str) -> bytes:
+    """In a process of its own: the virtual device mode is process-wide, and a GPU compile cannot
+    follow a CPU session in one process."""
+    spec = getattr(impl.module, "__file__", None) or ""
+    with tempfile.TemporaryDirectory() as folder, _compile_lock():
+        out = Path(folder) / f"structure-{arch}.mef"
+        done = subprocess.run(
+            [sys.executable, "-m", "stackcheck.run.max_graphs", arch, str(out), spec],
+            capture_output=True,
+            text=True,
+            timeout=900,
+        )
+        if done.returncode:
+            raise RuntimeError(f"compiling graph structure-gpu for {arch} failed:\n" + done.stderr.strip()[-1500:])
+        return out.read_bytes()
+
+
+def _compile_for_gpu(arch: str, out: str, spec: str) -> None:
+    from max import driver
+
+    from stackcheck.impl.loader import Impl, load_module
+
+    driver.set_virtual_device_api("cuda")
+    driver.set_virtual_device_target_arch(arch)
+    driver.set_virtual_device_count(1)
+    graph, _, session = _structure_graph(Impl(load_module(spec) if spec else None), with_mojo(), "structure-gpu")
+    session.compile(graph).export_mef(out)
+
+
+if __name__ == "__main__":  # python -m stackcheck.run.max_graphs ARCH OUT.mef [IMPL]: see compiled_for_gpu
+    _compile_for_gpu(*sys.argv[1:3], sys.argv[3] if len(sys.argv) > 3 else "")
+    # MAX 26.7 aborts at interpreter shutdown after a virtual-device compile ("terminate called
+    # without an active exception", 9 runs in 15 here), with the MEF already written: skip teardown.
+    os._exit(0)

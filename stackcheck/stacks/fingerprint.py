@@ -1,0 +1,89 @@
+"""The reproducibility fingerprint of course §14.4: versions, devices, precision and code revision,
+read off this machine, and the header lines the run prints."""
+
+from __future__ import annotations
+
+import datetime
+import importlib
+import importlib.metadata
+import importlib.util
+import os
+import platform
+
+from stackcheck.evidence import gpus, repro
+from stackcheck.stacks.available import stack_missing
+from stackcheck.stacks.records import STACKS
+
+
+def _version(dist: str) -> str:
+    try:
+        return importlib.metadata.version(dist)
+    except importlib.metadata.PackageNotFoundError:
+        return "not installed"
+
+
+def _cpu_name() -> str:
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip() + f" ({os.cpu_count()} logical cores)"
+    except OSError:
+        pass
+    return (platform.processor() or platform.machine()) + f" ({os.cpu_count()} logical cores)"
+
+
+def _nvidia_smi() -> tuple[str, str] | None:
+    rows = gpus.query("name", "driver_version")
+    if not rows:
+        return None
+    names = sorted({name for name, _ in rows})
+    return f"{len(rows)} x {', '.join(names)}", rows[0][1]
+
+
+def fingerprint(pinned_precision, frameworks: bool = True) -> dict:
+    """The reproducibility fields of course §14.4, read off this machine.
+
+    ``pinned_precision`` is the context manager the tests run under; the precision is read inside
+    it, so the fingerprint records what the tests ran with, not the frameworks' defaults. With
+    ``frameworks`` False (the xdist controller) no framework backend is started: JAX's would open
+    a client on every visible GPU, GPUs that only the workers may use; the workers report theirs."""
+    gpu = _nvidia_smi()
+    dists = dict.fromkeys(["numpy", *(s.dist for s in STACKS.values()), "jaxlib", "pytest", "hypothesis"])
+    env = {
+        "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+        "os": platform.platform(),
+        "cpu": _cpu_name(),
+        "accelerator": gpu[0] if gpu else "none (no nvidia-smi)",
+        "driver": gpu[1] if gpu else "n/a",
+        "python": platform.python_version(),
+        "versions": {dist: _version(dist) for dist in dists},
+        "cuda_visible_devices": os.environ.get("CUDA_VISIBLE_DEVICES", "unset"),
+        "xla_flags": os.environ.get("XLA_FLAGS", ""),
+        "backends": {},
+        "code_revision": repro.code_revision(),
+    }
+    torch = None if stack_missing("torch") else importlib.import_module("torch")
+    jax = None if stack_missing("jax") else importlib.import_module("jax")
+    if torch is not None:
+        env["versions"]["torch_cuda"] = torch.version.cuda or "cpu build"
+        if frameworks:  # is_available() asks the driver; it creates no CUDA context
+            env["backends"]["torch"] = "cuda" if torch.cuda.is_available() else "cpu"
+    if jax is not None and frameworks:
+        env["backends"]["jax"] = jax.default_backend()
+    if not frameworks:
+        env["backends"] = "per worker (see workers)"
+    with pinned_precision(torch, jax) as settings:
+        env["precision"] = settings() or "n/a"
+    return env
+
+
+def header_lines(env: dict) -> list[str]:
+    versions = ", ".join(f"{k} {v}" for k, v in env["versions"].items() if v != "not installed")
+    return [
+        f"stackcheck environment (course §14.4): {env['date']} | {env['os']} | Python {env['python']}",
+        f"  cpu: {env['cpu']} | accelerator: {env['accelerator']} | driver: {env['driver']}",
+        f"  versions: {versions}",
+        f"  backends: {env['backends'] or 'none'} | precision (as tests run): {env['precision']}",
+        f"  code: {env['code_revision']}",
+    ]

@@ -1,0 +1,411 @@
+"""Hardware counters (course §7, checkpoints 3 and 5): run workloads of ``stackcheck.toolchains.workloads``
+under Nsight Compute in a subprocess and read their metrics per kernel.
+
+A test names what it profiles as a ``Request`` and lists it in its ``ncu`` marker; the plugin hands
+every selected request to ``prefetch`` at collection, which profiles them all in one ncu session per
+(cache control, metrics) pair, on a background thread, while the other tests run. ``profile``
+then waits for its request's kernels (a request nobody prefetched is profiled on its own).
+
+Each session's workloads compile and warm up first; then one cudaProfilerStart/Stop brackets them
+all, each led by a marker kernel (torch's ``spin_kernel``) that tells where its kernels begin. ncu
+runs with ``--profile-from-start off``, so compiles and autotuning are never replayed. A missing
+ncu, or counters this machine does not permit, raise ``Missing`` (a skip; ``--require ncu`` makes it
+a failure) carrying ncu's own message.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import csv
+import fcntl
+import hashlib
+import json
+import os
+import re
+import statistics
+import subprocess
+import sys
+from dataclasses import dataclass
+
+from stackcheck.paths import data
+from stackcheck.paths.tools import tool_path
+from stackcheck.stacks import available
+
+# Short names for the sm_90 metrics this suite reads (each verified to read on an H200).
+METRICS = {
+    "gmma": "sm__inst_executed_pipe_tensor_op_gmma.sum",  # warpgroup MMA (wgmma): Hopper's Tensor Cores
+    "hmma": "sm__inst_executed_pipe_tensor_op_hmma.sum",  # mma.sync on the tensor pipe
+    "ffma": "sm__sass_thread_inst_executed_op_ffma_pred_on.sum",  # FP32 fused multiply-add, per thread
+    "alu": "sm__inst_executed_pipe_alu.sum",  # the general integer/compare/min-max pipe
+    "dram_read": "dram__bytes_read.sum",
+    "dram_write": "dram__bytes_write.sum",
+    "time_ns": "gpu__time_duration.sum",
+}
+TRAFFIC = ["dram_read", "dram_write", "time_ns"]  # one replay pass: for workloads of GiB-sized buffers
+TIMEOUT_S = 120  # one workload; a batch gets this for each workload it holds, up to BATCH_TIMEOUT_S
+BATCH_TIMEOUT_S = 540
+MARKER = re.compile(r"\bspin_kernel\b")  # torch.cuda._sleep's kernel, launched before each batched workload
+INSTALL_HINT = "Nsight Compute comes with the CUDA toolkit; put `ncu` on PATH"
+
+
+@dataclass
+class Kernel:
+    """One profiled kernel launch: its (demangled) name and the metrics read, by short name."""
+
+    name: str
+    values: dict[str, float]
+
+    @property
+    def tensor_pipe(self) -> float:
+        """Instructions issued to the Tensor Core pipe. On sm_90 the hmma counter includes the
+        warpgroup (gmma) ones (an H200 reads the same number for both on a bf16 GEMM), so the larger."""
+        return max(self.values["gmma"], self.values["hmma"])
+
+    @property
+    def dram_bytes(self) -> float:
+        return self.values["dram_read"] + self.values["dram_write"]
+
+    def summary(self) -> dict:
+        return {"kernel": self.name[:80], **{k: int(v) for k, v in self.values.items()}}
+
+
+def ncu_missing() -> str | None:
+    """Why ncu cannot be used here (None when it is on PATH)."""
+    return None if tool_path("ncu") else f"the ncu command is not on PATH ({INSTALL_HINT})"
+
+
+@dataclass(frozen=True)
+class Request:
+    """One workload to profile: ``workloads.<workload>(**kwargs)`` under ncu with cache control
+    ``cache`` ("all": flushed before each kernel, its own DRAM traffic; "none": what one kernel
+    leaves in L2 for the next), reading ``metrics`` (short names of METRICS)."""
+
+    workload: str
+    kwargs: tuple = ()
+    cache: str = "all"
+    metrics: tuple = tuple(METRICS)
+
+    def __post_init__(self) -> None:
+        unknown = set(self.metrics) - set(METRICS)
+        if self.cache not in ("all", "none") or unknown or not self.metrics:
+            raise ValueError(f"ncu request {self}: cache must be 'all' or 'none', metrics among {list(METRICS)}")
+
+    @property
+    def session(self) -> tuple:
+        """What one ncu session must share: its cache control and the metrics it reads."""
+        return self.cache, self.metrics
+
+    def __str__(self) -> str:
+        return f"{self.workload}({', '.join(f'{k}={v!r}' for k, v in self.kwargs)})"
+
+
+def request(workload: str, cache: str = "all", metrics: list[str] | None = None, **kwargs) -> Request:
+    return Request(workload, tuple(sorted(kwargs.items())), cache, tuple(metrics or METRICS))
+
+
+def command(workloads: list[tuple[str, dict]], session: tuple) -> list[str]:
+    cache, metrics = session
+    return [
+        tool_path("ncu") or "ncu",
+        "--clock-control",
+        "none",
+        "--profile-from-start",
+        "off",
+        "--cache-control",
+        cache,
+        "--print-units",
+        "base",
+        "--csv",
+        "--metrics",
+        ",".join(METRICS[m] for m in metrics),
+        sys.executable,
+        "-m",
+        "stackcheck.toolchains.workloads",
+        json.dumps(workloads),
+    ]
+
+
+_PROFILED: dict[Request, concurrent.futures.Future] = {}
+_PROFILER = concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="ncu")
+
+
+def prefetch(requests, shared: str | None = None, background: bool = True) -> None:
+    """Profile ``requests``, one ncu session per (cache, metrics) pair, one after another (ncu
+    replays each kernel alone; two sessions at once would time-slice the GPU). In the background,
+    requests with cache control "none" are left out: what one kernel leaves in L2 for the next is
+    only measured while this process launches nothing else (other tests' kernels evicted the L2 in
+    most passes on the H200), so ``profile`` runs them while its caller waits. With ``shared`` (a
+    folder of this test run, for xdist workers), the first process to get there profiles and writes
+    what it read, and the others read that instead of profiling again."""
+    todo = sorted({r for r in requests if r not in _PROFILED and not (background and r.cache == "none")}, key=str)
+    sessions: dict[tuple, list[Request]] = {}
+    for r in todo:
+        sessions.setdefault(r.session, []).append(r)
+    for session, members in sorted(sessions.items()):
+        results = _PROFILER.submit(_shared_session, members, session, shared)
+        for i, r in enumerate(members):
+            _PROFILED[r] = _member(results, i)
+
+
+def _member(results: concurrent.futures.Future, i: int) -> concurrent.futures.Future:
+    """A future of the i-th member's kernels, done when the session's ``results`` are."""
+    member: concurrent.futures.Future = concurrent.futures.Future()
+
+    def done(future):
+        try:
+            member.set_result(_outcome(future.result()[i]))
+        except BaseException as error:  # Missing, AssertionError, or the session's own failure
+            member.set_exception(error)
+
+    results.add_done_callback(done)
+    return member
+
+
+def profile(req: Request) -> list[Kernel]:
+    """The kernels ``req``'s workload launches in its measured region, with their counters."""
+    if req not in _PROFILED:
+        prefetch([req], background=False)
+    return _PROFILED[req].result()
+
+
+def _outcome(result: dict) -> list[Kernel]:
+    if "missing" in result:
+        raise available.Missing(result["missing"], "ncu")
+    if "error" in result:
+        raise AssertionError(result["error"])
+    return [Kernel(name, values) for name, values in result["kernels"]]
+
+
+def _shared_session(members: list[Request], session: tuple, shared: str | None) -> list[dict]:
+    if shared is None:
+        return _session(members, session)
+    os.makedirs(shared, exist_ok=True)
+    key = json.dumps([session, [str(r) for r in members]])
+    name = os.path.join(shared, "ncu-" + hashlib.sha256(key.encode()).hexdigest()[:16])
+    with open(name + ".lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not os.path.exists(name + ".json"):
+            results = _session(members, session)
+            with open(name + ".tmp", "w") as out:
+                json.dump(results, out)
+            os.replace(name + ".tmp", name + ".json")
+        with open(name + ".json") as f:
+            return json.load(f)
+
+
+def _session(members: list[Request], session: tuple) -> list[dict]:
+    """One ncu run of ``members``: a result dict per member ("kernels", or "missing"/"error")."""
+    reason = ncu_missing()
+    if reason:
+        return [{"missing": reason}] * len(members)
+    path = os.pathsep.join(filter(None, [str(data.ROOT), os.environ.get("PYTHONPATH")]))
+    environ = {**os.environ, "PYTHONPATH": path}
+    timeout = min(BATCH_TIMEOUT_S, TIMEOUT_S * len(members))
+    workloads = [(r.workload, dict(r.kwargs)) for r in members]
+    try:
+        done = subprocess.run(command(workloads, session), capture_output=True, text=True, timeout=timeout, env=environ)
+        kernels = parse(done.stdout, done.stderr, done.returncode, list(session[1]))
+    except subprocess.TimeoutExpired:
+        return [{"error": f"ncu on {', '.join(map(str, members))} ran past {timeout} s"}] * len(members)
+    except available.Missing as missing:
+        return [{"missing": missing.msg}] * len(members)
+    except AssertionError as error:
+        return [{"error": str(error)}] * len(members)
+    return split(kernels, members, done.stdout)
+
+
+def split(kernels: list[Kernel], members: list[Request], stdout: str) -> list[dict]:
+    """Each member's kernels: those after its marker kernel, up to the next. A workload that could
+    not be built printed ``stackcheck-workload-failed INDEX MESSAGE`` and launched its marker only."""
+    failed = dict(re.findall(r"^stackcheck-workload-failed (\d+) (.*)$", stdout, re.M))
+    groups: list[list[Kernel]] = []
+    for kernel in kernels:
+        if MARKER.search(kernel.name):
+            groups.append([])
+        elif groups:
+            groups[-1].append(kernel)
+    if len(groups) != len(members):
+        names = [k.name[:40] for k in kernels]
+        return [{"error": f"ncu profiled {len(groups)} marker kernels for {len(members)} workloads: {names}"}] * len(
+            members
+        )
+    return [
+        {"error": f"workload {r} failed: {failed[str(i)]}"}
+        if str(i) in failed
+        else {"kernels": [(k.name, k.values) for k in group]}
+        for i, (r, group) in enumerate(zip(members, groups))
+    ]
+
+
+def parse(stdout: str, stderr: str, returncode: int, metrics: list[str]) -> list[Kernel]:
+    """ncu's CSV (one row per kernel and metric) as Kernels in launch order. ncu's own refusal
+    (no permission for the counters, a profiler library that does not load) raises Missing with its
+    message; a workload that failed raises AssertionError with its last lines."""
+    errors = [line for line in (stdout + stderr).splitlines() if line.startswith("==ERROR==")]
+    if errors:
+        raise available.Missing(f"ncu cannot read counters here: {errors[0].removeprefix('==ERROR==').strip()}", "ncu")
+    if returncode != 0:
+        tail = "\n".join((stderr or stdout).strip().splitlines()[-8:])
+        raise AssertionError(f"the profiled workload exited with {returncode}:\n{tail}")
+    lines = stdout.splitlines()
+    start = next((i for i, line in enumerate(lines) if line.startswith('"ID"')), None)
+    if start is None:
+        return []
+    names = {full: short for short, full in METRICS.items()}
+    kernels: dict[str, Kernel] = {}
+    for row in csv.DictReader(lines[start:]):
+        if row.get("Metric Name") not in names:
+            continue
+        kernel = kernels.setdefault(row["ID"], Kernel(row["Kernel Name"], {}))
+        value = row["Metric Value"].replace(",", "")
+        kernel.values[names[row["Metric Name"]]] = float(value) if value not in ("", "n/a") else float("nan")
+    found = list(kernels.values())
+    for kernel in found:
+        absent = set(metrics) - set(kernel.values)
+        if absent:
+            raise AssertionError(f"ncu gave no {sorted(absent)} for kernel {kernel.name[:60]}")
+    return found
+
+
+def total(kernels: list[Kernel], metric: str) -> float:
+    return sum(k.values[metric] for k in kernels)
+
+
+# ---- the claims, judged from counters (each fails with the readings it judged) ---------------
+
+
+def _readings(kernels: list[Kernel]) -> str:
+    return "\n".join(f"  {k.summary()}" for k in kernels) or "  (no kernel was profiled)"
+
+
+def assert_tensor_cores(kernels: list[Kernel], expected: bool, what: str) -> None:
+    """MC04: ``expected`` says whether ``what`` does its multiply-adds on Tensor Cores. One warp-level
+    MMA does the work of thousands of FFMAs, so the line is tensor-pipe instructions at 0.1 % of
+    the FP32 FFMA (thread) instructions: above it on Tensor Cores, at or below it on the general
+    pipes (cuBLAS's fp32 GEMM issues a few thousand stray MMAs against 10^10 FFMAs)."""
+    tensor, ffma = sum(k.tensor_pipe for k in kernels), total(kernels, "ffma")
+    verdict = tensor > 1e-3 * ffma if expected else (ffma > 0 and tensor <= 1e-3 * ffma)
+    assert kernels and verdict, "\n".join(
+        [
+            f"{what}: expected {'Tensor Core (gmma/hmma) instructions' if expected else 'FFMA, not the tensor pipe'};"
+            f" read {tensor:.0f} tensor-pipe and {ffma:.0f} FFMA instructions",
+            _readings(kernels),
+        ]
+    )
+
+
+def assert_general_pipes_only(kernels: list[Kernel], what: str) -> None:
+    """MC05: ``what`` (an elementwise kernel) runs on the general ALUs, never the tensor pipe."""
+    tensor, alu = sum(k.tensor_pipe for k in kernels), total(kernels, "alu")
+    assert kernels and tensor == 0 and alu > 0, "\n".join(
+        [
+            f"{what}: expected ALU work and no tensor-pipe instructions; read {tensor:.0f} tensor-pipe, {alu:.0f} ALU",
+            _readings(kernels),
+        ]
+    )
+
+
+def compulsory_bytes(n: int, m: int, k: int, itemsize: int = 4) -> int:
+    """What ReLU(X @ W + b) must move however it runs: read X, W and b once, write Y once."""
+    return (n * k + k * m + m + n * m) * itemsize
+
+
+def assert_intermediates_removed(eager: list[Kernel], fused: list[Kernel], n: int, m: int, k: int) -> dict:
+    """Checkpoint 3: eager moves A and Z through DRAM (written once, read once: 4 * N * M * 4 bytes,
+    within 15 %); the epilogue-fused kernel moves at most 5 % of that beyond the compulsory bytes."""
+    course = 4 * n * m * 4
+    extra = {
+        name: total(ks, "dram_read") + total(ks, "dram_write") - compulsory_bytes(n, m, k)
+        for name, ks in (("eager", eager), ("fused", fused))
+    }
+    found = {
+        "intermediate_bytes_4NM4": course,
+        "eager_extra_bytes": int(extra["eager"]),
+        "fused_extra_bytes": int(extra["fused"]),
+        "eager_kernels": len(eager),
+        "fused_kernels": len(fused),
+    }
+    assert len(fused) == 1 and len(eager) >= 3, f"expected 1 fused kernel and >= 3 eager ones: {found}"
+    assert abs(extra["eager"] - course) <= 0.15 * course, "\n".join(
+        [
+            f"eager DRAM traffic beyond the compulsory bytes is {extra['eager'] / 1e6:.0f} MB, not the course's "
+            f"4 x N x M x 4 = {course / 1e6:.0f} MB (A and Z written and read once)",
+            _readings(eager),
+        ]
+    )
+    assert extra["fused"] <= 0.05 * course, "\n".join(
+        [
+            f"the fused kernel still moves {extra['fused'] / 1e6:.0f} MB beyond the compulsory bytes (the course: "
+            f"0 MB; allowed: 5 % of {course / 1e6:.0f} MB)",
+            _readings(fused),
+        ]
+    )
+    return found
+
+
+def assert_fewer_launches_and_bytes(eager: list[Kernel], compiled: list[Kernel], chain_length: int) -> dict:
+    """Checkpoint 5: the compiled chain is one kernel against one per op, and moves several times
+    fewer DRAM bytes (each eager op reads and writes the whole tensor)."""
+    moved = {name: sum(k.dram_bytes for k in ks) for name, ks in (("eager", eager), ("compiled", compiled))}
+    found = {
+        "eager_kernels": len(eager),
+        "compiled_kernels": len(compiled),
+        "eager_dram_bytes": int(moved["eager"]),
+        "compiled_dram_bytes": int(moved["compiled"]),
+    }
+    assert len(compiled) == 1 and len(eager) >= chain_length, (
+        f"expected 1 compiled kernel and >= {chain_length} eager: {found}"
+    )
+    assert moved["eager"] >= chain_length / 2 * moved["compiled"], "\n".join(
+        [f"the compiled chain should move far fewer bytes than eager: {found}", _readings(eager + compiled)]
+    )
+    return found
+
+
+def assert_l2_reuse(small: list[Kernel], large: list[Kernel], passes: int, small_bytes: int, large_bytes: int) -> dict:
+    """§7.2: a working set well inside L2, read ``passes`` times, comes from DRAM once (the median of
+    the later passes reads < 10 % of it); one far larger than L2 is read from DRAM every pass (>= 80 %).
+    The median, not every pass: on a GPU shared with other processes, one of their kernels between
+    two passes can evict the set (recorded on the H200: 1 pass in 3)."""
+
+    def per_pass(kernels):
+        size = len(kernels) // passes
+        assert size and len(kernels) == size * passes, (
+            f"expected the same kernels each of {passes} passes: {len(kernels)} kernels"
+        )
+        return [total(kernels[i * size : (i + 1) * size], "dram_read") for i in range(passes)]
+
+    small_reads, large_reads = per_pass(small), per_pass(large)
+    found = {
+        "small_bytes": small_bytes,
+        "small_dram_read_per_pass": [int(r) for r in small_reads],
+        "large_bytes": large_bytes,
+        "large_dram_read_per_pass": [int(r) for r in large_reads],
+    }
+    assert statistics.median(small_reads[1:]) <= 0.1 * small_bytes, (
+        f"a working set inside L2 was re-read from DRAM: {found}"
+    )
+    assert min(large_reads) >= 0.8 * large_bytes, (
+        f"a working set larger than L2 was not read from DRAM each pass: {found}"
+    )
+    return found
+
+
+LIBRARY = re.compile(r"xmma|nvjet|cutlass|gemm|cublas", re.I)  # cuBLAS / CUTLASS kernel names
+GENERATED = re.compile(r"^triton_|_kernel$")  # what a compiler (Inductor, a Triton @jit) names
+
+
+def assert_library_kernel(kernels: list[Kernel], what: str) -> None:
+    """S1.2: ``what`` ran as one precompiled library kernel (cuBLAS's naming), none generated."""
+    names = [k.name for k in kernels]
+    assert len(names) == 1 and LIBRARY.search(names[0]) and not GENERATED.search(names[0]), (
+        f"{what}: expected one library (cuBLAS/CUTLASS) kernel, profiled {names}"
+    )
+
+
+def assert_split_into_kernels(kernels: list[Kernel], what: str) -> list[str]:
+    """§2.3: one matmul node of the graph ran as two or more kernels (split-K partial products and
+    their reduction, or a library's helper kernels): graph nodes and kernels are different counts."""
+    names = [k.name for k in kernels]
+    assert len(names) >= 2, f"{what}: expected the one matmul to launch >= 2 kernels, profiled {names}"
+    return names

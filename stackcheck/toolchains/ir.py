@@ -1,0 +1,346 @@
+"""Reading each stack's intermediate representations (course §4.3, §8.3, §9.3, §10.3).
+
+One matcher normalizes op names across stacks, so a test reads "this IR holds
+matmul -> add -> relu" for torch.export's ATen graph, Dynamo's FX graph, a jaxpr,
+StableHLO, XLA's optimized HLO and MAX's graph alike. Patterns are prefix-agnostic
+(``stablehlo.add``, ``rmo.add``, ``aten.add.Tensor`` and jaxpr's ``add`` are all "add").
+"""
+
+from __future__ import annotations
+
+import re
+
+# canonical op -> pattern; "add" must not match "addmm", so it needs a word boundary after it
+OPS = {
+    "matmul": re.compile(r"\b(?:matmul|addmm|mm|dot_general|dot)\b"),
+    "broadcast": re.compile(r"\b(?:broadcast_in_dim|broadcast_to|broadcast|expand)\b"),
+    "add": re.compile(r"\badd\b"),
+    "relu": re.compile(r"\b(?:relu|maximum|max)\b"),
+}
+# What machine code looks like: PTX memory and predicate instructions, x86 vector moves.
+MACHINE = re.compile(r"^\s*(?:@%p\d+\s+)?(?:ld\.global|st\.global|setp\.\w+|vmovups|vfmadd\w*)\b", re.M)
+
+
+def op_sequence(text: str) -> list[str]:
+    """Canonical ops in the order their lines appear (the first op each line names)."""
+    found = []
+    for line in text.splitlines():
+        hits = [(m.start(), op) for op, pattern in OPS.items() if (m := pattern.search(line))]
+        if hits:
+            found.append(min(hits)[1])
+    return found
+
+
+def is_subsequence(wanted: list[str], seq: list[str]) -> bool:
+    it = iter(seq)
+    return all(op in it for op in wanted)
+
+
+def assert_ops_in_order(text: str, wanted: list[str], where: str) -> None:
+    """Fail, printing the IR, unless ``wanted`` appear in this order among its ops."""
+    __tracebackhide__ = True
+    seq = op_sequence(text)
+    if not is_subsequence(wanted, seq):
+        raise AssertionError(
+            f"{where}: expected the ops {' -> '.join(wanted)} in order, found {seq}\n--- IR ---\n{text[:4000]}"
+        )
+
+
+def machine_instructions(text: str) -> list[str]:
+    return MACHINE.findall(text)
+
+
+def assert_ir_not_machine_code(text: str, where: str) -> None:
+    """MC02: an IR holds tensor ops and no machine instructions."""
+    __tracebackhide__ = True
+    if not op_sequence(text):
+        raise AssertionError(f"{where} must hold tensor ops; it holds none:\n{text[:2000]}")
+    if machine_instructions(text):
+        raise AssertionError(f"{where} holds machine instructions: {machine_instructions(text)}")
+
+
+def xla_mlir():
+    """(context, ir module) of JAX's MLIR bindings. They are private: when they move, the caller's
+    test is skipped naming the JAX version, not errored."""
+    import importlib
+
+    import jax
+    import pytest
+
+    try:
+        mlir = importlib.import_module("jax._src.interpreters.mlir")
+        mlir_ir = importlib.import_module("jax._src.lib.mlir").ir
+        return mlir.make_ir_context(), mlir_ir
+    except (ImportError, AttributeError) as error:
+        pytest.skip(f"JAX {jax.__version__} moved its MLIR context ({error}); update stackcheck.toolchains.ir.xla_mlir")
+
+
+# ---- extracting the IRs ------------------------------------------------------------------
+
+
+def torch_export_graph(forward, *args) -> str:
+    """torch.export's ATen-level graph of ``forward`` (course §8.3)."""
+    import torch
+
+    class Forward(torch.nn.Module):
+        def forward(self, x, w, b):
+            return forward(x, w, b)
+
+    return str(torch.export.export(Forward(), args).graph_module.graph)
+
+
+def dynamo_graphs(forward, *args):
+    """The FX graphs Dynamo captures from ``forward``, via a recording backend of our own."""
+    import torch
+
+    graphs = []
+
+    def record(gm, example_inputs):
+        graphs.append(gm)
+        return gm.forward
+
+    torch._dynamo.reset()
+    result = torch.compile(forward, backend=record, dynamic=False)(*args)
+    return graphs, result
+
+
+def jax_stages(forward, *args) -> dict:
+    """JAX's staged path (course §9.3): jaxpr, StableHLO (lowered) and optimized HLO (compiled)."""
+    import jax
+
+    lowered = jax.jit(forward).lower(*args)
+    compiled = lowered.compile()
+    return {
+        "jaxpr": str(jax.make_jaxpr(forward)(*args)),
+        "stablehlo": lowered.as_text(),
+        "hlo": compiled.as_text(),
+        "lowered": lowered,
+        "compiled": compiled,
+    }
+
+
+def hlo_fusions(hlo: str) -> dict[str, str]:
+    """Fused computations of an optimized HLO module that its entry calls, by name -> body text."""
+    bodies = dict(re.findall(r"^(%?[\w.\-]+) \([^\n]*\{\n(.*?)^\}", hlo, re.M | re.S))
+    called = re.findall(r"\bfusion\([^\n]*?calls=(%?[\w.\-]+)", hlo)
+    return {name: bodies.get(name, "") for name in called}
+
+
+def hlo_entry(hlo: str) -> list[str]:
+    """The instructions of an optimized HLO module's ENTRY computation, one line each."""
+    body = re.search(r"^ENTRY [^\n]*\{\n(.*?)^\}", hlo, re.M | re.S)
+    return [line.strip() for line in body.group(1).splitlines() if line.strip()] if body else []
+
+
+def hlo_opcodes(hlo: str) -> list[str]:
+    """The opcode of every instruction of an optimized HLO module (fused computations included)."""
+    return re.findall(r"^\s*(?:ROOT )?%?[\w.\-]+ = \S+ ([a-z][\w\-]*)\(", hlo, re.M)
+
+
+def assert_dead_matmul_removed(jaxpr: str, hlo: str) -> None:
+    """S5.1-dce: two matmuls in the traced program, one in the compiled one."""
+    traced, compiled = jaxpr.count("dot_general["), hlo_opcodes(hlo).count("dot")
+    assert (traced, compiled) == (2, 1), (
+        f"the unused matmul must be gone after compiling: {traced} in the jaxpr, {compiled} in the optimized HLO"
+    )
+
+
+def assert_constant_folded(stablehlo: str, hlo: str) -> None:
+    """S5.1-constfold: W * 2 of a constant W is a multiply as written, and gone once compiled."""
+    written, left = "stablehlo.multiply" in stablehlo, hlo_opcodes(hlo).count("multiply")
+    assert written and left == 0, (
+        f"W * 2 must be written in StableHLO ({written}) and computed ahead of time, not at run time ({left} left)"
+    )
+
+
+def call_targets(graph) -> list[str]:
+    """The targets of an FX graph's calls, as text (``aten.relu.default``, ``<built-in function add>``)."""
+    return [str(node.target) for node in graph.nodes if node.op in ("call_function", "call_method")]
+
+
+def assert_export_and_dynamo_levels(exported: list[str], dynamo: list[str]) -> None:
+    """S8.3: the same three ops at two levels: torch.export's targets ATen overloads, Dynamo's not."""
+    assert op_sequence("\n".join(exported)) == op_sequence("\n".join(dynamo)) == ["matmul", "add", "relu"], (
+        exported,
+        dynamo,
+    )
+    assert all(t.startswith("aten.") for t in exported), f"torch.export records ATen overloads: {exported}"
+    assert not any(t.startswith("aten.") for t in dynamo), f"Dynamo records the Python-level calls: {dynamo}"
+
+
+def assert_fusion_is_not_fma(fused_ptx: str, mul_add_ptx: str) -> None:
+    """S5.2-fma: the graph-fused add + ReLU kernel adds and takes a max, with no FMA; the FMA
+    instruction appears where a * b + c is written."""
+    fma = re.compile(r"^\s*(?:@%p\d+\s+)?fma\.rn\.f32\b", re.M)
+    assert re.search(r"^\s*(?:@%p\d+\s+)?add\.f32\b", fused_ptx, re.M) and "max.f32" in fused_ptx, (
+        "the fused kernel's PTX adds b and takes the max (ReLU)"
+    )
+    assert not fma.search(fused_ptx), "graph fusion of add and ReLU is not an FMA: no fma.rn.f32 in its PTX"
+    assert fma.search(mul_add_ptx), "a * b + c becomes one fma.rn.f32 instruction"
+
+
+def xla_dump(forward, *args, folder) -> list[str]:
+    """Compile ``forward`` with XLA dumping every stage into ``folder``; the dumped file names."""
+    import jax
+
+    jax.jit(forward).lower(*args).compile(compiler_options={"xla_dump_to": str(folder)})
+    return sorted(p.name for p in folder.iterdir())
+
+
+def assert_llvm_not_llo(names: list[str]) -> None:
+    """S9.7-llo: a CPU build's dump holds LLVM IR modules and no LLO stage."""
+    llvm = [n for n in names if n.endswith(".ll")]
+    llo = [n for n in names if re.search(r"(?i)(^|[._-])llo([._-]|$)", n)]
+    assert llvm and not llo, f"XLA's CPU backend lowers HLO to LLVM IR ({llvm}), with no LLO stage ({llo})"
+
+
+def assert_same_model(by_init: dict, by_load: dict) -> None:
+    """S10.3: compile() + init() and load() give one model: every output equal, bit for bit."""
+    import numpy as np
+
+    differing = {
+        name: "missing" if name not in by_init else int(np.sum(by_init[name] != by_load[name]))
+        for name in by_load
+        if name not in by_init or not np.array_equal(by_init[name], by_load[name])
+    }
+    assert by_init.keys() == by_load.keys() and not differing, (
+        f"compile() + init() must give the model load() gives: outputs differing {differing}"
+    )
+
+
+LEVELS = ("ttir", "ttgir", "llir", "ptx", "cubin", "sass")
+VIRTUAL_REGISTERS = re.compile(r"\.reg \.\w+ \s*%\w+<\d+>")  # PTX's `.reg .b32 %r<12>;`, allocated by ptxas
+MACHINE_LOAD_STORE = re.compile(r"\b(?:LDG|STG)\.E\b")  # SASS: global load/store on physical registers
+
+
+def disassemble(cubin: bytes) -> str:
+    """The SASS (the GPU's own machine instructions) in a cubin, by the nvdisasm Triton ships: any
+    machine, no GPU needed."""
+    import subprocess
+    import tempfile
+
+    from triton import knobs
+
+    with tempfile.NamedTemporaryFile(suffix=".cubin") as f:
+        f.write(cubin)
+        f.flush()
+        done = subprocess.run([knobs.nvidia.nvdisasm.path, "-c", f.name], capture_output=True, text=True, timeout=120)
+    if done.returncode:
+        raise RuntimeError(f"nvdisasm failed: {done.stderr[-500:]}")
+    return done.stdout
+
+
+def assert_warpgroup_mma(ptx: str, sass: str) -> None:
+    """S5.1-target: a bf16 tile for sm_90 uses Hopper's warpgroup MMA: ``wgmma`` in the PTX (bf16
+    operands, fp32 accumulator) and ``HGMMA`` in the machine code ptxas made of it."""
+    assert re.search(r"\bwgmma\.mma_async\.sync\.aligned\.\w+\.f32\.bf16\.bf16", ptx), (
+        "the PTX multiplies bf16 operands into an fp32 accumulator by wgmma.mma_async"
+    )
+    assert re.search(r"\bHGMMA\.", sass), "the SASS runs the tile on the tensor cores: HGMMA instructions"
+
+
+EM_CUDA = 190  # the ELF machine number of NVIDIA GPU objects (cubins)
+
+
+def cuda_objects(blob: bytes) -> list[bytes]:
+    """The cubins inside ``blob`` (a compiled MAX model, say): each ELF object for EM_CUDA, cut at
+    the end of its last section or header table."""
+    import struct
+
+    found = []
+    for match in re.finditer(rb"\x7fELF\x02", blob):  # 64-bit ELF
+        o = match.start()
+        if len(blob) < o + 64 or struct.unpack_from("<H", blob, o + 18)[0] != EM_CUDA:
+            continue
+        phoff, shoff = struct.unpack_from("<QQ", blob, o + 0x20)
+        phentsize, phnum, shentsize, shnum = struct.unpack_from("<HHHH", blob, o + 0x36)
+        end = max(phoff + phnum * phentsize, shoff + shnum * shentsize)
+        for i in range(shnum):
+            header = o + shoff + i * shentsize
+            (kind,) = struct.unpack_from("<I", blob, header + 4)
+            offset, size = struct.unpack_from("<QQ", blob, header + 0x18)
+            if kind != 8:  # SHT_NOBITS occupies no bytes in the file
+                end = max(end, offset + size)
+        found.append(blob[o : o + end])
+    return found
+
+
+def sass_kernels(cubins: list[bytes]) -> dict[str, dict]:
+    """Each kernel in ``cubins``: its target and the set of SASS opcodes (without modifiers) it uses."""
+    kernels = {}
+    for cubin in cubins:
+        sass = disassemble(cubin)
+        target = re.search(r"^\s*\.target\s+(\S+)", sass, re.M)
+        for name, body in re.findall(r"^\s*\.global\s+(\S+)\n(.*?)(?=^\s*\.global\s|\Z)", sass, re.M | re.S):
+            ops = set(re.findall(r"/\*[0-9a-f]{4,}\*/\s+(?:@!?U?P\w+\s+)?([A-Z][A-Z0-9]+)", body))
+            kernels[name] = {"target": target.group(1) if target else None, "ops": ops}
+    return kernels
+
+
+def assert_custom_op_own_gpu_kernel(kernels: dict[str, dict], arch: str) -> dict:
+    """§10.4: ``target`` is a compile-time parameter. Compiled for ``arch``, the graph holds GPU
+    machine code only; the built-in ReLU fuses into a matmul kernel (FFMA and FMNMX in one
+    kernel), while the custom op stays a kernel of its own: its ``foreach`` body takes the max
+    (FMNMX) and multiplies nothing (no FFMA). A custom op is a boundary the compiler does not fuse."""
+    wrong_target = {n: k["target"] for n, k in kernels.items() if not (k["target"] or "").startswith(arch)}
+    fused = sorted(n for n, k in kernels.items() if {"FFMA", "FMNMX"} <= k["ops"])
+    custom = sorted(
+        n for n, k in kernels.items() if re.search(r"for_?each", n) and "FMNMX" in k["ops"] and "FFMA" not in k["ops"]
+    )
+    found = {"kernels": sorted(kernels), "relu_fused_into_matmul": fused, "custom_op_kernels": custom}
+    assert kernels and not wrong_target, f"every kernel compiled for {arch}: {wrong_target or 'no kernels'}"
+    assert fused, f"the built-in ReLU should fuse into a matmul kernel (FFMA and FMNMX together): {found}"
+    assert custom, f"the custom op should be a foreach kernel of its own taking the max, no FFMA: {found}"
+    return found
+
+
+def triton_stages(compiled) -> dict:
+    """A compiled Triton kernel's stages (ttir ... cubin) and the cubin's SASS, as ``LEVELS`` names them."""
+    return {**compiled.asm, "sass": disassemble(compiled.asm["cubin"])}
+
+
+def lowering_facts(asm: dict) -> dict[str, dict[str, bool]]:
+    """For each of Triton's stages: whether it holds whole tensors, a structured loop, a thread
+    layout, address arithmetic, a branch-and-phi loop, global loads/stores."""
+    facts = {}
+    for level in ("ttir", "ttgir", "llir", "ptx", "sass"):
+        text = asm[level]
+        facts[level] = {
+            "tensors": "tensor<" in text,
+            "structured loop": "scf.for" in text,
+            "thread layout": bool(re.search(r"#\w*blocked", text)),
+            "addresses": "getelementptr" in text,
+            "branch loop": " phi " in text or bool(re.search(r"\bbra\b", text)),
+            "global load/store": "ld.global" in text and "st.global" in text,
+            "virtual registers": bool(VIRTUAL_REGISTERS.search(text)),
+            "machine load/store": bool(MACHINE_LOAD_STORE.search(text)),
+        }
+    facts["cubin"] = {"machine code object": asm["cubin"][:4] == b"\x7fELF"}
+    return facts
+
+
+def assert_lowering_levels(asm: dict) -> dict:
+    """S4.2: tensors and a structured loop at the top (ttir), a thread layout added (ttgir), addresses
+    and branch loops with no tensors (llir), global loads/stores on virtual registers (ptx, a virtual
+    ISA), an ELF object (cubin), and in it SASS: the machine's loads/stores on physical registers."""
+    missing = [level for level in LEVELS if level not in asm]
+    assert not missing, f"Triton gave no {missing} stage; it gave {sorted(asm)}"
+    f = lowering_facts(asm)
+    expected = {
+        "ttir": {"tensors": True, "structured loop": True, "thread layout": False, "addresses": False},
+        "ttgir": {"tensors": True, "thread layout": True, "addresses": False},
+        "llir": {"tensors": False, "addresses": True, "branch loop": True},
+        "ptx": {
+            "tensors": False,
+            "global load/store": True,
+            "branch loop": True,
+            "virtual registers": True,
+            "machine load/store": False,
+        },
+        "cubin": {"machine code object": True},
+        "sass": {"tensors": False, "virtual registers": False, "machine load/store": True},
+    }
+    wrong = {level: {k: f[level][k] for k, v in want.items() if f[level][k] != v} for level, want in expected.items()}
+    wrong = {level: found for level, found in wrong.items() if found}
+    assert not wrong, f"Triton's stages, from tensors down to machine code, do not lower as §4.2 says: {wrong}"
+    return f

@@ -1,0 +1,156 @@
+"""Building the suite's Mojo programs, cached by source hash and toolchain version (course §10.5).
+
+``ptx(source)`` works on any machine: ``mojo build --target-accelerator nvidia:90 --emit asm``
+writes the GPU kernel's PTX beside the host assembly. ``executable(source)`` builds a binary
+for an NVIDIA GPU. A GPU machine without the Mojo toolchain runs binaries built elsewhere:
+``--mojo-prebuilt DIR`` points at a folder made by ``python -m stackcheck.mojo_build DIR``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+from stackcheck.paths import data
+from stackcheck.paths.tools import mojo_executable
+
+TARGET = "nvidia:90"
+RUNTIME_LIBS = (
+    "libKGENCompilerRTShared.so",
+    "libAsyncRTMojoBindings.so",
+    "libMSupportGlobals.so",
+    "libAsyncRTRuntimeGlobals.so",
+)
+# Sizes the GPU program is built and run at: none is a multiple of its 256-thread block.
+GPU_SIZES = ({"N": 33, "M": 65}, {"N": 1, "M": 1}, {"N": 17, "M": 513})
+
+
+def source(name: str) -> Path:
+    found = data.path("mojo", name)
+    if not found.exists():
+        raise FileNotFoundError(f"Mojo source {name} is not in this installation")
+    return found
+
+
+def cache_root() -> Path:
+    return data.cache_dir() / "mojo"
+
+
+def toolchain_version() -> str:
+
+    out = subprocess.run([mojo_executable(), "--version"], capture_output=True, text=True, check=True)
+    return out.stdout.strip()
+
+
+def _defines(sizes: dict[str, int]) -> list[str]:
+    return [f"-D{k}={v}" for k, v in sorted(sizes.items())]
+
+
+def build(src: Path, *, emit: str, sizes: dict[str, int] | None = None) -> Path:
+    """Build ``src`` (emit 'asm' or 'exe') for the GPU; reuse the cached product when nothing changed."""
+
+    sizes = sizes or {}
+    key = hashlib.sha256(
+        src.read_bytes() + repr((emit, TARGET, sorted(sizes.items()), toolchain_version())).encode()
+    ).hexdigest()[:16]
+    folder = cache_root() / f"{src.stem}-{key}"
+    product = folder / (src.stem + (".s" if emit == "asm" else ""))
+    if product.exists():
+        return product
+    staging = folder.with_name(folder.name + f".tmp{os.getpid()}")
+    staging.mkdir(parents=True, exist_ok=True)
+    args = [
+        mojo_executable(),
+        "build",
+        *_defines(sizes),
+        "--target-accelerator",
+        TARGET,
+        *(["--emit", "asm"] if emit == "asm" else []),
+        "-o",
+        str(staging / product.name),
+        str(src),
+    ]
+    done = subprocess.run(args, capture_output=True, text=True)
+    if done.returncode != 0:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise RuntimeError(f"{' '.join(args)} failed:\n{done.stdout}\n{done.stderr}")
+    try:
+        staging.rename(folder)
+    except OSError:  # another process finished first: use its product
+        shutil.rmtree(staging, ignore_errors=True)
+    return product
+
+
+def runtime_environment(libs: Path | None = None) -> dict[str, str]:
+    """The environment a built Mojo GPU program runs in: this process's, with the runtime libraries
+    (``libs``, default the installed Modular ones) on LD_LIBRARY_PATH."""
+    import importlib.util
+
+    libs = libs or Path(importlib.util.find_spec("modular").submodule_search_locations[0]) / "lib"
+    return dict(os.environ, LD_LIBRARY_PATH=f"{libs}:{os.environ.get('LD_LIBRARY_PATH', '')}")
+
+
+def kernel_ptx(src: Path, kernel: str, sizes: dict[str, int] | None = None) -> str:
+    """The PTX of one GPU kernel of ``src`` (mojo writes it beside the host assembly)."""
+    host = build(src, emit="asm", sizes=sizes)
+    found = sorted(host.parent.glob(f"*_{kernel}_*.ptx"))
+    if not found:
+        raise FileNotFoundError(f"no PTX for kernel {kernel!r} next to {host}: {os.listdir(host.parent)}")
+    return found[0].read_text()
+
+
+def guard_problems(ptx: str, element_count: int) -> list[str]:
+    """Why the PTX does not bounds-check every global load and store against element_count.
+
+    The guard is a `setp` comparing the thread's index with the bound, then a branch past the
+    body: `gt` element_count - 1 or `ge` element_count (for one element the compiler writes `ne 0`)."""
+    bounds = {("gt", element_count - 1), ("ge", element_count), ("hi", element_count - 1), ("hs", element_count)}
+    if element_count == 1:
+        bounds.add(("ne", 0))
+    guard = None
+    for m in re.finditer(r"setp\.(\w+)\.[usb](?:32|64)\s+(%p\d+),\s*%\w+,\s*(\d+);\s*@\2 bra\s+(\$\w+);", ptx):
+        if (m.group(1), int(m.group(3))) in bounds:
+            guard = m
+            break
+    if guard is None:
+        return [f"no `setp` against element_count - 1 = {element_count - 1} followed by a branch past the body"]
+    body = ptx[guard.end() : ptx.index(guard.group(4) + ":")]
+    problems = []
+    if not re.search(r"\bst\.global", body):
+        problems.append("the guarded body has no st.global: the store is not behind the bounds check")
+    if re.search(r"\b(?:ld|st)\.global", ptx[: guard.start()]):
+        problems.append("a global load or store comes before the bounds check")
+    return problems
+
+
+def prebuild(folder: Path, sizes_list: list[dict[str, int]]) -> None:
+    """Write executables for each size set, plus the Mojo runtime libraries, into ``folder``."""
+    import importlib.util
+
+    folder.mkdir(parents=True, exist_ok=True)
+    src = source("bias_relu_gpu.mojo")
+    for sizes in sizes_list:
+        exe = build(src, emit="exe", sizes=sizes)
+        shutil.copy2(exe, folder / prebuilt_name(sizes))
+    lib = Path(importlib.util.find_spec("modular").submodule_search_locations[0]) / "lib"
+    for name in RUNTIME_LIBS:
+        shutil.copy2(lib / name, folder / name)
+
+
+def prebuilt_name(sizes: dict[str, int]) -> str:
+    return "bias_relu_gpu_" + "_".join(f"{k}{v}" for k, v in sorted(sizes.items()))
+
+
+def main(argv: list[str]) -> int:
+    """``python -m stackcheck.mojo_build DIR``: build the GPU programs into DIR."""
+    if len(argv) != 1:
+        print("usage: python -m stackcheck.mojo_build DIR", file=sys.stderr)
+        return 2
+    prebuild(Path(argv[0]), list(GPU_SIZES))
+    print(f"wrote {len(GPU_SIZES)} programs and {len(RUNTIME_LIBS)} libraries to {argv[0]}")
+    return 0
