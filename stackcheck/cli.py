@@ -3,6 +3,7 @@
 stackcheck homework init DIR [--part math|ir|runtime|kernels|all]   the student's starter
 stackcheck homework strip --part P [--out FILE]      reference.py without the solutions of P
 stackcheck grade SUBMISSIONS --out grades.csv [--part P] [--tests PATH] [--timeout S]
+stackcheck merge REPORT.json REPORT.json ... --out matrix.html   one claim x machine matrix
 """
 
 from __future__ import annotations
@@ -65,8 +66,17 @@ def main(argv: list[str] | None = None) -> int:
         help="the instructor's own tests (files or folders students do not get); repeatable",
     )
     grade.add_argument("--timeout", type=float, default=600.0, help="wall-time limit per submission, seconds")
+    merge = commands.add_parser("merge", help="several machines' curriculum reports as one claim x machine matrix")
+    merge.add_argument("reports", nargs="+", help="curriculum reports (the JSON of --curriculum-report)")
+    merge.add_argument("--out", required=True, help="the matrix to write: OUT.html, OUT.md and OUT.json")
     args = parser.parse_args(argv)
     try:
+        if args.command == "merge":
+            from stackcheck.report import merge as merging
+
+            written = merging.write(args.reports, args.out)
+            print("wrote " + ", ".join(str(p) for p in written))
+            return 0
         if args.command == "homework" and args.step == "init":
             return init_homework(Path(args.dir), args.part or ["math"], args.force)
         if args.command == "homework":

@@ -8,7 +8,14 @@ import numpy as np
 import pytest
 
 from stackcheck.evidence import precision
-from stackcheck.evidence.numerics import assert_exact, assert_matches_reference, make_inputs, reference_forward, uniform
+from stackcheck.evidence.numerics import (
+    assert_exact,
+    assert_matches_reference,
+    difference_histogram,
+    make_inputs,
+    reference_forward,
+    uniform,
+)
 from stackcheck.stacks.available import need
 from stackcheck.stacks.params import stack_params
 
@@ -78,7 +85,12 @@ def test_eager_vs_compiled_bits_are_reported_and_tolerance_decides(impl, evidenc
     eager = impl.torch_forward(x, w, b)
     compiled = impl.torch_compiled_forward(x, w, b)
     differing = int((eager != compiled).sum())
-    evidence(eager_vs_compiled_bits_differing=differing, elements=eager.numel(), device=device)
+    evidence(
+        eager_vs_compiled_bits_differing=differing,
+        elements=eager.numel(),
+        device=device,
+        compiled_vs_eager=difference_histogram(compiled.cpu(), eager.cpu()),
+    )
     assert_matches_reference(
         compiled.cpu().numpy(),
         eager.cpu().numpy(),
@@ -105,7 +117,12 @@ def test_tf32_and_float32_matmuls_differ_in_bits_and_each_meets_its_own_toleranc
             results[enabled] = impl.torch_forward(*operands).cpu().numpy()
     reference = reference_forward(x, w, b)
     differing = int((results[False] != results[True]).sum())
-    evidence(device=device, tf32_vs_fp32_elements_differing=differing, elements=results[False].size)
+    evidence(
+        device=device,
+        tf32_vs_fp32_elements_differing=differing,
+        elements=results[False].size,
+        tf32_vs_fp32=difference_histogram(results[True], results[False]),
+    )
     assert differing > 0, "TF32 rounds the inputs to 10 mantissa bits: the bits must differ from float32's"
     assert_matches_reference(
         results[False], reference, dtype="float32", k=1024, stack=stack, device=device, what="Y with TF32 off"

@@ -17,6 +17,8 @@ def test_x():
     assert changed == [], changed
     imported = [name for name in ("torch", "jax", "max", "stackcheck.plugin.hooks") if name in sys.modules]
     assert imported == [], imported
+    loaded = sorted(name for name in sys.modules if name.startswith("stackcheck"))
+    assert loaded == ["stackcheck", "stackcheck.plugin", "stackcheck.plugin.options"], loaded  # all it costs
 """
 VARIABLES = ("XLA_FLAGS", "XLA_PYTHON_CLIENT_PREALLOCATE", "CUDA_VISIBLE_DEVICES")  # what a stackcheck run sets
 

@@ -103,3 +103,15 @@ def test_the_rerun_line_works_for_pyargs_runs_from_another_folder(pytester):
     result.assert_outcomes(failed=1)
     rerun = next(line for line in result.outlines if line.startswith("Rerun:"))
     assert f"'{package / 'test_claimed.py'}::test_broken'" in rerun, rerun
+
+
+def test_difference_histogram_counts_each_element_once_by_decade():
+    from stackcheck.evidence.numerics import difference_histogram
+
+    expected = np.array([1.0, 2.0, 4.0, 8.0, 16.0], dtype=np.float32)
+    actual = expected * np.float32([1, 1 + 2e-7, 1 + 3e-4, 1.5, 1])
+    found = difference_histogram(actual, expected)
+    counts = dict(zip(found["bins"], found["counts"]))
+    assert sum(found["counts"]) == expected.size
+    assert counts["equal"] == 2 and counts["1e-7..1e-6"] == 1 and counts["1e-4..1e-3"] == 1
+    assert counts["1e-1..1e0"] == 1

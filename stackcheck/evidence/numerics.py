@@ -209,3 +209,20 @@ def assert_outputs_match(outputs: dict, references: dict, *, dtype: str, k: int,
     assert not missing, f"{where}: outputs {missing} missing; got {sorted(outputs)}"
     for name, reference in references.items():
         assert_matches_reference(outputs[name], reference, dtype=dtype, k=k, what=f"{where}: output {name}")
+
+
+def difference_histogram(actual, expected) -> dict:
+    """How far ``actual`` is from ``expected``, element by element, as evidence for a report: the
+    count of elements in each decade of relative difference |a - e| / max(|e|, tiny), equal ones
+    apart (MC13: which elements differ, and by how much)."""
+    a, e = as_numpy(actual).astype(np.float64).ravel(), as_numpy(expected).astype(np.float64).ravel()
+    relative = np.abs(a - e) / np.maximum(np.abs(e), np.finfo(np.float32).tiny)
+    decades = np.arange(-9, 0)  # 1e-9 .. 1e-1, then everything larger
+    labels = ["equal", f"<1e{decades[0]}"]
+    counts = [int((relative == 0).sum()), int(((relative > 0) & (relative < 10.0 ** decades[0])).sum())]
+    for low in decades:
+        labels.append(f"1e{low}..1e{low + 1}")
+        counts.append(int(((relative >= 10.0**low) & (relative < 10.0 ** (low + 1))).sum()))
+    labels.append(f">=1e{decades[-1] + 1}")
+    counts.append(int((relative >= 10.0 ** (decades[-1] + 1)).sum()))
+    return {"of": "relative difference", "bins": labels, "counts": counts}

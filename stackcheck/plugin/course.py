@@ -99,6 +99,6 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
 
 def pytest_stackcheck_report_sections(report: dict) -> list[tuple[str, list[str]]] | None:
     """The course's listings with their errata."""
-    from stackcheck import report as rendering
+    from stackcheck.report import render as rendering
 
     return [("course listings", rendering.listing_lines(report))] if report.get("listings") else None

@@ -14,11 +14,11 @@ from pathlib import Path
 
 import pytest
 
-from stackcheck import report as rendering
 from stackcheck.claims import catalogue
 from stackcheck.evidence import gpus, numerics
 from stackcheck.plugin import course, homework
 from stackcheck.plugin.recorder import DRAWN, MISSING, PROPS, RECORDER, Recorder
+from stackcheck.report import render as rendering
 from stackcheck.run import max_graphs
 from stackcheck.stacks import available, defaults, records
 from stackcheck.stacks.records import STACKS

@@ -15,10 +15,10 @@ from typing import Callable
 
 import pytest
 
-from stackcheck import report as rendering
 from stackcheck.claims import catalogue, drift
 from stackcheck.evidence import gpus, precision
 from stackcheck.impl.loader import Impl
+from stackcheck.report import render as rendering
 from stackcheck.stacks import fingerprint
 from stackcheck.stacks.records import DEVICES
 
@@ -266,7 +266,7 @@ class Recorder:
             for line in lines:
                 tr.write_line(line, **rendering.markup(line))
         if self.written:
-            tr.write_line("   report: " + " and ".join(str(p) for p in self.written))
+            tr.write_line("   report: " + ", ".join(str(p) for p in self.written))
         for problem in self.problems:
             tr.write_line(f"   FAIL {problem}", red=True)
 

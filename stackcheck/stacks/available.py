@@ -13,7 +13,7 @@ import pytest
 from stackcheck.paths.tools import tool_path
 from stackcheck.stacks.records import STACKS
 
-TOOLS = ("ncu",)  # command-line tools a test may need besides a stack: --require accepts them too
+TOOLS = ("ncu", "chromium")  # tools a test may need besides a stack (chromium: the HTML report's browser test)
 
 
 class Missing(pytest.skip.Exception):

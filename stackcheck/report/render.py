@@ -1,4 +1,4 @@
-"""Every rendering of a curriculum report (the dict ``claims.build_report`` makes and the recorder
+"""Every text rendering of a curriculum report (the dict ``claims.build_report`` makes and the recorder
 completes): its JSON and Markdown files, and the terminal summary. The terminal and the Markdown
 draw on the same sections, which the parts of stackcheck contribute through the hook
 ``pytest_stackcheck_report_sections`` (stackcheck.plugin.hookspecs), so the Markdown shows everything the
@@ -12,20 +12,26 @@ from pathlib import Path
 from stackcheck.claims.catalogue import MARKS, OUTCOMES, STATUSES
 
 
-def report_paths(path: str) -> tuple[Path, Path]:
-    """(JSON, Markdown) for ``--curriculum-report PATH``: PATH may name either one."""
+def report_paths(path: str) -> tuple[Path, Path, Path]:
+    """(JSON, Markdown, HTML) for ``--curriculum-report PATH``: PATH may name any one of them."""
     given = Path(path)
-    if given.suffix == ".md":
-        return given.with_suffix(".json"), given
-    return given, given.with_suffix(".md") if given.suffix else Path(f"{given}.md")
+    json_path = given.with_suffix(".json") if given.suffix in (".md", ".html") else given
+
+    def beside(suffix: str) -> Path:
+        return json_path.with_suffix(suffix) if json_path.suffix else Path(f"{json_path}{suffix}")
+
+    return json_path, beside(".md"), beside(".html")
 
 
-def write(report: dict, path: str, sections: list[tuple[str, list[str]]]) -> tuple[Path, Path]:
-    json_path, md_path = report_paths(path)
+def write(report: dict, path: str, sections: list[tuple[str, list[str]]]) -> tuple[Path, Path, Path]:
+    from stackcheck.report import html
+
+    json_path, md_path, html_path = report_paths(path)
     json_path.parent.mkdir(parents=True, exist_ok=True)
     json_path.write_text(json.dumps(report, indent=2, ensure_ascii=False, default=str) + "\n", encoding="utf-8")
     md_path.write_text(markdown(report, sections), encoding="utf-8")
-    return json_path, md_path
+    html_path.write_text(html.page(report, sections), encoding="utf-8")
+    return json_path, md_path, html_path
 
 
 def _counts(report: dict) -> dict[str, int]:

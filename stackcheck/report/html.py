@@ -1,0 +1,281 @@
+"""The curriculum report as one self-contained HTML page: no script, no external file, so it works
+offline and in viewers that strip scripts. The header holds the run's environment (§14.4) and the
+claims by course chapter; each claim has its tests, its first failure and its evidence drawn as
+plots (stackcheck.report.plots), each plot with its numbers in a table beneath it. Homework runs
+show the score, points per claim and each failing function's message. Status is always a word and
+a symbol as well as a colour."""
+
+from __future__ import annotations
+
+import html
+import re
+
+from stackcheck.claims import catalogue, drift
+from stackcheck.claims.catalogue import STATUSES
+from stackcheck.report import plots as plotting
+
+SYMBOLS = {
+    "verified": "✓",
+    "failed": "✗",
+    "interrupted": "!",
+    "skipped": "–",
+    "untested": "·",
+    "passed": "✓",
+    "xfailed": "✓",
+    "error": "✗",
+    "xpassed": "✗",
+    "not attempted": "…",
+}
+STYLE = """
+:root { --ok: #1a7f37; --bad: #c62828; --skip: #8a6d00; --none: #666; --line: #ddd; }
+* { box-sizing: border-box; }
+body { font: 15px/1.45 system-ui, "Noto Sans CJK KR", "Noto Sans KR", "Malgun Gothic", sans-serif;
+       margin: 0 auto; max-width: 1100px; padding: 12px; color: #111; background: #fff; }
+h1 { font-size: 1.5em; margin: .2em 0; } h2 { font-size: 1.25em; border-bottom: 1px solid var(--line); }
+h3 { font-size: 1.1em; margin-top: 1.5em; } h4 { margin: .2em 0; font-size: 1em; }
+table { border-collapse: collapse; font-size: .9em; } td, th { border: 1px solid var(--line); padding: 2px 6px;
+       text-align: left; vertical-align: top; }
+.scroll { overflow-x: auto; max-width: 100%; }
+code, pre, .nodeid { font-family: ui-monospace, monospace; font-size: .85em; overflow-wrap: anywhere; }
+pre { white-space: pre-wrap; background: #f6f6f6; padding: 6px; }
+.status { font-weight: 600; white-space: nowrap; }
+.verified, .passed, .xfailed { color: var(--ok); } .failed, .error, .xpassed, .interrupted { color: var(--bad); }
+.skipped { color: var(--skip); } .untested, .not-attempted { color: var(--none); }
+article.claim { border: 1px solid var(--line); border-left: 5px solid var(--none); padding: 6px 10px; margin: 8px 0; }
+article.claim[data-status=verified] { border-left-color: var(--ok); }
+article.claim[data-status=failed], article.claim[data-status=interrupted] { border-left-color: var(--bad); }
+article.claim[data-status=skipped] { border-left-color: var(--skip); }
+.ko { margin: .2em 0; } .meta { color: #555; font-size: .85em; }
+figure { margin: 8px 0; max-width: 520px; } figure svg { width: 100%; height: auto; }
+figcaption { font-size: .85em; color: #333; }
+dl.env { display: grid; grid-template-columns: max-content 1fr; gap: 2px 12px; font-size: .9em; }
+dl.env dt { font-weight: 600; } dl.env dd { margin: 0; overflow-wrap: anywhere; }
+.disagree { background: #fff3e0; }
+@media (max-width: 600px) { body { font-size: 14px; padding: 6px; } dl.env { grid-template-columns: 1fr; } }
+"""
+
+
+def esc(value) -> str:
+    return html.escape(str(value), quote=True)
+
+
+def status(word: str) -> str:
+    """A status as symbol, word and colour (the colour is never alone)."""
+    css = word.replace(" ", "-")
+    return f'<span class="status {css}">{SYMBOLS.get(word, "?")} {esc(word)}</span>'
+
+
+def chapter(section: str) -> str:
+    """The course chapter a claim's section belongs to: "2.1, 13 (A)" -> "2"."""
+    found = re.match(r"\s*(\d+)", section or "")
+    return found.group(1) if found else "other"
+
+
+def page(report: dict, sections: list[tuple[str, list[str]]] = (), title: str = "stackcheck curriculum report") -> str:
+    """The page for ``report``; ``sections`` (the report-sections hook's) adds what the report's own
+    fields do not hold. A recorded report alone gives the whole page."""
+    known = catalogue.catalogue()
+    body = [f"<header><h1>{esc(title)}</h1>", f'<p class="meta">{esc(_machine(report["environment"]))}</p></header>']
+    body += _environment(report["environment"])
+    body += _summary(report)
+    if "homework" in report:
+        body += _homework(report["homework"])
+    body += _claims(report, known)
+    if report.get("listings") or report.get("errata"):
+        body += _listings(report)
+    if "drift" in report:
+        body += [
+            '<section id="drift"><h2>Drift since the baseline</h2>',
+            f"<pre>{esc(chr(10).join(drift.lines(report['drift'])))}</pre></section>",
+        ]
+    shown = {"course claims", "course listings", "homework", "drift since the baseline"}
+    for name, lines in sections:
+        if name not in shown:
+            body += [
+                f'<section id="{esc(_slug(name))}"><h2>{esc(name[:1].upper() + name[1:])}</h2>',
+                f"<pre>{esc(chr(10).join(lines))}</pre></section>",
+            ]
+    return (
+        '<!doctype html>\n<html lang="en"><head><meta charset="utf-8">'
+        '<meta name="viewport" content="width=device-width, initial-scale=1">'
+        f"<title>{esc(title)}</title><style>{STYLE}</style></head>\n<body>\n" + "\n".join(body) + "\n</body></html>\n"
+    )
+
+
+def _slug(text: str) -> str:
+    return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")
+
+
+def _machine(env: dict) -> str:
+    fields = (env.get("accelerator", "?"), env.get("cpu", "?"), f"Python {env.get('python', '?')}", env.get("date", ""))
+    return " · ".join(fields)
+
+
+def _environment(env: dict) -> list[str]:
+    rows = []
+    for key, value in env.items():
+        if key == "workers":
+            value = "; ".join(f"{w.get('worker')}: CUDA_VISIBLE_DEVICES={w.get('cuda_visible_devices')}" for w in value)
+        elif isinstance(value, dict):
+            value = ", ".join(f"{k} {v}" for k, v in value.items()) or "n/a"
+        rows.append(f"<dt>{esc(key)}</dt><dd>{esc(value)}</dd>")
+    return ['<section id="environment"><h2>Environment (course §14.4)</h2><dl class="env">', *rows, "</dl></section>"]
+
+
+def _summary(report: dict) -> list[str]:
+    chapters: dict[str, dict[str, int]] = {}
+    for c in report["claims"]:
+        counts = chapters.setdefault(chapter(c["section"]), dict.fromkeys(STATUSES, 0))
+        counts[c["status"]] += 1
+    head = "".join(f"<th>{status(s)}</th>" for s in STATUSES)
+    rows = [
+        f'<tr><th scope="row"><a href="#chapter-{esc(ch)}">§{esc(ch)}</a></th>'
+        + "".join(f"<td>{n}</td>" for n in counts.values())
+        + "</tr>"
+        for ch, counts in sorted(
+            chapters.items(), key=lambda kv: (not kv[0].isdigit(), int(kv[0]) if kv[0].isdigit() else 0)
+        )
+    ]
+    totals = "".join(f"<td><strong>{sum(c['status'] == s for c in report['claims'])}</strong></td>" for s in STATUSES)
+    return [
+        '<section id="summary"><h2>Claims by course chapter</h2><div class="scroll"><table>',
+        f"<thead><tr><th>chapter</th>{head}</tr></thead><tbody>",
+        *rows,
+        f"<tr><th>all</th>{totals}</tr></tbody></table></div></section>",
+    ]
+
+
+def _chapter_order(ch: str) -> tuple[bool, int]:
+    return (not ch.isdigit(), int(ch) if ch.isdigit() else 0)
+
+
+def _homework(result: dict) -> list[str]:
+    out = [
+        '<section id="homework"><h2>Homework</h2>',
+        f'<p class="score"><strong>score: {result["percent"]:g} %</strong> '
+        f"({result['earned']:g} of {result['points']:g} points)"
+        + (f" · checkpoints passport {esc(result['passport'])}" if result.get("passport") else "")
+        + "</p>",
+        '<div class="scroll"><table><thead><tr><th>claim</th><th>status</th><th>points</th><th>tests</th>'
+        "<th>functions</th></tr></thead><tbody>",
+    ]
+    for item in result["claims"]:
+        out.append(
+            f'<tr><td><a href="#claim-{esc(_slug(item["id"]))}">{esc(item["id"])}</a> §{esc(item["section"])}</td>'
+            f"<td>{status(item['status'])}</td><td>{item['earned']:g} / {item['points']:g}</td>"
+            f"<td>{item['passed']}/{item['graded']}</td><td><code>{esc(', '.join(item['functions']))}</code></td></tr>"
+        )
+    out.append("</tbody></table></div>")
+    failing = [i for i in result["claims"] if i["status"] != "passed"]
+    if failing:
+        out.append("<h3>What to fix</h3><ul>")
+        for item in failing:
+            what = (
+                f"not attempted yet: <code>{esc(', '.join(item.get('not_attempted', [])))}</code>"
+                if item["status"] == "not attempted"
+                else f"<pre>{esc(item.get('feedback', ''))}</pre>"
+            )
+            out.append(
+                f"<li>{status(item['status'])} <strong>{esc(item['id'])}</strong> {esc(item['title'])}"
+                f'<p class="ko" lang="ko">{esc(item.get("ko", ""))}</p>{what}</li>'
+            )
+        out.append("</ul>")
+    for q in result.get("checkpoints", []):
+        word = "passed" if q["passed"] else ("not attempted" if not q["attempted"] else "failed")
+        out.append(f"<p>{status(word)} checkpoint {esc(q['id'])} {q['earned']:g}/{q['points']:g}</p>")
+    out.append("</section>")
+    return out
+
+
+def _claims(report: dict, known: dict) -> list[str]:
+    out = ['<section id="claims"><h2>Claims</h2>']
+    current = None
+    for c in report["claims"]:
+        ch = chapter(c["section"])
+        if ch != current:
+            out.append(f'<h3 id="chapter-{esc(ch)}">§{esc(ch)}</h3>')
+            current = ch
+        out += _claim(c, known.get(c["id"], {}))
+    out.append("</section>")
+    return out
+
+
+def _claim(c: dict, entry: dict) -> list[str]:
+    tests = c["tests"]
+    tally = {}
+    for t in tests:
+        tally[t["outcome"]] = tally.get(t["outcome"], 0) + 1
+    out = [
+        f'<article class="claim" id="claim-{esc(_slug(c["id"]))}" data-status="{esc(c["status"])}">',
+        f"<h4>{status(c['status'])} <code>{esc(c['id'])}</code> {esc(c['title'])}</h4>",
+        f'<p class="meta">§{esc(c["section"])} · {esc(c["area"])}</p>',
+    ]
+    if entry.get("ko"):
+        out.append(f'<p class="ko" lang="ko">{esc(entry["ko"])}</p>')
+    failure = next((t for t in tests if t["outcome"] in ("failed", "error") and t.get("message")), None)
+    if failure:
+        out.append(f'<p>first failure: <span class="nodeid">{esc(failure["nodeid"])}</span></p>')
+        out.append(f"<pre>{esc(failure['message'])}</pre>")
+    if tests:
+        summary = ", ".join(f"{n} {o}" for o, n in sorted(tally.items()))
+        out.append(f"<details><summary>{len(tests)} tests: {esc(summary)}</summary>")
+        out.append(
+            '<div class="scroll"><table><thead><tr><th>test</th><th>device</th><th>outcome</th></tr></thead><tbody>'
+        )
+        for t in tests:
+            note = f" ({esc(t['reason'])})" if t.get("reason") and t["outcome"] == "skipped" else ""
+            out.append(
+                f'<tr><td class="nodeid">{esc(t["nodeid"])}</td><td>{esc(t.get("device", ""))}</td>'
+                f"<td>{status(t['outcome'])}{note}</td></tr>"
+            )
+        out.append("</tbody></table></div></details>")
+    for t in tests:
+        for record in t.get("evidence") or []:
+            if isinstance(record, dict):
+                out += [_figure(p, t) for p in plotting.plots(record)]
+    out.append("</article>")
+    return out
+
+
+def _figure(plot: plotting.Plot, test: dict) -> str:
+    head = "".join(f"<th>{esc(c)}</th>" for c in plot.columns)
+    rows = "".join("<tr>" + "".join(f"<td>{esc(_fmt(v))}</td>" for v in row) + "</tr>" for row in plot.rows)
+    picture = plot.svg or f'<p class="meta">{esc(plotting.MISSING)}</p>'
+    return (
+        f'<figure class="plot" data-kind="{esc(plot.kind)}">{picture}'
+        f'<figcaption>{esc(plot.title)} · <span class="nodeid">{esc(test["nodeid"])}</span></figcaption>'
+        f'<details><summary>numbers</summary><div class="scroll"><table><thead><tr>{head}</tr></thead>'
+        f"<tbody>{rows}</tbody></table></div></details></figure>"
+    )
+
+
+def _fmt(value) -> str:
+    if isinstance(value, float):
+        return f"{value:.4g}"
+    if isinstance(value, int) and not isinstance(value, bool) and abs(value) >= 10_000:
+        return f"{value:,}"
+    return str(value)
+
+
+def _listings(report: dict) -> list[str]:
+    out = [
+        '<section id="listings"><h2>Course listings</h2><div class="scroll"><table>',
+        "<thead><tr><th>§</th><th>stack</th><th>device</th><th>outcome</th><th>note</th></tr></thead><tbody>",
+    ]
+    for r in report.get("listings", []):
+        note = r.get("note") or (r.get("reason") if r["outcome"] == "skipped" else "") or ""
+        out.append(
+            f"<tr><td>{esc(r['section'])}</td><td>{esc(r['stack'])}</td><td>{esc(r['device'])}</td>"
+            f"<td>{status(r['outcome'])}</td><td>{esc(note)}</td></tr>"
+        )
+    out.append("</tbody></table></div>")
+    for e in report.get("errata", []):
+        versions = ", ".join(f"{d} {v}" for d, v in e["versions"].items())
+        out.append(
+            f"<p>{status('skipped' if e['known'] else 'failed')} {'known erratum' if e['known'] else 'ERRATUM'} "
+            f"§{esc(e['section'])} ({esc(versions)}): <code>{esc(e['first_error'])}</code>"
+            + (f"; working form: {esc(e['working_form'])}" if e.get("working_form") else "")
+            + "</p>"
+        )
+    out.append("</section>")
+    return out

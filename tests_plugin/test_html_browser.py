@@ -1,0 +1,138 @@
+"""The HTML report in a real browser (headless Chromium through Selenium): recorded reports of the
+CPU, the H200 and a homework run, and the machine matrix, each at 1280 px and 390 px. No console
+errors, every claim section and plot mark rendered, nothing wider than the window, Korean drawn in
+a CJK font. Screenshots go to test-artifacts/html/; with STACKCHECK_DOCS_SCREENSHOTS=1 the 1280 px
+ones (and the 390 px CPU page) also replace docs/img/, which docs/report.md shows."""
+
+import json
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from stackcheck.report import html, merge
+from stackcheck.stacks.available import Missing
+
+pytestmark = pytest.mark.meta
+
+ROOT = Path(__file__).resolve().parent.parent
+ARTIFACTS = ROOT / "test-artifacts" / "html"
+DOCS = ROOT / "docs" / "img"
+INSTALL = "apt-get install chromium chromium-driver fonts-noto-cjk && pip install selenium"
+WIDTHS = (1280, 390)
+SHOWN = {"h200": "figure.plot[data-kind=counters]", "homework": "#homework"}  # what the screenshot shows
+REPORTS = {"cpu": "baselines/cpu.json", "h200": "baselines/h200.json", "homework": "fixtures/homework-report.json"}
+
+
+@pytest.fixture(scope="module")
+def browser():
+    missing = [name for name in ("chromium", "chromedriver") if not shutil.which(name)]
+    try:
+        from selenium import webdriver
+        from selenium.webdriver.chrome.options import Options
+        from selenium.webdriver.chrome.service import Service
+    except ImportError:
+        missing.append("selenium")
+    if missing:  # a skip, and a failure under --require chromium (CI's)
+        raise Missing(f"needs {', '.join(missing)} ({INSTALL})", "chromium")
+    options = Options()
+    options.binary_location = shutil.which("chromium")
+    for flag in (
+        "--headless=new",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--hide-scrollbars",
+        "--force-device-scale-factor=1",
+    ):
+        options.add_argument(flag)
+    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+    driver = webdriver.Chrome(service=Service(shutil.which("chromedriver")), options=options)
+    yield driver
+    driver.quit()
+
+
+@pytest.fixture(scope="module")
+def pages(tmp_path_factory) -> dict[str, tuple[Path, dict | None]]:
+    folder = tmp_path_factory.mktemp("pages")
+    found = {}
+    for name, path in REPORTS.items():
+        report = json.loads((ROOT / path).read_text(encoding="utf-8"))
+        target = folder / f"{name}.html"
+        target.write_text(html.page(report), encoding="utf-8")
+        found[name] = (target, report)
+    found["matrix"] = (
+        merge.write([str(ROOT / REPORTS["cpu"]), str(ROOT / REPORTS["h200"])], str(folder / "matrix.html"))[2],
+        None,
+    )
+    return found
+
+
+def cjk_font() -> str | None:
+    fc = shutil.which("fc-list")
+    listed = subprocess.run([fc, ":lang=ko", "family"], capture_output=True, text=True).stdout if fc else ""
+    return listed.splitlines()[0] if listed.strip() else None
+
+
+def open_page(browser, path: Path, width: int) -> None:
+    browser.set_window_size(width, 900)
+    browser.get(path.as_uri())
+    browser.get_log("browser")  # what loading the previous page logged
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+@pytest.mark.parametrize("name", [*REPORTS, "matrix"])
+def test_the_page_renders_in_chromium(browser, pages, name, width):
+    path, report = pages[name]
+    browser.set_window_size(width, 900)
+    browser.get(path.as_uri())
+    errors = [e for e in browser.get_log("browser") if e["level"] in ("SEVERE", "ERROR")]
+    assert not errors, errors
+    inner = browser.execute_script("return window.innerWidth")
+    wide = browser.execute_script("return document.documentElement.scrollWidth")
+    assert wide <= inner + 1, f"{name} at {width} px is {wide} px wide: a reader must scroll sideways"
+    if report is not None:
+        shown = browser.execute_script(
+            "return [...document.querySelectorAll('article.claim')]"
+            ".filter(a => a.getBoundingClientRect().height > 0).length"
+        )
+        assert shown == len(report["claims"]), f"{shown} of {len(report['claims'])} claim sections rendered"
+        figures = browser.execute_script(
+            "return [...document.querySelectorAll('figure.plot svg')].map(s => "
+            "[...s.querySelectorAll('[id^=mark-]')].filter(m => m.getBoundingClientRect().width > 0 || "
+            "m.getBoundingClientRect().height > 0).length)"
+        )
+        assert all(n > 0 for n in figures), f"plots without a drawn mark: {figures}"
+        if name == "h200":
+            assert len(figures) >= 10, figures
+    if name in SHOWN:
+        browser.execute_script(
+            f"const e = document.querySelector('{SHOWN[name]}'); (e.closest('article') || e).scrollIntoView()"
+        )
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    shot = ARTIFACTS / f"{name}-{width}.png"
+    browser.save_screenshot(str(shot))
+    assert shot.stat().st_size > 10_000
+    if os.environ.get("STACKCHECK_DOCS_SCREENSHOTS") == "1" and (width == 1280 or name == "cpu"):
+        DOCS.mkdir(parents=True, exist_ok=True)
+        shutil.copy(shot, DOCS / shot.name)
+
+
+def test_korean_is_drawn_in_a_cjk_font(browser, pages):
+    if not cjk_font():
+        raise Missing(f"no font covers Korean here (fc-list :lang=ko is empty): {INSTALL}", "chromium")
+    path, _ = pages["cpu"]
+    open_page(browser, path, 1280)
+    drawn = browser.execute_script(
+        "const p = document.querySelector('p.ko'); const r = p.getBoundingClientRect();"
+        "return [p.textContent.length, r.width, r.height, getComputedStyle(p).fontFamily]"
+    )
+    assert drawn[0] > 0 and drawn[1] > 0 and drawn[2] > 0, drawn
+
+
+def test_docs_show_a_screenshot_of_each_view():
+    page = (ROOT / "docs" / "report.md").read_text(encoding="utf-8")
+    for view in (*REPORTS, "matrix"):
+        assert f"img/{view}-1280.png" in page and (DOCS / f"{view}-1280.png").is_file(), view
+    assert "img/cpu-390.png" in page and (DOCS / "cpu-390.png").is_file()

@@ -1,0 +1,187 @@
+"""The HTML report (stackcheck.report.html) and the machine matrix (stackcheck.report.merge): one
+self-contained page per run, drawn from recorded reports; the browser half is test_html_browser.py."""
+
+import json
+import re
+from html.parser import HTMLParser
+from pathlib import Path
+
+import pytest
+
+from stackcheck import cli
+from stackcheck.report import html, merge, plots
+
+pytestmark = pytest.mark.meta
+
+ROOT = Path(__file__).resolve().parent.parent
+RECORDED = {
+    "cpu": ROOT / "baselines" / "cpu.json",
+    "h200": ROOT / "baselines" / "h200.json",
+    "homework": ROOT / "fixtures" / "homework-report.json",
+}
+LIMIT_BYTES = 2 * 1024 * 1024
+
+
+class Page(HTMLParser):
+    """What the checks need of a page: tags met (with attributes), and text by element."""
+
+    def __init__(self, text: str):
+        super().__init__()
+        self.tags: list[tuple[str, dict]] = []
+        self.feed(text)
+
+    def handle_starttag(self, tag, attrs):
+        self.tags.append((tag, dict(attrs)))
+
+    def count(self, tag: str, **attrs) -> int:
+        return sum(t == tag and all(a.get(k) == v for k, v in attrs.items()) for t, a in self.tags)
+
+
+def load(name: str) -> dict:
+    return json.loads(RECORDED[name].read_text(encoding="utf-8"))
+
+
+@pytest.fixture(scope="module")
+def pages() -> dict[str, str]:
+    return {name: html.page(load(name)) for name in RECORDED}
+
+
+def need_matplotlib():
+    if not plots.available():
+        pytest.skip(plots.MISSING)
+
+
+@pytest.mark.parametrize("name", list(RECORDED))
+def test_every_claim_has_a_section_with_its_status_in_words(pages, name):
+    report, text = load(name), pages[name]
+    parsed = Page(text)
+    assert parsed.count("article") == len(report["claims"])
+    for claim in report["claims"]:
+        article = re.search(
+            rf'<article class="claim" id="claim-[^"]*" data-status="{claim["status"]}">.*?</article>', text, re.S
+        )
+        assert article and f"{html.SYMBOLS[claim['status']]} {claim['status']}</span>" in article.group(0), claim["id"]
+
+
+@pytest.mark.parametrize("name", list(RECORDED))
+def test_the_page_is_self_contained_and_small(pages, name):
+    text = pages[name]
+    assert "<script" not in text and "<link" not in text and "@import" not in text
+    assert not re.search(r'(?:src|href)="(?:https?:)?//', text), "the page must not reach the network"
+    assert len(text.encode()) <= LIMIT_BYTES, f"{name}: {len(text.encode())} bytes"
+
+
+def test_header_holds_the_environment_and_claims_by_chapter(pages):
+    report, text = load("h200"), pages["h200"]
+    header = text.split('<section id="claims">')[0]
+    for key in ("accelerator", "versions", "code_revision", "precision"):
+        assert f"<dt>{key}</dt>" in header
+    chapters = {html.chapter(c["section"]) for c in report["claims"]}
+    assert all(f'href="#chapter-{ch}"' in header for ch in chapters)
+    assert '<p class="ko" lang="ko">' in text
+
+
+def test_plots_have_marks_and_their_numbers_beneath(pages):
+    need_matplotlib()
+    text = pages["h200"]
+    figures = re.findall(r'<figure class="plot" data-kind="(\w+)">(.*?)</figure>', text, re.S)
+    kinds = {kind for kind, _ in figures}
+    assert {"timing", "counters", "bytes", "sweep"} <= kinds, kinds
+    for kind, figure in figures:
+        marks = len(re.findall(r'id="mark-\d+"', figure))
+        rows = len(re.findall(r"<tr><td>", figure))
+        assert marks >= 1 and rows >= 1, kind
+        assert 'role="img" aria-label=' in figure and "<details><summary>numbers</summary>" in figure
+
+
+def test_differences_are_drawn_as_a_histogram():
+    need_matplotlib()
+    found = plots.plots(
+        {
+            "tf32_vs_fp32": {"of": "relative difference", "bins": ["equal", "1e-4..1e-3"], "counts": [3, 5]},
+            "elements": 8,
+        }
+    )
+    assert [p.kind for p in found] == ["histogram"] and found[0].rows == [("equal", 3), ("1e-4..1e-3", 5)]
+    assert len(re.findall(r'id="mark-\d+"', found[0].svg)) == 2
+
+
+def test_without_matplotlib_a_plot_is_its_table(monkeypatch):
+    monkeypatch.setattr(plots, "available", lambda: False)
+    text = html.page(load("h200"))
+    assert plots.MISSING in text and "<svg" not in text and "<summary>numbers</summary>" in text
+
+
+def test_homework_shows_score_points_and_each_failing_function(pages):
+    report, text = load("homework"), pages["homework"]
+    result = report["homework"]
+    section = text.split('<section id="homework">')[1].split("</section>")[0]
+    assert f"score: {result['percent']:g} %" in section
+    for item in result["claims"]:
+        assert f"{item['earned']:g} / {item['points']:g}" in section
+    failing = [i for i in result["claims"] if i["status"] == "failed"]
+    assert failing, "the recorded homework report should hold a failing function"
+    for item in failing:
+        assert html.esc(item["feedback"]) in section
+
+
+def test_curriculum_report_writes_the_html_beside_the_json(pytester):
+    pytester.makepyfile(
+        "import pytest\n@pytest.mark.claim('S2.2-hand')\ndef test_hand(evidence):\n"
+        "    evidence(run={'median_ms': 1.0, 'iqr_ms': 0.1, 'trials': 5})\n"
+    )
+    result = pytester.runpytest_inprocess("-p", "no:cacheprovider", "--curriculum-report=out/run.json")
+    result.assert_outcomes(passed=1)
+    page = (pytester.path / "out" / "run.html").read_text(encoding="utf-8")
+    report = json.loads((pytester.path / "out" / "run.json").read_text(encoding="utf-8"))
+    (claim,) = [c for c in report["claims"] if c["id"] == "S2.2-hand"]
+    article = page.split('id="claim-s2-2-hand"')[1].split("</article>")[0]
+    assert f'data-status="{claim["status"]}"' in article and '<figure class="plot" data-kind="timing">' in article
+    result.stdout.fnmatch_lines(["*report: out/run.json, out/run.md, out/run.html*"])
+
+
+def two_machines(tmp_path: Path) -> list[str]:
+    cpu, h200 = load("cpu"), load("h200")
+    disputed = next(c for c in h200["claims"] if c["status"] == "verified")
+    for claim in cpu["claims"]:
+        if claim["id"] == disputed["id"]:
+            claim["status"] = "failed"
+    paths = [tmp_path / "cpu.json", tmp_path / "h200.json"]
+    for path, report in zip(paths, (cpu, h200)):
+        path.write_text(json.dumps(report), encoding="utf-8")
+    return [str(p) for p in paths], disputed["id"]
+
+
+def test_merge_marks_where_machines_disagree(tmp_path):
+    paths, disputed = two_machines(tmp_path)
+    found = merge.matrix(merge.load(paths))
+    assert found["disagreements"] == [disputed]
+    assert len(found["machines"]) == 2 and all(m["versions"] for m in found["machines"])
+    verified_here_only = [r for r in found["claims"] if set(r["statuses"].values()) == {"verified", "untested"}]
+    assert not any(r["disagree"] for r in verified_here_only), "not run is not a disagreement"
+
+
+def test_stackcheck_merge_writes_html_markdown_and_json(tmp_path, capsys):
+    paths, disputed = two_machines(tmp_path)
+    assert cli.main(["merge", *paths, "--out", str(tmp_path / "matrix.html")]) == 0
+    page = (tmp_path / "matrix.html").read_text(encoding="utf-8")
+    assert f'<tr id="row-{disputed}" class="disagree">' in page and "✗ disagree" in page
+    assert "<script" not in page
+    assert f"`{disputed}`" in (tmp_path / "matrix.md").read_text(encoding="utf-8")
+    assert json.loads((tmp_path / "matrix.json").read_text(encoding="utf-8"))["disagreements"] == [disputed]
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["baselines/cpu.json"], "merge needs two reports or more"),
+        (["baselines/cpu.json", "pyproject.toml"], "pyproject.toml: not a readable curriculum report"),
+        (["baselines/cpu.json", "fixtures/missing.json"], "fixtures/missing.json: not a readable curriculum report"),
+    ],
+    ids=["one", "not-json", "missing"],
+)
+def test_merge_refuses_bad_input_in_one_line(monkeypatch, tmp_path, capsys, args, message):
+    monkeypatch.chdir(ROOT)
+    assert cli.main(["merge", *args, "--out", str(tmp_path / "m.html")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert message in err and len(err.splitlines()) == 1
