@@ -12,6 +12,19 @@ def pytest_configure(config: pytest.Config) -> None:
         config.pluginmanager.import_plugin("pytester")
 
 
+@pytest.fixture(scope="session", autouse=True)
+def native_modules_imported_once():
+    """pytester's in-process runs restore sys.modules afterwards, dropping what they imported. MAX's
+    MLIR bindings cannot be imported twice in one process (a second import of its dialect modules
+    raises "Dialect namespace 'rmo' is already registered"), so MAX is imported here, before any
+    in-process run, where it is installed; the snapshots then keep it."""
+    import importlib.util
+
+    if importlib.util.find_spec("max") is not None:
+        import max.engine  # noqa: F401
+        import max.graph  # noqa: F401
+
+
 @pytest.fixture
 def suite_file():
     """Absolute path of a file of the suite, for pytester runs against the real tests."""
