@@ -25,6 +25,9 @@ def pytest_configure(config: pytest.Config) -> None:
 
     if config.pluginmanager.has_plugin("stackcheck.plugin.hooks") or not options.activates(config):
         return
+    # hooks imports its sibling plugins before registering them (its pytest_plugins): mark them for
+    # assertion rewriting first, or pytest warns that they were imported too early to rewrite
+    config.pluginmanager.rewrite_hook.mark_rewrite(*options.PLUGIN_MODULES)
     config.pluginmanager.import_plugin("stackcheck.plugin.hooks")
 
 

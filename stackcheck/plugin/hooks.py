@@ -16,19 +16,14 @@ import pytest
 
 from stackcheck.claims import catalogue
 from stackcheck.evidence import gpus, numerics
-from stackcheck.plugin import course, homework
+from stackcheck.plugin import course, homework, options
 from stackcheck.plugin.recorder import DRAWN, MISSING, PROPS, RECORDER, Recorder
 from stackcheck.report import render as rendering
 from stackcheck.run import max_graphs
 from stackcheck.stacks import available, defaults, records
 from stackcheck.stacks.records import STACKS
 
-pytest_plugins = [
-    "stackcheck.plugin.fixtures",
-    "stackcheck.plugin.homework",
-    "stackcheck.plugin.course",
-    "stackcheck.plugin.baseline",
-]
+pytest_plugins = list(options.PLUGIN_MODULES[1:])
 
 MISSING_REASON = pytest.StashKey[tuple[str, str]]()
 
@@ -62,10 +57,10 @@ def pytest_configure(config: pytest.Config) -> None:
         config.addinivalue_line("markers", f"{stack.name}: needs the {stack.name} stack ({stack.install_hint()})")
     for marker, text in MARKERS.items():
         config.addinivalue_line("markers", f"{marker}: {text}")
-    _register_hypothesis_profiles()
     _check_required(config)
     _check_rootdir(config)
     impl = homework.select_impl(config)
+    _register_hypothesis_profiles(fixed=homework.graded_run(config))
     report_path = config.getoption("curriculum_report", None)
     if report_path:
         _check_writable(report_path)
@@ -96,23 +91,25 @@ def _check_required(config: pytest.Config) -> None:
             raise pytest.UsageError(f"--require {value}: invalid choice: {value!r} (choose from {', '.join(choices)})")
 
 
+PATH_OPTIONS = ("--homework", "--impl", "--course", "--mojo-prebuilt", "--curriculum-report", "--baseline")
+
+
 def _check_rootdir(config: pytest.Config) -> None:
-    """pytest picks the root folder before this plugin's options are known, so the value of
-    ``--homework DIR`` (or any path option) outside the checkout becomes the root, and the suite's
-    folders go missing. Say so, with the spelling that avoids it."""
-    invoked, root = config.invocation_params.dir.resolve(), config.rootpath.resolve()
-    if root == invoked or root in invoked.parents:
-        return
-    for name in ("homework", "impl", "mojo_prebuilt", "curriculum_report"):
-        value = config.getoption(name, None)
-        if value and os.path.exists(value):
-            given = Path(value).resolve()
-            if root in (given, given.parent):
-                flag = "--" + name.replace("_", "-")
-                raise pytest.UsageError(
-                    f"{flag} {value}: pytest took {root} for the test root; write "
-                    f"{flag}={value} (with '='), or add --rootdir=."
-                )
+    """pytest picks its root folder from the command line's paths before stackcheck's options are
+    known: a path option's value given after a space (``--homework ../hw``) counts as a test path,
+    and one outside the folder pytest was started in moves the root above the checkout (the suite's
+    folders, ini and testpaths go missing). Such a run is refused, with the spelling that works."""
+    invoked = config.invocation_params.dir.resolve()
+    args = [str(a) for a in config.invocation_params.args]
+    for flag, value in zip(args, args[1:]):
+        if flag not in PATH_OPTIONS or not os.path.exists(invoked / value):
+            continue
+        given = (invoked / value).resolve()
+        if given != invoked and invoked not in given.parents:
+            raise pytest.UsageError(
+                f"{flag} {value}: a path outside {invoked} given after a space becomes one of pytest's "
+                f"test paths (its root moved to {config.rootpath}); write {flag}={value}, with '='"
+            )
 
 
 def _check_writable(path: str) -> None:
@@ -129,7 +126,9 @@ def _check_writable(path: str) -> None:
             raise pytest.UsageError(f"--curriculum-report {path}: {target.parent} is not writable")
 
 
-def _register_hypothesis_profiles() -> None:
+def _register_hypothesis_profiles(fixed: bool) -> None:
+    """``fixed`` (a graded run, or CI): the same examples every run, so a grade or a CI verdict
+    does not change between two runs of the same code."""
     try:
         from hypothesis import HealthCheck, settings
     except ImportError:
@@ -144,7 +143,7 @@ def _register_hypothesis_profiles() -> None:
     settings.register_profile("ci", derandomize=True, database=None, max_examples=12, **common)
     # explicit: under CI hypothesis derandomizes its defaults, which "dev" must not inherit
     settings.register_profile("dev", derandomize=False, max_examples=12, **common)
-    settings.load_profile("ci" if os.environ.get("CI") else "dev")
+    settings.load_profile("ci" if fixed or os.environ.get("CI") else "dev")
 
 
 @pytest.hookimpl(tryfirst=True)
@@ -255,8 +254,10 @@ def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
 
 
 @pytest.hookimpl(tryfirst=True)
-def pytest_stackcheck_report_sections(report: dict) -> list[tuple[str, list[str]]]:
-    """The claims table, first in the summary."""
+def pytest_stackcheck_report_sections(report: dict) -> list[tuple[str, list[str]]] | None:
+    """The claims table, first in the summary; folded into the score's section in a homework run."""
+    if "homework" in report:
+        return None
     return [("course claims", rendering.terminal_table(report))]
 
 
@@ -321,9 +322,15 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
         claimed = item_claims(item)
         lines = catalogue.likely_causes(str(report.longrepr), claimed) + catalogue.course_pointer(claimed)
         lines += [f"Random inputs (seeded): {'; '.join(drawn)}"] if drawn else []
-        lines.append(f"Rerun: python -m pytest '{rerun_id(item)}'")
+        lines.append(f"Rerun: {rerun_command(item)}")
         report.sections.append(("stackcheck: what to revisit", "\n".join(lines)))
     return report
+
+
+def rerun_command(item: pytest.Item) -> str:
+    """The command that reruns ``item`` alone, against the same homework when there is one."""
+    folder = homework.folder(item.config)
+    return f"python -m pytest{f' --homework={folder}' if folder else ''} '{rerun_id(item)}'"
 
 
 def rerun_id(item: pytest.Item) -> str:

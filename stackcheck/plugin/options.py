@@ -41,6 +41,16 @@ STACKCHECK_OPTIONS = (
 ENV_OPT_IN = "STACKCHECK"  # STACKCHECK=1 in the environment: a stackcheck run
 
 
+# the plugin proper's modules, registered by stackcheck.plugin.hooks (its pytest_plugins)
+PLUGIN_MODULES = (
+    "stackcheck.plugin.hooks",
+    "stackcheck.plugin.fixtures",
+    "stackcheck.plugin.homework",
+    "stackcheck.plugin.course",
+    "stackcheck.plugin.baseline",
+)
+
+
 def add(parser: pytest.Parser) -> None:
     group = parser.getgroup("stackcheck", "stackcheck: the AI execution stack course as tests")
     group.addoption(
