@@ -178,6 +178,8 @@ def grade_one(folder: Path, root: Path, report: Path, parts, extra: list[str], t
             "points": "",
             "status": f"not graded: {error[-1] if error else f'pytest exit code {done.returncode}'}",
         }
+    if "no_score" in data:
+        return {"student": folder.name, "percent": 0, "earned": 0, "points": "", "status": data["no_score"]}
     row = {
         "student": folder.name,
         "percent": data["percent"],

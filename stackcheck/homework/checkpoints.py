@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import functools
 import json
+import re
 import time
+import unicodedata
 
 import numpy as np
 import tomllib
@@ -26,8 +28,11 @@ def questions() -> list[dict]:
 def template() -> str:
     """answers.toml for the student: each question in Korean and English, each field's format."""
     lines = [
-        "# Week 02 checkpoints Q1-Q5. Fill in each answer; `pytest --homework DIR` grades them.",
-        "# Strings in double quotes, true/false bare, numbers bare.",
+        "# Week 02 checkpoints Q1-Q5. Fill in each answer; `pytest --homework=DIR` grades them.",
+        "# How an answer is read (case, spaces and punctuation never matter):",
+        '#   true/false: true or false, bare or quoted; "yes"/"no" and "예"/"아니오" too',
+        '#   a number: bare or quoted, with or without its unit: 0, "0", "0 MB"',
+        "#   a choice: one of the listed choices, in English or in Korean, quoted",
         "",
     ]
     for q in questions():
@@ -42,8 +47,8 @@ def template() -> str:
                 lines.append(f"# {field['name']}: {field['format']}")
                 continue
             lines.append(f"# {field['name']}: {field['format']}")
-            for choice in field.get("choices", []):
-                lines.append(f"#   - {json.dumps(choice, ensure_ascii=False)}")
+            for choice, ko in zip(field.get("choices", []), field.get("choices_ko", field.get("choices", []))):
+                lines.append(f"#   - {json.dumps(choice, ensure_ascii=False)} / {json.dumps(ko, ensure_ascii=False)}")
             lines.append(f'{field["name"]} = ""')
         lines.append("")
     return "\n".join(lines)
@@ -109,10 +114,9 @@ def grade(answers: dict, timed_call=None) -> list[dict]:
                 value = given.get(field["name"], "")
                 if value == "" or value is None:
                     ok, how = False, "not answered"
-                else:
-                    expected, source = _expected(field)
-                    ok = _same(value, expected)
-                    how = f"you wrote {value!r}" + ("" if ok else f"; expected {expected!r} ({source})")
+                else:  # the expected value is the instructor's (expected_answers), never the student's feedback
+                    ok = same(value, _expected(field)[0], field)
+                    how = f"you wrote {value!r}" + ("" if ok else f"; not right: reread the course, {q['section']}")
             total += 1
             right += ok
             lines.append(f"{'ok ' if ok else 'NO '} {field['name']}: {how}")
@@ -144,15 +148,42 @@ def _expected(field: dict):
     raise KeyError(f"no grader for checkpoint field {field['name']!r}")
 
 
-def _same(given, expected) -> bool:
+YES = {"true", "yes", "y", "o", "예", "네", "참", "그렇다", "맞다"}
+NO = {"false", "no", "n", "x", "아니오", "아니요", "거짓", "아니다", "틀리다"}
+
+
+def normal(text) -> str:
+    """An answer as compared: Unicode-normalised, lower case, punctuation dropped, spaces single."""
+    text = unicodedata.normalize("NFKC", str(text)).lower()
+    return " ".join(re.sub(r"[^\w\s]", " ", text).split())
+
+
+def same(given, expected, field: dict) -> bool:
+    """Whether answer ``given`` is ``expected`` in the field's kind (bool, number with an optional
+    unit, or a choice in English or Korean)."""
     if isinstance(expected, bool):
-        return given is expected or str(given).strip().lower() == str(expected).lower()
+        if isinstance(given, bool):
+            return given is expected
+        return normal(given) in (YES if expected else NO)
     if isinstance(expected, (int, float)):
-        try:
-            return abs(float(given) - float(expected)) <= 1e-6 + 0.01 * abs(float(expected))
-        except (TypeError, ValueError):
+        if isinstance(given, bool):
             return False
-    return str(given).strip().lower() == str(expected).strip().lower()
+        found = re.fullmatch(r"\s*([-+]?\d+(?:\.\d+)?)\s*(\w*)\s*", str(given))
+        if not found or (found.group(2) and normal(found.group(2)) != normal(field.get("unit", ""))):
+            return False
+        return abs(float(found.group(1)) - float(expected)) <= 1e-6 + 0.01 * abs(float(expected))
+    choices = field.get("choices", [])
+    if expected in choices and field.get("choices_ko"):
+        return normal(given) in {normal(expected), normal(field["choices_ko"][choices.index(expected)])}
+    return normal(given) == normal(expected)
+
+
+def expected_answers() -> dict[str, dict[str, object]]:
+    """The key, for the instructor: every answerable field's expected value on this machine."""
+    return {
+        q["id"]: {f["name"]: _expected(f)[0] for f in q["field"] if f["name"] != "fixed_timer_agrees"}
+        for q in questions()
+    }
 
 
 def load_answers(path) -> tuple[dict, str | None]:

@@ -3,6 +3,8 @@ student's functions, plus the checkpoints; feedback for each claim in the course
 
 from __future__ import annotations
 
+import os
+
 from stackcheck.claims import catalogue
 
 GRADED = ("passed", "failed", "interrupted")  # errors and timeouts are failures; interrupts count 0
@@ -42,8 +44,9 @@ def score(report: dict, checkpoints: list[dict]) -> dict:
             untried = sorted({n for t in failed for n in t.get("not_attempted", [])})
             item["status"] = "not attempted" if all(t.get("not_attempted") for t in failed) else "failed"
             item["not_attempted"] = untried
-            item["feedback"] = next((t["message"] for t in failed if t.get("message")), "failed")
-            item["first_failure"] = failed[0]["nodeid"]
+            own = sorted(failed, key=lambda t: bool(t.get("not_attempted")))  # the student's own bug first
+            item["feedback"] = next((t["message"] for t in own if t.get("message")), "failed")
+            item["first_failure"] = own[0]["nodeid"]
             mcs = [m for m in (c["id"] if "misconception" in entry else None, entry.get("revisit")) if m]
             item["misconceptions"] = [f"{m}: {known[m]['misconception']}" for m in mcs]
         else:
@@ -73,6 +76,10 @@ def score(report: dict, checkpoints: list[dict]) -> dict:
 
 def lines(result: dict) -> list[str]:
     """The terminal's and the Markdown's feedback: one block per claim, the course's words included."""
+    if "no_score" in result:
+        return [result["no_score"]]
+    folder = os.path.dirname(result.get("file", "")) if result.get("file") else ""
+    rerun = f"python -m pytest --homework={folder}" if folder else "python -m pytest"
     out = [f"score: {result['percent']:g} % ({result['earned']:g} of {result['points']:g} points)"]
     if result["passport"]:
         out[0] += f" | checkpoints passport: {result['passport']}"
@@ -91,9 +98,11 @@ def lines(result: dict) -> list[str]:
                 f"     {item['title']}",
                 f"     {item['ko']}",
                 f"     first failure: {item['feedback']}",
-                f"     rerun: python -m pytest '{item['first_failure']}'",
+                f"     rerun: {rerun} '{item['first_failure']}'",
             ]
             out += [f"     misconception to revisit, {m}" for m in item["misconceptions"]]
+    for name, source in sorted(result.get("borrowed", {}).items()):
+        out.append(f"---- integrity: {name} uses {source}, the suite's own solution: 0 points for its tests")
     if result.get("answers_problem"):
         out.append(f"---- checkpoints: {result['answers_problem']}")
     for q in result["checkpoints"]:

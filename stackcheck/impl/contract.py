@@ -15,6 +15,11 @@ class NotAttempted(NotImplementedError):
     """An assigned function the student has not written (a stub, or a name the file lacks)."""
 
 
+class Borrowed(Exception):
+    """An assigned function whose work is the suite's own solution (stackcheck.impl.integrity): it
+    earns nothing, whatever it returns."""
+
+
 class ReturnError(TypeError):
     """A surface function returned something of the wrong kind; the message says what it must return."""
 
@@ -97,6 +102,20 @@ def not_attempted(name: str) -> Callable:
 
     def stub(*args, **kwargs):
         raise NotAttempted(f"§{task.section}: {name} is not written yet")
+
+    stub.__name__ = name
+    return stub
+
+
+def borrowed(name: str, source: str) -> Callable:
+    """What stands for an assigned function that borrows ``source``: it fails every test that calls it."""
+    task = TASKS[name]
+
+    def stub(*args, **kwargs):
+        raise Borrowed(
+            f"borrowed: {name} (course §{task.section}) uses {source}, the suite's own solution; "
+            "it earns no points until it is your own work"
+        )
 
     stub.__name__ = name
     return stub

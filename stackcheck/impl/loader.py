@@ -133,14 +133,17 @@ class Impl:
     NotAttempted. The module's functions have their return values checked (contract.checked).
     ``touched`` collects the names a test asked for, for grading."""
 
-    def __init__(self, module: ModuleType | None, assigned: frozenset[str] | None = None):
+    def __init__(self, module: ModuleType | None, assigned: frozenset[str] | None = None, borrowing=None):
         self.module = module
         self.assigned = assigned
+        # homework: assigned names whose work is the suite's solution (integrity.Borrowing.of)
+        self.borrowed = {n: borrowing.of(n) for n in assigned or () if borrowing and borrowing.of(n)}
         self.provided = sorted(n for n in SURFACE if module is not None and callable(getattr(module, n, None)))
         self.unknown = [n for n in public_functions(module) if n not in SURFACE] if module else []
         self.touched: set[str] = set()
         table = {n: contract.checked(n, getattr(module, n)) for n in self.provided}
         table.update({n: contract.not_attempted(n) for n in assigned or () if n not in table})
+        table.update({n: contract.borrowed(n, source) for n, source in self.borrowed.items()})
         namespace = dict(vars(reference))
         for name in (n for n in SURFACE if n not in table):
             table[name] = _rebound(getattr(reference, name), namespace) if module else getattr(reference, name)
@@ -172,6 +175,7 @@ class Impl:
                 f"assigned functions defined"
                 + (f" (missing, graded as not attempted: {', '.join(missing)})" if missing else "")
                 + "; nothing assigned falls back"
+                + (f"; borrowed, earning nothing: {', '.join(sorted(self.borrowed))}" if self.borrowed else "")
                 + extra
             )
         return (

@@ -15,8 +15,9 @@ from pathlib import Path
 import pytest
 
 from stackcheck.homework import assignment, checkpoints, scoring
-from stackcheck.impl import contract
+from stackcheck.impl import contract, integrity
 from stackcheck.impl.loader import Impl, ImplError, check_names, deepest_frame_in, load_module
+from stackcheck.paths import data
 from stackcheck.plugin.recorder import NOT_ATTEMPTED, RECORDER, STUDENT
 from stackcheck.stacks.records import STACKS
 
@@ -46,6 +47,12 @@ def select_impl(config: pytest.Config) -> Impl:
     strict = bool(folder) or config.getoption("strict_impl", False)
     if strict and not spec:
         raise pytest.UsageError("--strict-impl grades a file: give it with --impl FILE")
+    borrowing = None
+    if strict and spec and os.path.isfile(spec):  # read before any of the student's code runs
+        try:
+            borrowing = integrity.borrowed(spec)
+        except SyntaxError:
+            pass  # load_module says where, in one line
     try:
         module = load_module(spec) if spec else None
         if not strict:
@@ -67,19 +74,61 @@ def select_impl(config: pytest.Config) -> Impl:
     config.stash[HOMEWORK] = Homework(parts, assigned, path, os.path.join(os.path.dirname(path), "answers.toml"))
     if hasattr(config.option, "timeout") and config.option.timeout is None and not os.environ.get("PYTEST_TIMEOUT"):
         config.option.timeout = contract.TIMEOUT_S  # read by pytest-timeout's own pytest_configure, after this
-    return Impl(module, assigned)
+    return Impl(module, assigned, borrowing)
+
+
+def folder(config: pytest.Config) -> str | None:
+    """The homework folder of a homework run (as given on the command line), else None."""
+    work = config.stash.get(HOMEWORK, None)
+    return os.path.dirname(work.file) if work else None
+
+
+def graded_run(config: pytest.Config) -> bool:
+    """Set a homework run up; False for any other run.
+
+    With no test path given, the assigned parts' folders are what runs (from inside the homework
+    folder pytest would otherwise collect that folder: nothing). Unless tests were named (as the
+    rerun lines do), the terminal leads with the score: no tracebacks and no pytest list of
+    failures, since the score names each failing function with its own message (``--tb`` wins)."""
+    work = config.stash.get(HOMEWORK, None)
+    if work is None:
+        return False
+    if config.args_source == pytest.Config.ArgsSource.INVOCATION_DIR:
+        folders = [config.rootpath / part for part in assignment.folders(work.parts)]
+        if not all(f.is_dir() for f in folders):
+            raise pytest.UsageError(
+                f"--homework: pytest's root folder {config.rootpath} does not hold stackcheck's tests; "
+                f"grade from the checkout: cd {data.ROOT} && python -m pytest --homework={os.path.dirname(work.file)}"
+            )
+        config.args = [str(f) for f in folders]
+    if config.args_source != pytest.Config.ArgsSource.ARGS:  # a whole part; named tests show their details
+        if config.option.tbstyle == "auto":
+            config.option.tbstyle = "no"
+        config.option.reportchars = ""
+    return True
 
 
 def grade(config: pytest.Config, report: dict) -> dict | None:
-    """The score for the curriculum report (None outside homework mode)."""
+    """The score for the curriculum report (None outside homework mode). A run in which no test
+    reached the student's functions has no score, only the reason; a wrong checkpoint, like a
+    failing test, makes the run's exit status non-zero (``problems``)."""
     work = config.stash.get(HOMEWORK, None)
     if work is None:
         return None
+    tests = {t["nodeid"]: t for c in report["claims"] for t in c["tests"]}
+    if not any(t.get("student") for t in tests.values()):
+        why = (
+            f"no score: none of the {len(tests)} tests that ran reached a function of "
+            f"{os.path.basename(work.file)} (are the assigned parts' test folders selected?)"
+        )
+        return {"no_score": why, "problems": [why], "parts": list(work.parts), "file": work.file}
     answers, problem = checkpoints.load_answers(work.answers)
     impl = config.stash[RECORDER].impl
     timed_call = impl.timed_call if "timed_call" in work.assigned else None
     result = scoring.score(report, checkpoints.grade(answers, timed_call))
-    result.update(parts=list(work.parts), file=work.file, answers_problem=problem)
+    result.update(parts=list(work.parts), file=work.file, answers_problem=problem, borrowed=impl.borrowed)
+    wrong = [q["id"] for q in result["checkpoints"] if not q["passed"]]
+    result["problems"] = [f"checkpoints not right yet: {', '.join(wrong)}"] if wrong else []
     return result
 
 
@@ -156,7 +205,7 @@ def _one_line(excinfo: pytest.ExceptionInfo, student_file: str, item: pytest.Ite
         name = frame.name if frame else str(excinfo.value).split(": ", 1)[-1].split()[0]
         section = contract.TASKS[name].section if name in contract.TASKS else "?"
         return f"not attempted: {name} (course §{section}) still raises NotImplementedError", [name]
-    if isinstance(excinfo.value, contract.ReturnError):
+    if isinstance(excinfo.value, (contract.ReturnError, contract.Borrowed)):
         return f"{excinfo.value}" + (f" [{where}]" if where else ""), []
     if excinfo.typename == "Failed" and "Timeout" in str(excinfo.value):
         seconds = item.config.getoption("timeout", None) or contract.TIMEOUT_S

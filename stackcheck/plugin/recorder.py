@@ -232,6 +232,7 @@ class Recorder:
                 self.written = rendering.write(report, self.report_path, self.sections(report))
             except OSError as error:
                 self.problems.append(f"--curriculum-report {self.report_path}: could not write it: {error}")
+        self.problems += report.get("homework", {}).get("problems", [])
         for regression in report.get("drift", {}).get("regressions", []):
             self.problems.append(f"--baseline: {regression}")
         if self.config.getoption("require_claims"):

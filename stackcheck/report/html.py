@@ -150,6 +150,12 @@ def _chapter_order(ch: str) -> tuple[bool, int]:
 
 
 def _homework(result: dict) -> list[str]:
+    if "no_score" in result:
+        return [
+            '<section id="homework"><h2>Homework</h2>',
+            f"<p>{status('failed')} {esc(result['no_score'])}</p>",
+            "</section>",
+        ]
     out = [
         '<section id="homework"><h2>Homework</h2>',
         f'<p class="score"><strong>score: {result["percent"]:g} %</strong> '

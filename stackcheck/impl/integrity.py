@@ -1,0 +1,160 @@
+"""Homework integrity: which of a submission's functions borrow the suite's solutions, read from its
+source before any of it runs. The solutions are the course's reference implementations
+(stackcheck.impl.reference), the reference forward of the tolerance policy, the suite's Triton
+kernels and the shipped wrong implementations (tests_meta.mutants). A function borrows when it is
+imported from them, bound to them, or reaches them (through an alias, ``importlib.import_module``,
+``__import__``, a star import, or another function of the file that does)."""
+
+from __future__ import annotations
+
+import ast
+import builtins
+from dataclasses import dataclass
+from pathlib import Path
+
+SOLUTIONS = {  # module -> the names in it that are solutions (None: all of it)
+    "stackcheck.impl.reference": None,
+    "stackcheck.evidence.numerics": {"reference_forward"},
+    "stackcheck.toolchains.triton_kernels": {  # the kernels and their launchers; jit_both, validate are helpers
+        "bias_relu",
+        "matmul_bias_relu",
+        "launch",
+        "compiled_kernel",
+        "interpreted_kernel",
+        "matmul_compiled",
+        "matmul_interpreted",
+        "_bias_relu_kernel",
+        "_matmul_bias_relu_kernel",
+    },
+    "stackcheck.toolchains.mojo_build": {"source"},  # the suite's Mojo package (mojo/study_relu)
+    "tests_meta.mutants": None,
+    "tests_meta": None,
+}
+
+
+def _solution(dotted: str) -> str | None:
+    """The solution module ``dotted`` (a module, or module.name) reaches, or None."""
+    for module, names in SOLUTIONS.items():
+        if dotted == module:
+            return module if names is None else None
+        if dotted.startswith(module + "."):
+            if names is None:
+                return module
+            attr = dotted[len(module) + 1 :].split(".")[0]
+            if attr in names:
+                return f"{module}.{attr}"
+    return None
+
+
+def _dotted(node: ast.AST) -> str | None:
+    parts = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if isinstance(node, ast.Name):
+        return ".".join([node.id, *reversed(parts)])
+    return None
+
+
+class _Scan:
+    def __init__(self, tree: ast.Module):
+        self.aliases: dict[str, str] = {}  # local name -> dotted stackcheck/tests_meta path it stands for
+        self.tainted: dict[str, str] = {}  # local name -> the solution it reaches
+        self.star: list[str] = []  # solution modules star-imported
+        self.imported: set[str] = set()  # every name an import binds
+        self.docstrings = {
+            id(n.value) for n in ast.walk(tree) if isinstance(n, ast.Expr) and isinstance(n.value, ast.Constant)
+        }
+
+    def bind(self, name: str, dotted: str) -> None:
+        self.imported.add(name)
+        if dotted.startswith(("stackcheck", "tests_meta")):
+            self.aliases[name] = dotted
+        found = _solution(dotted)
+        if found:
+            self.tainted[name] = found
+
+    def resolve(self, node: ast.AST) -> str | None:
+        """The solution an expression reaches, through aliases and string module names."""
+        for sub in ast.walk(node):
+            if isinstance(sub, ast.Constant) and isinstance(sub.value, str) and id(sub) not in self.docstrings:
+                found = _solution(sub.value.strip())
+                if found:
+                    return found
+            dotted = _dotted(sub) if isinstance(sub, (ast.Attribute, ast.Name)) else None
+            if dotted:
+                root, _, rest = dotted.partition(".")
+                if root in self.tainted:
+                    return self.tainted[root]
+                if root in self.aliases:
+                    found = _solution(self.aliases[root] + ("." + rest if rest else ""))
+                    if found:
+                        return found
+        return None
+
+    def imports(self, node: ast.AST) -> None:
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.asname:
+                    self.bind(alias.asname, alias.name)
+                else:  # `import stackcheck.impl.reference` binds `stackcheck`; its uses spell the rest
+                    root = alias.name.split(".")[0]
+                    self.imported.add(root)
+                    self.aliases.setdefault(root, root)
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            for alias in node.names:
+                if alias.name == "*":
+                    found = _solution(node.module)
+                    if found:
+                        self.star.append(found)
+                    continue
+                self.bind(alias.asname or alias.name, f"{node.module}.{alias.name}")
+
+
+@dataclass(frozen=True)
+class Borrowing:
+    names: dict[str, str]  # name bound at the top of the file -> the solution it reaches
+    star: str | None  # a solution module star-imported: what the file does not define comes from it
+    defined: frozenset[str]
+
+    def of(self, name: str) -> str | None:
+        """The solution ``name`` of the submission borrows, or None when it is the student's own."""
+        if name in self.names:
+            return self.names[name]
+        return self.star if name not in self.defined else None
+
+    def __bool__(self) -> bool:
+        return bool(self.names or self.star)
+
+
+def borrowed(path: str) -> Borrowing:
+    """What the top-level names of ``path`` borrow. Reads the file, never runs it."""
+    tree = ast.parse(Path(path).read_text(encoding="utf-8"), filename=path)
+    scan = _Scan(tree)
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            scan.imports(node)
+    defined: dict[str, ast.AST] = {}
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            defined[node.name] = node
+        elif isinstance(node, (ast.Assign, ast.AnnAssign)):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            for target in targets:
+                if isinstance(target, ast.Name) and node.value is not None:
+                    defined[target.id] = node.value
+    if scan.star:  # every name the file uses but does not define comes from the star import
+        used = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+        for name in used - set(defined) - scan.imported - set(dir(builtins)):
+            scan.tainted.setdefault(name, scan.star[0])
+    changed = True
+    while changed:  # a function reaching a borrowing name borrows too
+        changed = False
+        for name, node in defined.items():
+            if name in scan.tainted:
+                continue
+            found = scan.resolve(node)
+            if found:
+                scan.tainted[name] = found
+                changed = True
+    return Borrowing(dict(scan.tainted), scan.star[0] if scan.star else None, frozenset(defined))

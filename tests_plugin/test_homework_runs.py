@@ -1,0 +1,89 @@
+"""A homework run as a student starts it (stackcheck.plugin.homework): from inside the homework
+folder, with the path spelt either way; no score for a run that reached none of the student's
+code; rerun lines that grade the same homework; a non-zero exit whenever anything is wrong."""
+
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.meta
+
+ROOT = Path(__file__).resolve().parent.parent
+ABS_RELU = '''"""ReLU written as abs."""
+import numpy as np
+
+ASSIGNED = ("math",)
+
+
+def check_operands(x, w, b):
+    return None
+
+
+def numpy_steps(x, w, b):
+    a = x @ w
+    z = a + b
+    return a, z, np.abs(z)
+'''
+
+
+def run(cwd: Path, *args: str) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+
+
+@pytest.fixture
+def homework() -> Path:
+    """A homework folder inside the checkout, where `stackcheck homework init hw` puts it."""
+    folder = Path(tempfile.mkdtemp(prefix=".hw-", dir=ROOT))
+    (folder / "homework.py").write_text(ABS_RELU)
+    yield folder
+    shutil.rmtree(folder, ignore_errors=True)
+
+
+@pytest.fixture
+def outside(tmp_path) -> Path:
+    folder = tmp_path / "hw"
+    folder.mkdir()
+    (folder / "homework.py").write_text(ABS_RELU)
+    return folder
+
+
+def test_from_inside_the_folder_the_assigned_parts_run_and_reruns_keep_the_homework(homework):
+    done = run(homework, "--homework=.", "-k", "test_hand_example_a_z_y_exact and numpy")
+    out = done.stdout
+    assert "score: " in out and "S2.2-hand" in out, out[-3000:]
+    assert "rerun: python -m pytest --homework=" in out, out[-3000:]
+    assert done.returncode != 0, "a failing function and unanswered checkpoints: the run fails"
+    assert "Traceback" not in out and "short test summary" not in out, "the score leads, not tracebacks"
+
+
+def test_a_run_that_reaches_no_student_code_has_no_score(homework):
+    done = run(homework, "--homework=.", "-k", "no_test_has_this_name")
+    assert "no score: none of the 0 tests that ran reached a function of homework.py" in done.stdout, done.stdout
+    assert "score: " not in done.stdout.replace("no score: ", "")
+    assert done.returncode != 0
+
+
+def test_from_inside_a_folder_outside_the_checkout_the_way_that_works_is_named(outside):
+    done = run(outside, "--homework=.")
+    assert done.returncode == pytest.ExitCode.USAGE_ERROR, done.stdout[-2000:]
+    assert f"cd {ROOT} && python -m pytest --homework={outside}" in done.stderr, done.stderr
+
+
+@pytest.mark.parametrize("flag", ["--homework", "--course", "--impl"])
+def test_a_path_outside_given_after_a_space_is_refused_in_one_line(outside, flag):
+    elsewhere = outside.parent / "elsewhere"
+    elsewhere.mkdir()
+    done = run(elsewhere, flag, "../hw")
+    said = done.stderr.strip().splitlines()
+    assert done.returncode == pytest.ExitCode.USAGE_ERROR, done.stdout[-2000:] + done.stderr[-2000:]
+    assert any(f"{flag} ../hw: a path outside" in line and f"write {flag}=../hw" in line for line in said), said

@@ -1,0 +1,85 @@
+"""Homework integrity (stackcheck.impl.integrity): a submission that imports or re-exports the suite's
+solutions borrows them, whatever the import form; the check reads the file and never runs it."""
+
+import numpy as np
+import pytest
+
+from stackcheck.homework import assignment
+from stackcheck.impl import contract, integrity
+from stackcheck.impl.loader import Impl, load_module
+
+pytestmark = pytest.mark.meta
+
+FORMS = {
+    "from-import": "from stackcheck.impl.reference import numpy_forward\n",
+    "from-import-as": "from stackcheck.impl.reference import numpy_forward as mine\nnumpy_forward = mine\n",
+    "module-alias": "from stackcheck.impl import reference as r\n\ndef numpy_forward(x, w, b):\n"
+    "    return r.numpy_forward(x, w, b)\n",
+    "import-dotted": "import stackcheck.impl.reference\n\ndef numpy_forward(x, w, b):\n"
+    "    return stackcheck.impl.reference.numpy_forward(x, w, b)\n",
+    "import-as": "import stackcheck.impl.reference as ref\nnumpy_forward = ref.numpy_forward\n",
+    "star": "from stackcheck.impl.reference import *  # noqa\n",
+    "star-then-call": "from stackcheck.impl.reference import *  # noqa\n\ndef numpy_forward(x, w, b):\n"
+    "    return numpy_steps(x, w, b)[2]\n",
+    "importlib": "import importlib\n\ndef numpy_forward(x, w, b):\n"
+    "    return importlib.import_module('stackcheck.impl.reference').numpy_forward(x, w, b)\n",
+    "dunder-import": "ref = __import__('stackcheck.impl.reference', fromlist=['numpy_forward'])\n"
+    "numpy_forward = ref.numpy_forward\n",
+    "through-a-helper": "from stackcheck.impl import reference\n\ndef _helper(x, w, b):\n"
+    "    return reference.numpy_forward(x, w, b)\n\ndef numpy_forward(x, w, b):\n    return _helper(x, w, b)\n",
+    "reference-forward": "from stackcheck.evidence.numerics import reference_forward\n\n"
+    "def numpy_forward(x, w, b):\n    return reference_forward(x, w, b)\n",
+    "mutant": "from tests_meta.mutants.leaky_relu import numpy_forward\n",
+    "suite-kernel": "from stackcheck.toolchains import triton_kernels\n\n"
+    "def triton_bias_relu(a, b, block_size=256, out=None):\n"
+    "    return triton_kernels.bias_relu(a, b, block_size, out)\n",
+}
+
+
+def write(tmp_path, source: str) -> str:
+    path = tmp_path / "homework.py"
+    path.write_text(source)
+    return str(path)
+
+
+@pytest.mark.parametrize("form", list(FORMS))
+def test_every_import_form_of_a_solution_borrows(tmp_path, form):
+    found = integrity.borrowed(write(tmp_path, FORMS[form]))
+    name = "triton_bias_relu" if form == "suite-kernel" else "numpy_forward"
+    assert found.of(name), found
+
+
+def test_own_work_and_the_suites_helpers_borrow_nothing(tmp_path):
+    source = (
+        '"""Uses stackcheck.impl.reference\'s contract, mentioned in a docstring only."""\n'
+        "import numpy as np\nfrom stackcheck.toolchains.triton_kernels import jit_both\n"
+        "from stackcheck.impl.contract import TASKS\n\n"
+        "def numpy_steps(x, w, b):\n    '''Not stackcheck.impl.reference: my own.'''\n"
+        "    a = x @ w\n    z = a + b\n    return a, z, np.maximum(z, 0)\n\n"
+        "def numpy_forward(x, w, b):\n    return numpy_steps(x, w, b)[2]\n"
+    )
+    found = integrity.borrowed(write(tmp_path, source))
+    assert not found and found.of("numpy_forward") is None and found.of("numpy_steps") is None, found
+
+
+def test_the_check_never_runs_the_file(tmp_path):
+    source = "raise SystemExit('ran')\nfrom stackcheck.impl.reference import numpy_forward\n"
+    assert integrity.borrowed(write(tmp_path, source)).of("numpy_forward") == "stackcheck.impl.reference"
+
+
+def test_a_borrowing_homework_earns_nothing_for_what_it_borrows(tmp_path):
+    """numpy_steps is the student's own; numpy_forward re-exports the solution and fails when called."""
+    path = tmp_path / "homework.py"
+    path.write_text(
+        "import numpy as np\nfrom stackcheck.impl import reference\n\nASSIGNED = ('math',)\n\n"
+        "def numpy_steps(x, w, b):\n    a = x @ w\n    z = a + b\n    return a, z, np.maximum(z, 0)\n\n"
+        "numpy_forward = reference.numpy_forward\n"
+    )
+    borrowing = integrity.borrowed(str(path))  # before the file runs
+    impl = Impl(load_module(str(path)), assignment.assigned(["math"]), borrowing)
+    assert impl.borrowed == {"numpy_forward": "stackcheck.impl.reference"}
+    with pytest.raises(contract.Borrowed, match="borrowed: numpy_forward .* uses stackcheck.impl.reference"):
+        impl.numpy_forward(None, None, None)
+    a, z, y = impl.numpy_steps(np.ones((1, 2)), np.ones((2, 1)), np.full(1, -3.0))
+    assert y.tolist() == [[0.0]], "the student's own function runs"
+    assert "borrowed, earning nothing: numpy_forward" in impl.describe()
