@@ -61,6 +61,15 @@ def listing_of(item: pytest.Item):
     return parsed if isinstance(parsed, listings.Listing) else None
 
 
+@pytest.hookimpl(trylast=True)
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The listings run first: they build Mojo packages and compile MAX graphs, the longest items of
+    a run, and started last they leave the other xdist workers idle while one finishes them."""
+    listings = [item for item in items if listing_of(item) is not None]
+    if listings:
+        items[:] = listings + [item for item in items if listing_of(item) is None]
+
+
 def mark_listings(items: list[pytest.Item]) -> None:
     """Each listing item gets its stack and device markers and its description; a known erratum is
     a strict xfail, so a course release that fixes it turns the run red."""
