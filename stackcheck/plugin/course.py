@@ -14,10 +14,16 @@ from stackcheck.stacks.records import STACKS
 COURSE = pytest.StashKey[list]()
 
 
+@pytest.hookimpl(tryfirst=True)
 def pytest_configure(config: pytest.Config) -> None:
     spec = config.getoption("course", None)
     if spec is None:
         return
+    if getattr(config.option, "dist", "no") == "load":
+        # a chapter's listings share one namespace, and a listing runs the chapter's earlier ones
+        # where they have not run: xdist's loadgroup keeps each chapter on one worker (its
+        # xdist_group mark, below), so §10.3's and §10.4's MAX compiles do not run twice
+        config.option.dist = "loadgroup"
     if _sybil_missing():
         raise pytest.UsageError(f"--course needs Sybil: {_sybil_missing()}")
     from stackcheck.course import listings
@@ -71,13 +77,16 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 
 
 def mark_listings(items: list[pytest.Item]) -> None:
-    """Each listing item gets its stack and device markers and its description; a known erratum is
-    a strict xfail, so a course release that fixes it turns the run red."""
+    """Each listing item gets its stack and device markers, its chapter's xdist group, and its
+    description; a known erratum is a strict xfail, so a course release that fixes it turns the
+    run red."""
     for item in items:
         listing = listing_of(item)
         if listing is None:
             continue
         item.add_marker(getattr(pytest.mark, listing.device))
+        if item.config.pluginmanager.hasplugin("xdist"):
+            item.add_marker(pytest.mark.xdist_group(f"course-{item.path.stem}-{listing.chapter}"))
         if listing.stack in STACKS:
             item.add_marker(getattr(pytest.mark, listing.stack))
         if listing.erratum:
