@@ -2,6 +2,7 @@
 folder, with the path spelt either way; no score for a run that reached none of the student's
 code; rerun lines that grade the same homework; a non-zero exit whenever anything is wrong."""
 
+import json
 import shutil
 import subprocess
 import sys
@@ -87,3 +88,58 @@ def test_a_path_outside_given_after_a_space_is_refused_in_one_line(outside, flag
     said = done.stderr.strip().splitlines()
     assert done.returncode == pytest.ExitCode.USAGE_ERROR, done.stdout[-2000:] + done.stderr[-2000:]
     assert any(f"{flag} ../hw: a path outside" in line and f"write {flag}=../hw" in line for line in said), said
+
+
+HANGS = """import numpy as np
+
+ASSIGNED = ("math",)
+
+
+def check_operands(x, w, b):
+    while True:
+        pass
+
+
+def numpy_steps(x, w, b):
+    check_operands(x, w, b)
+    a = x @ w
+    z = a + b
+    return a, z, np.maximum(z, 0)
+
+
+def numpy_forward(x, w, b):
+    return numpy_steps(x, w, b)[2]
+"""
+
+
+def test_one_endless_loop_costs_one_timeout_not_the_submission(homework, tmp_path):
+    (homework / "homework.py").write_text(HANGS)
+    report = tmp_path / "r.json"
+    files = ("tests_math/test_s2_2_hand.py", "tests_math/test_bad_input.py")
+    run(ROOT, f"--homework={homework}", *files, "-k", "numpy", "--timeout=2", f"--curriculum-report={report}")
+    tests = {t["nodeid"]: t for c in json.loads(report.read_text())["claims"] for t in c["tests"]}
+    messages = [t.get("message") or "" for t in tests.values() if t["outcome"] == "failed"]
+    stopped = [m for m in messages if m.startswith("timed out after 2 s: check_operands")]
+    spared = [m for m in messages if "did not return within 2 s in an earlier test" in m]
+    assert len(stopped) == 1 and len(spared) >= 2, messages
+
+
+def test_a_stub_caught_inside_pytest_raises_is_not_attempted(pytester):
+    folder = pytester.path / "hw"
+    folder.mkdir()
+    (folder / "homework.py").write_text(
+        "ASSIGNED = ('math',)\n\ndef check_operands(x, w, b):\n"
+        "    raise NotImplementedError('§2.1: write check_operands')\n"
+    )
+    pytester.makepyfile(
+        test_caught="import numpy as np\nimport pytest\n\n@pytest.mark.claim('S2.1-shapes')\n"
+        "def test_rank(impl):\n    with pytest.raises(Exception, match='must be 2-D'):\n"
+        "        impl.check_operands(np.ones(3), np.ones((3, 2)), np.ones(2))\n"
+        "\n@pytest.mark.claim('S2.1-shapes')\ndef test_missing(impl):\n    with pytest.raises(Exception, match='K'):\n"
+        "        impl.numpy_steps(np.ones((2, 4)), np.ones((3, 2)), np.ones(2))\n"
+    )
+    result = pytester.runpytest_inprocess(f"--homework={folder}", "test_caught.py", "-p", "no:cacheprovider")
+    result.assert_outcomes(failed=2)
+    result.stdout.fnmatch_lines(["*not attempted: check_operands (course §2.1) still raises NotImplementedError*"])
+    result.stdout.fnmatch_lines(["*not attempted: numpy_steps (course §2.2) still raises NotImplementedError*"])
+    assert "Regex pattern did not match" not in result.stdout.str()

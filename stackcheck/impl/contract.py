@@ -20,6 +20,10 @@ class Borrowed(Exception):
     earns nothing, whatever it returns."""
 
 
+class TimedOut(Exception):
+    """An assigned function that already ran past the per-test timeout in this run."""
+
+
 class ReturnError(TypeError):
     """A surface function returned something of the wrong kind; the message says what it must return."""
 
@@ -97,10 +101,16 @@ TASKS = {
 }
 
 
+STUBS_CALLED: set[str] = set()  # stubs called since the plugin last cleared it (each test's setup)
+
+
 def not_attempted(name: str) -> Callable:
+    """The stub of an assigned function the file lacks. Its call is recorded too, so a test that
+    catches the NotAttempted it raises (inside ``pytest.raises``) still reads "not attempted"."""
     task = TASKS[name]
 
     def stub(*args, **kwargs):
+        STUBS_CALLED.add(name)
         raise NotAttempted(f"§{task.section}: {name} is not written yet")
 
     stub.__name__ = name
@@ -121,6 +131,22 @@ def borrowed(name: str, source: str) -> Callable:
     return stub
 
 
+def hung(name: str, seconds: float) -> Callable:
+    """What stands for an assigned function once it has run past the per-test timeout: every later
+    test that calls it fails at once, instead of waiting the timeout out again (partial credit for
+    the rest of the submission survives one endless loop)."""
+    task = TASKS[name]
+
+    def stub(*args, **kwargs):
+        raise TimedOut(
+            f"{name} (course §{task.section}) did not return within {seconds:g} s in an earlier test; "
+            "it is not called again in this run"
+        )
+
+    stub.__name__ = name
+    return stub
+
+
 def compiling() -> bool:
     """Whether torch.compile is tracing this call: the homework's bookkeeping and checks step
     aside, since a side effect in traced code becomes a guard (a recompile on every call)."""
@@ -129,14 +155,19 @@ def compiling() -> bool:
 
 
 def checked(name: str, fn: Callable) -> Callable:
-    """``fn`` with its return value checked against the surface contract (homework feedback)."""
+    """``fn`` with its return value checked against the surface contract (homework feedback), and
+    its NotImplementedError (the starter's stub) recorded even where a test catches it."""
     task = TASKS.get(name)
-    if task is None or task.check is _anything:
+    if task is None:
         return fn
 
     def call(*args, **kwargs):
-        value = fn(*args, **kwargs)
-        if not compiling() and not task.check(value):
+        try:
+            value = fn(*args, **kwargs)
+        except NotImplementedError:
+            STUBS_CALLED.add(name)
+            raise
+        if task.check is not _anything and not compiling() and not task.check(value):
             raise ReturnError(
                 f"{name} returned {_describe(value)}; it must return {task.returns} (course §{task.section})"
             )

@@ -148,7 +148,15 @@ class Impl:
         for name in (n for n in SURFACE if n not in table):
             table[name] = _rebound(getattr(reference, name), namespace) if module else getattr(reference, name)
         namespace.update(table)
-        self._table = table
+        self._table, self._namespace = table, namespace
+
+    def stop_calling(self, name: str, seconds: float) -> None:
+        """``name`` ran past the per-test timeout: later calls fail at once (contract.hung), also
+        those from the student's other functions (the module's own global is replaced too)."""
+        if name in (self.assigned or ()):
+            self._table[name] = self._namespace[name] = contract.hung(name, seconds)
+            if self.module is not None and hasattr(self.module, name):
+                setattr(self.module, name, self._table[name])
 
     def __getattr__(self, name: str):
         if name.startswith("_") or name not in SURFACE:

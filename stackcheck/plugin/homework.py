@@ -172,6 +172,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 @pytest.hookimpl(tryfirst=True)
 def pytest_runtest_setup(item: pytest.Item) -> None:
     item.config.stash[RECORDER].impl.touched.clear()
+    contract.STUBS_CALLED.clear()
 
 
 @pytest.hookimpl(wrapper=True)
@@ -201,15 +202,20 @@ def _one_line(excinfo: pytest.ExceptionInfo, student_file: str, item: pytest.Ite
     """(feedback, stubs hit) replacing the traceback, for the failures a student causes; or None."""
     frame = deepest_frame_in(excinfo.tb, student_file)
     where = f"{os.path.basename(student_file)}:{frame.lineno}" if frame else None
+    stubs = sorted(contract.STUBS_CALLED)
+    if stubs and not isinstance(excinfo.value, NotImplementedError):  # a stub's error, caught and judged
+        section = contract.TASKS[stubs[0]].section
+        return f"not attempted: {stubs[0]} (course §{section}) still raises NotImplementedError", stubs
     if isinstance(excinfo.value, contract.NotAttempted) or (excinfo.errisinstance(NotImplementedError) and frame):
         name = frame.name if frame else str(excinfo.value).split(": ", 1)[-1].split()[0]
         section = contract.TASKS[name].section if name in contract.TASKS else "?"
         return f"not attempted: {name} (course §{section}) still raises NotImplementedError", [name]
-    if isinstance(excinfo.value, (contract.ReturnError, contract.Borrowed)):
+    if isinstance(excinfo.value, (contract.ReturnError, contract.Borrowed, contract.TimedOut)):
         return f"{excinfo.value}" + (f" [{where}]" if where else ""), []
     if excinfo.typename == "Failed" and "Timeout" in str(excinfo.value):
         seconds = item.config.getoption("timeout", None) or contract.TIMEOUT_S
         if frame:
+            item.config.stash[RECORDER].impl.stop_calling(frame.name, float(seconds))
             return (
                 f"timed out after {float(seconds):g} s: {frame.name} ({where}) did not return (an endless loop?)"
             ), []
