@@ -22,8 +22,10 @@ def pytest_configure(config: pytest.Config) -> None:
     if getattr(config.option, "dist", "no") == "load":
         # a chapter's listings share one namespace, and a listing runs the chapter's earlier ones
         # where they have not run: xdist's loadgroup keeps each chapter on one worker (its
-        # xdist_group mark, below), so §10.3's and §10.4's MAX compiles do not run twice
+        # xdist_group mark, pytest_itemcollected), so §10.3's and §10.4's MAX compiles run once
         config.option.dist = "loadgroup"
+    if hasattr(config, "workerinput"):  # a worker reads the mode from its own command line, not ours
+        config.option.loadgroup = True
     if _sybil_missing():
         raise pytest.UsageError(f"--course needs Sybil: {_sybil_missing()}")
     from stackcheck.course import listings
@@ -67,6 +69,14 @@ def listing_of(item: pytest.Item):
     return parsed if isinstance(parsed, listings.Listing) else None
 
 
+def pytest_itemcollected(item: pytest.Item) -> None:
+    """A listing's chapter is its xdist group, marked as it is collected: xdist's worker reads the
+    marks in its own pytest_collection_modifyitems, which runs before the plugin's."""
+    listing = listing_of(item)
+    if listing is not None and item.config.pluginmanager.hasplugin("xdist"):
+        item.add_marker(pytest.mark.xdist_group(f"course-{item.path.stem}-{listing.chapter}"))
+
+
 @pytest.hookimpl(trylast=True)
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """The listings run first: they build Mojo packages and compile MAX graphs, the longest items of
@@ -77,16 +87,13 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 
 
 def mark_listings(items: list[pytest.Item]) -> None:
-    """Each listing item gets its stack and device markers, its chapter's xdist group, and its
-    description; a known erratum is a strict xfail, so a course release that fixes it turns the
-    run red."""
+    """Each listing item gets its stack and device markers and its description; a known erratum is
+    a strict xfail, so a course release that fixes it turns the run red."""
     for item in items:
         listing = listing_of(item)
         if listing is None:
             continue
         item.add_marker(getattr(pytest.mark, listing.device))
-        if item.config.pluginmanager.hasplugin("xdist"):
-            item.add_marker(pytest.mark.xdist_group(f"course-{item.path.stem}-{listing.chapter}"))
         if listing.stack in STACKS:
             item.add_marker(getattr(pytest.mark, listing.stack))
         if listing.erratum:
