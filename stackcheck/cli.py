@@ -2,7 +2,7 @@
 
 stackcheck homework init DIR [--part math|ir|runtime|kernels|all]   the student's starter
 stackcheck homework strip --part P [--out FILE]      reference.py without the solutions of P
-stackcheck grade SUBMISSIONS --out grades.csv [--part P] [--tests PATH] [--timeout S]
+stackcheck grade SUBMISSIONS --out grades.csv [--part P] [--tests PATH] [--timeout S] [--jobs N]
 stackcheck merge REPORT.json REPORT.json ... --out matrix.html   one claim x machine matrix
 """
 
@@ -12,12 +12,12 @@ import argparse
 import csv
 import importlib.util
 import json
-import os
-import subprocess
 import sys
+import tempfile
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from stackcheck.homework import assignment, checkpoints
+from stackcheck.homework import assignment, checkpoints, gradescope, sandbox
 from stackcheck.impl import contract
 
 STUDENT_README = """# Week 02 homework (stackcheck)
@@ -66,6 +66,13 @@ def main(argv: list[str] | None = None) -> int:
         help="the instructor's own tests (files or folders students do not get); repeatable",
     )
     grade.add_argument("--timeout", type=float, default=600.0, help="wall-time limit per submission, seconds")
+    grade.add_argument("--jobs", type=int, default=1, help="submissions graded at once (default 1)")
+    grade.add_argument(
+        "--visibility",
+        choices=["visible", "hidden", "after_due_date", "after_published"],
+        default="visible",
+        help="Gradescope visibility of the results of the --tests (the instructor's hidden tests)",
+    )
     merge = commands.add_parser("merge", help="several machines' curriculum reports as one claim x machine matrix")
     merge.add_argument("reports", nargs="+", help="curriculum reports (the JSON of --curriculum-report)")
     merge.add_argument("--out", required=True, help="the matrix to write: OUT.html, OUT.md and OUT.json")
@@ -86,7 +93,9 @@ def main(argv: list[str] | None = None) -> int:
             else:
                 sys.stdout.write(text)
             return 0
-        return grade_all(Path(args.submissions), Path(args.out), args.part, args.tests, args.timeout)
+        return grade_all(
+            Path(args.submissions), Path(args.out), args.part, args.tests, args.timeout, args.jobs, args.visibility
+        )
     except (OSError, ValueError) as error:
         print(f"stackcheck: {error}", file=sys.stderr)
         return 2
@@ -118,17 +127,34 @@ def suite_root() -> Path:
     return Path(spec.origin).resolve().parent.parent
 
 
-def grade_all(submissions: Path, out: Path, parts: list[str] | None, extra: list[str], timeout: float) -> int:
+def grade_all(
+    submissions: Path,
+    out: Path,
+    parts: list[str] | None,
+    extra: list[str],
+    timeout: float,
+    jobs: int = 1,
+    visibility: str = "visible",
+) -> int:
     folders = sorted(p for p in submissions.iterdir() if (p / "homework.py").is_file()) if submissions.is_dir() else []
     if not folders:
         raise ValueError(f"{submissions}: no submission folders (each needs a homework.py)")
+    if jobs < 1:
+        raise ValueError(f"--jobs {jobs}: give 1 or more")
     root = suite_root()
     feedback = out.parent / f"{out.stem}-feedback"
     feedback.mkdir(parents=True, exist_ok=True)
-    rows = []
-    for folder in folders:
-        row = grade_one(folder, root, feedback / folder.name, parts, [str(Path(t).resolve()) for t in extra], timeout)
-        rows.append(row)
+    hidden = [str(Path(t).resolve()) for t in extra]
+    with tempfile.TemporaryDirectory(prefix="stackcheck-grade-") as scratch, ThreadPoolExecutor(jobs) as pool:
+        rows = list(
+            pool.map(
+                lambda folder: grade_one(
+                    folder, root, feedback / folder.name, parts, hidden, timeout, Path(scratch), visibility
+                ),
+                folders,
+            )
+        )
+    for folder, row in zip(folders, rows):
         print(f"stackcheck grade: {folder.name}: {row['percent']} % ({row['status']})")
     columns = ["student", "percent", "earned", "points", "status"]
     columns += sorted({k for r in rows for k in r} - set(columns))
@@ -140,29 +166,46 @@ def grade_all(submissions: Path, out: Path, parts: list[str] | None, extra: list
     return 0
 
 
-def grade_one(folder: Path, root: Path, report: Path, parts, extra: list[str], timeout: float) -> dict:
-    """One submission in its own pytest process; its row: the total and the points per claim."""
-    folder = folder.resolve()
+def grade_one(
+    folder: Path,
+    root: Path,
+    report: Path,
+    parts,
+    extra: list[str],
+    timeout: float,
+    scratch: Path,
+    visibility: str = "visible",
+) -> dict:
+    """One submission, sandboxed (stackcheck.homework.sandbox) on a working copy; its CSV row (the
+    total, the points per claim and checkpoint, the checkpoint key for the instructor) and its
+    feedback: Markdown, JSON, HTML and a Gradescope results.json."""
+    copy = sandbox.working_copy(folder.resolve(), scratch)
     command = [
         sys.executable,
         "-m",
         "pytest",
-        f"--homework={folder}",
+        f"--homework={copy}",
         f"--curriculum-report={report}.json",
         "-p",
         "no:cacheprovider",
-        "-q",
+        "-v",  # names each test as it starts: a run stopped at the wall limit says where
         f"--rootdir={root}",
         *(f"--homework-part={p}" for p in parts or []),
-        *(str(root / folder) for folder in assignment.PARTS.values()),
+        *(str(root / part) for part in assignment.PARTS.values()),
         *extra,
     ]  # an install has no testpaths
-    env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}
-    try:
-        done = subprocess.run(command, cwd=root, capture_output=True, text=True, timeout=timeout, env=env)
-    except subprocess.TimeoutExpired:
-        report.with_suffix(".md").write_text(f"# {folder.name}\n\nGrading stopped after {timeout:g} s.\n")
-        return {"student": folder.name, "percent": 0, "earned": 0, "points": "", "status": f"timed out ({timeout:g} s)"}
+    done = sandbox.run(command, copy, sandbox.Limits(wall_s=timeout))
+    if done.returncode is None:
+        running = [line.split()[0] for line in done.stdout.splitlines() if "::" in line and line.split()]
+        where = f" in {running[-1]}" if running else ""
+        report.with_suffix(".md").write_text(f"# {folder.name}\n\nGrading stopped after {timeout:g} s{where}.\n")
+        return {
+            "student": folder.name,
+            "percent": 0,
+            "earned": 0,
+            "points": "",
+            "status": f"timed out ({timeout:g} s){where}",
+        }
     data = None
     if report.with_suffix(".json").exists():
         data = json.loads(report.with_suffix(".json").read_text(encoding="utf-8")).get("homework")
@@ -180,16 +223,29 @@ def grade_one(folder: Path, root: Path, report: Path, parts, extra: list[str], t
         }
     if "no_score" in data:
         return {"student": folder.name, "percent": 0, "earned": 0, "points": "", "status": data["no_score"]}
+    full = json.loads(report.with_suffix(".json").read_text(encoding="utf-8"))
+    gradescope.write(report.parent / f"{report.name}.results.json", full, extra, visibility)
     row = {
         "student": folder.name,
         "percent": data["percent"],
         "earned": data["earned"],
         "points": data["points"],
-        "status": "graded",
+        "status": f"graded (network {done.network})",
     }
     row.update({c["id"]: c["earned"] for c in data["claims"]})
     row.update({f"checkpoint {q['id']}": q["earned"] for q in data["checkpoints"]})
+    row.update(checkpoint_key_columns(copy / "answers.toml"))
     return row
+
+
+def checkpoint_key_columns(answers_path: Path) -> dict[str, str]:
+    """For the instructor's CSV only: each checkpoint field as the student answered it, with the key."""
+    answers, _ = checkpoints.load_answers(answers_path)
+    return {
+        f"{qid} {name}": f"{answers.get(qid, {}).get(name, '')!r} (key {expected!r})"
+        for qid, fields in checkpoints.expected_answers().items()
+        for name, expected in fields.items()
+    }
 
 
 if __name__ == "__main__":

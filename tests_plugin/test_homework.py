@@ -3,6 +3,7 @@ grading, one-line feedback for bad homework, the score, and batch grading."""
 
 import ast
 import csv
+import json
 import subprocess
 import sys
 import time
@@ -207,7 +208,8 @@ def test_fresh_stubs_score_zero_and_the_solutions_score_100_percent(tmp_path):
         "    assert y.tolist() == [[0, 0], [0, 0]]\n"
     )
     start = time.perf_counter()
-    assert cli.main(["grade", str(submissions), "--out", str(tmp_path / "grades.csv"), "--tests", str(hidden)]) == 0
+    grades = ["grade", str(submissions), "--out", str(tmp_path / "grades.csv"), "--tests", str(hidden), "--jobs", "2"]
+    assert cli.main([*grades, "--visibility", "after_due_date"]) == 0
     print(f"graded 2 part-math submissions in {time.perf_counter() - start:.1f} s")
     rows = {r["student"]: r for r in csv.DictReader(open(tmp_path / "grades.csv"))}
     assert float(rows["ana"]["percent"]) == 100.0 and float(rows["ben"]["percent"]) == 0.0, rows
@@ -216,6 +218,12 @@ def test_fresh_stubs_score_zero_and_the_solutions_score_100_percent(tmp_path):
     assert "not attempted yet" in feedback and "checkpoints passport: 0/5" in feedback
     report = (tmp_path / "grades-feedback" / "ana.json").read_text()
     assert "test_instructor_only" in report, "the instructor's hidden test ran and counted"
+    results = json.loads((tmp_path / "grades-feedback" / "ana.results.json").read_text())
+    assert results["score"] == float(rows["ana"]["earned"]) and results["max_score"] == float(rows["ana"]["points"])
+    assert all({"name", "score", "max_score", "visibility", "output"} <= set(t) for t in results["tests"])
+    hidden_entries = [t for t in results["tests"] if "test_instructor_only" in t["name"]]
+    assert hidden_entries and all(t["visibility"] == "after_due_date" for t in hidden_entries)
+    assert "graded (network" in rows["ana"]["status"] and "(key " in rows["ana"]["Q3 mb_after_fusion"]
 
 
 def test_score_gives_partial_credit_and_keeps_what_could_not_run_apart():
