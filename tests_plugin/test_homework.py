@@ -152,7 +152,7 @@ def test_bad_homework_gets_one_line_of_feedback(pytester, suite_file, body, expe
     folder = pytester.path / "hw"
     folder.mkdir()
     (folder / "homework.py").write_text(BAD.format(body=body))
-    result = pytester.runpytest_subprocess(
+    result = pytester.runpytest_inprocess(
         suite_file("tests_math/test_s2_2_hand.py"),
         f"--homework={folder}",
         "-k",

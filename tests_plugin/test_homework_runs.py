@@ -4,8 +4,6 @@ code; rerun lines that grade the same homework; a non-zero exit whenever anythin
 
 import json
 import shutil
-import subprocess
-import sys
 import tempfile
 from pathlib import Path
 
@@ -31,14 +29,16 @@ def numpy_steps(x, w, b):
 '''
 
 
-def run(cwd: Path, *args: str) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", *args],
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
+@pytest.fixture
+def run(pytester, monkeypatch):
+    """pytest in this process (as a student would start it from ``cwd``): (exit code, stdout, stderr)."""
+
+    def start(cwd: Path, *args: str):
+        monkeypatch.chdir(cwd)
+        result = pytester.runpytest_inprocess("-p", "no:cacheprovider", *args)
+        return int(result.ret), result.stdout.str(), result.stderr.str()
+
+    return start
 
 
 @pytest.fixture
@@ -58,35 +58,34 @@ def outside(tmp_path) -> Path:
     return folder
 
 
-def test_from_inside_the_folder_the_assigned_parts_run_and_reruns_keep_the_homework(homework):
-    done = run(homework, "--homework=.", "-k", "test_hand_example_a_z_y_exact and numpy")
-    out = done.stdout
+def test_from_inside_the_folder_the_assigned_parts_run_and_reruns_keep_the_homework(run, homework):
+    code, out, _ = run(homework, "--homework=.", "-k", "test_hand_example_a_z_y_exact and numpy")
     assert "score: " in out and "S2.2-hand" in out, out[-3000:]
     assert "rerun: python -m pytest --homework=" in out, out[-3000:]
-    assert done.returncode != 0, "a failing function and unanswered checkpoints: the run fails"
+    assert code != 0, "a failing function and unanswered checkpoints: the run fails"
     assert "Traceback" not in out and "short test summary" not in out, "the score leads, not tracebacks"
 
 
-def test_a_run_that_reaches_no_student_code_has_no_score(homework):
-    done = run(homework, "--homework=.", "-k", "no_test_has_this_name")
-    assert "no score: none of the 0 tests that ran reached a function of homework.py" in done.stdout, done.stdout
-    assert "score: " not in done.stdout.replace("no score: ", "")
-    assert done.returncode != 0
+def test_a_run_that_reaches_no_student_code_has_no_score(run, homework):
+    code, out, _ = run(homework, "--homework=.", "-k", "no_test_has_this_name")
+    assert "no score: none of the 0 tests that ran reached a function of homework.py" in out, out
+    assert "score: " not in out.replace("no score: ", "")
+    assert code != 0
 
 
-def test_from_inside_a_folder_outside_the_checkout_the_way_that_works_is_named(outside):
-    done = run(outside, "--homework=.")
-    assert done.returncode == pytest.ExitCode.USAGE_ERROR, done.stdout[-2000:]
-    assert f"cd {ROOT} && python -m pytest --homework={outside}" in done.stderr, done.stderr
+def test_from_inside_a_folder_outside_the_checkout_the_way_that_works_is_named(run, outside):
+    code, out, err = run(outside, "--homework=.")
+    assert code == pytest.ExitCode.USAGE_ERROR, out[-2000:]
+    assert f"cd {ROOT} && python -m pytest --homework={outside}" in err, err
 
 
 @pytest.mark.parametrize("flag", ["--homework", "--course", "--impl"])
-def test_a_path_outside_given_after_a_space_is_refused_in_one_line(outside, flag):
+def test_a_path_outside_given_after_a_space_is_refused_in_one_line(run, outside, flag):
     elsewhere = outside.parent / "elsewhere"
     elsewhere.mkdir()
-    done = run(elsewhere, flag, "../hw")
-    said = done.stderr.strip().splitlines()
-    assert done.returncode == pytest.ExitCode.USAGE_ERROR, done.stdout[-2000:] + done.stderr[-2000:]
+    code, out, err = run(elsewhere, flag, "../hw")
+    said = err.strip().splitlines()
+    assert code == pytest.ExitCode.USAGE_ERROR, out[-2000:] + err[-2000:]
     assert any(f"{flag} ../hw: a path outside" in line and f"write {flag}=../hw" in line for line in said), said
 
 
@@ -112,7 +111,7 @@ def numpy_forward(x, w, b):
 """
 
 
-def test_one_endless_loop_costs_one_timeout_not_the_submission(homework, tmp_path):
+def test_one_endless_loop_costs_one_timeout_not_the_submission(run, homework, tmp_path):
     (homework / "homework.py").write_text(HANGS)
     report = tmp_path / "r.json"
     files = ("tests_math/test_s2_2_hand.py", "tests_math/test_bad_input.py")
