@@ -130,7 +130,8 @@ def test_curriculum_report_writes_the_html_beside_the_json(pytester):
         "import pytest\n@pytest.mark.claim('S2.2-hand')\ndef test_hand(evidence):\n"
         "    evidence(run={'median_ms': 1.0, 'iqr_ms': 0.1, 'trials': 5})\n"
     )
-    result = pytester.runpytest_inprocess("-p", "no:cacheprovider", "--curriculum-report=out/run.json")
+    opt_in = ("-p", "stackcheck")  # where stackcheck runs from PYTHONPATH, without its entry point
+    result = pytester.runpytest_inprocess(*opt_in, "-p", "no:cacheprovider", "--curriculum-report=out/run.json")
     result.assert_outcomes(passed=1)
     page = (pytester.path / "out" / "run.html").read_text(encoding="utf-8")
     report = json.loads((pytester.path / "out" / "run.json").read_text(encoding="utf-8"))
