@@ -32,7 +32,10 @@ def suite_file():
 
 
 @pytest.fixture(autouse=True)
-def stackcheck_run(monkeypatch):
+def stackcheck_run(request, monkeypatch):
     """The projects these tests make with pytester opt in to stackcheck (the plugin is silent in
-    projects that do not: tests_plugin/test_inert.py)."""
+    projects that do not: tests_plugin/test_inert.py), and load it by name where stackcheck runs
+    from PYTHONPATH without its pytest11 entry point (the H200's image)."""
     monkeypatch.setenv("STACKCHECK", "1")
+    if "pytester" in request.fixturenames:
+        request.getfixturevalue("pytester").plugins.append("stackcheck")
