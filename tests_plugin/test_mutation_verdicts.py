@@ -1,0 +1,36 @@
+"""The mutant runner's verdict (stackcheck.claims.mutation.assert_caught): caught, survived, or, when
+the claim's timing tests could not decide on a noisy machine, inconclusive (a skip, never a flake)."""
+
+import pytest
+
+from stackcheck.claims.mutation import Mutant, assert_caught
+
+pytestmark = pytest.mark.meta
+
+MUTANT = Mutant(name="host_pull", test="tests_runtime/test_s6_3_shape.py", claim="S6.3-shape")
+
+
+def result(*lines: str, ret: int = 0) -> pytest.RunResult:
+    return pytest.RunResult(ret, list(lines), [], 1.0)
+
+
+def test_a_mutant_whose_tests_only_skipped_as_inconclusive_is_inconclusive():
+    with pytest.raises(pytest.skip.Exception, match="host_pull: the S6.3-shape tests were inconclusive"):
+        assert_caught(
+            result(
+                "SKIPPED [1] timing.py:162: inconclusive: A/A noise floor 2.26 >= margin 2.00", "3 skipped in 17.21s"
+            ),
+            MUTANT,
+        )
+
+
+def test_a_mutant_whose_tests_passed_survived():
+    with pytest.raises(AssertionError, match="mutant host_pull survived"):
+        assert_caught(result("3 passed in 1.00s"), MUTANT)
+
+
+def test_a_caught_mutant_must_show_in_the_claims_table_and_point_to_the_section():
+    caught = ("runtime: FS6.3-shape", "Course §6.3 [S6.3-shape]: ...", "1 failed, 2 passed in 1.00s")
+    assert_caught(result(*caught, ret=1), MUTANT)
+    with pytest.raises(AssertionError, match="claim table must report"):
+        assert_caught(result("1 failed in 1.00s", ret=1), MUTANT)
