@@ -117,34 +117,28 @@ def not_attempted(name: str) -> Callable:
     return stub
 
 
-def borrowed(name: str, source: str) -> Callable:
-    """What stands for an assigned function that borrows ``source``: it fails every test that calls it."""
-    task = TASKS[name]
+def _failing(name: str, kind: type[Exception], message: str) -> Callable:
+    """A function named ``name`` that raises ``kind(message)`` whenever it is called."""
 
     def stub(*args, **kwargs):
-        raise Borrowed(
-            f"borrowed: {name} (course §{task.section}) uses {source}, the suite's own solution; "
-            "it earns no points until it is your own work"
-        )
+        raise kind(message)
 
     stub.__name__ = name
     return stub
+
+
+def borrowed(name: str, source: str) -> Callable:
+    """What stands for an assigned function that borrows ``source``: it fails every test that calls it."""
+    said = f"borrowed: {name} (course §{TASKS[name].section}) uses {source}, the suite's own solution"
+    return _failing(name, Borrowed, f"{said}; it earns no points until it is your own work")
 
 
 def hung(name: str, seconds: float) -> Callable:
     """What stands for an assigned function once it has run past the per-test timeout: every later
     test that calls it fails at once, instead of waiting the timeout out again (partial credit for
     the rest of the submission survives one endless loop)."""
-    task = TASKS[name]
-
-    def stub(*args, **kwargs):
-        raise TimedOut(
-            f"{name} (course §{task.section}) did not return within {seconds:g} s in an earlier test; "
-            "it is not called again in this run"
-        )
-
-    stub.__name__ = name
-    return stub
+    said = f"{name} (course §{TASKS[name].section}) did not return within {seconds:g} s in an earlier test"
+    return _failing(name, TimedOut, f"{said}; it is not called again in this run")
 
 
 def compiling() -> bool:
