@@ -174,3 +174,18 @@ def test_a_baseline_that_is_not_a_report_is_a_usage_error(pytester):
     result = pytester.runpytest_inprocess("--baseline", "old.json", "-p", "no:cacheprovider")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     assert re.search(r"--baseline old.json: not a curriculum report", result.stderr.str())
+
+
+def test_drift_compares_only_the_claims_whose_tests_ran():
+    from stackcheck.claims import drift
+
+    old = {"claims": [{"id": "S2.2-hand", "status": "verified"}, {"id": "S6.3-shape", "status": "verified"}]}
+    new = {
+        "claims": [
+            {"id": "S2.2-hand", "status": "untested", "tests": []},  # not selected this time (-k)
+            {"id": "S6.3-shape", "status": "failed", "tests": [{"nodeid": "t", "outcome": "failed"}]},
+        ]
+    }
+    found = drift.compare(old, new)
+    assert [c["id"] for c in found["claims"]] == ["S6.3-shape"]
+    assert found["regressions"] == ["claim S6.3-shape was verified, now failed"]

@@ -12,7 +12,10 @@ def _by(items: list[dict], key: str) -> dict:
 
 
 def compare(old: dict, new: dict) -> dict:
+    """What changed among what ran: a claim none of whose tests was selected this time (``-k``,
+    ``-m``) is not compared, so it never reads "verified -> untested"."""
     old_claims, new_claims = _by(old.get("claims"), "id"), _by(new.get("claims"), "id")
+    new_claims = {cid: c for cid, c in new_claims.items() if c.get("tests", [None])}
     claims = [
         {"id": cid, "was": old_claims[cid]["status"], "now": new_claims[cid]["status"]}
         for cid in sorted(set(old_claims) & set(new_claims))
