@@ -1,8 +1,11 @@
+from importlib.metadata import entry_points
 from pathlib import Path
 
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
+# stackcheck installed with its pytest11 entry point; the H200's image runs it from PYTHONPATH
+ENTRY_POINT = any(ep.name == "stackcheck" for ep in entry_points(group="pytest11"))
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -37,5 +40,5 @@ def stackcheck_run(request, monkeypatch):
     projects that do not: tests_plugin/test_inert.py), and load it by name where stackcheck runs
     from PYTHONPATH without its pytest11 entry point (the H200's image)."""
     monkeypatch.setenv("STACKCHECK", "1")
-    if "pytester" in request.fixturenames:
+    if "pytester" in request.fixturenames and not ENTRY_POINT:
         request.getfixturevalue("pytester").plugins.append("stackcheck")
