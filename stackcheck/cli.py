@@ -145,11 +145,12 @@ def grade_all(
     feedback = out.parent / f"{out.stem}-feedback"
     feedback.mkdir(parents=True, exist_ok=True)
     hidden = [str(Path(t).resolve()) for t in extra]
+    key = checkpoints.expected_answers()  # measured once here, not once a submission
     with tempfile.TemporaryDirectory(prefix="stackcheck-grade-") as scratch, ThreadPoolExecutor(jobs) as pool:
         rows = list(
             pool.map(
                 lambda folder: grade_one(
-                    folder, root, feedback / folder.name, parts, hidden, timeout, Path(scratch), visibility
+                    folder, root, feedback / folder.name, parts, hidden, timeout, Path(scratch), key, visibility
                 ),
                 folders,
             )
@@ -174,6 +175,7 @@ def grade_one(
     extra: list[str],
     timeout: float,
     scratch: Path,
+    key: dict[str, dict[str, object]],
     visibility: str = "visible",
 ) -> dict:
     """One submission, sandboxed (stackcheck.homework.sandbox) on a working copy; its CSV row (the
@@ -206,9 +208,9 @@ def grade_one(
             "points": "",
             "status": f"timed out ({timeout:g} s){where}",
         }
-    data = None
-    if report.with_suffix(".json").exists():
-        data = json.loads(report.with_suffix(".json").read_text(encoding="utf-8")).get("homework")
+    written = report.with_suffix(".json")
+    full = json.loads(written.read_text(encoding="utf-8")) if written.exists() else {}
+    data = full.get("homework")
     if data is None:
         error = (done.stderr.strip() or done.stdout.strip()).splitlines()
         report.with_suffix(".md").write_text(
@@ -223,8 +225,7 @@ def grade_one(
         }
     if "no_score" in data:
         return {"student": folder.name, "percent": 0, "earned": 0, "points": "", "status": data["no_score"]}
-    full = json.loads(report.with_suffix(".json").read_text(encoding="utf-8"))
-    gradescope.write(report.parent / f"{report.name}.results.json", full, extra, visibility)
+    gradescope.write(report.parent / f"{report.name}.results.json", full, bool(extra), visibility)
     row = {
         "student": folder.name,
         "percent": data["percent"],
@@ -234,16 +235,16 @@ def grade_one(
     }
     row.update({c["id"]: c["earned"] for c in data["claims"]})
     row.update({f"checkpoint {q['id']}": q["earned"] for q in data["checkpoints"]})
-    row.update(checkpoint_key_columns(copy / "answers.toml"))
+    row.update(checkpoint_key_columns(copy / "answers.toml", key))
     return row
 
 
-def checkpoint_key_columns(answers_path: Path) -> dict[str, str]:
+def checkpoint_key_columns(answers_path: Path, key: dict[str, dict[str, object]]) -> dict[str, str]:
     """For the instructor's CSV only: each checkpoint field as the student answered it, with the key."""
     answers, _ = checkpoints.load_answers(answers_path)
     return {
         f"{qid} {name}": f"{answers.get(qid, {}).get(name, '')!r} (key {expected!r})"
-        for qid, fields in checkpoints.expected_answers().items()
+        for qid, fields in key.items()
         for name, expected in fields.items()
     }
 

@@ -8,45 +8,29 @@ import json
 from pathlib import Path
 
 
-def results(report: dict, hidden_paths: list[str], visibility: str = "visible") -> dict:
-    """``report``: a homework run's curriculum report; ``hidden_paths``: the instructor's --tests."""
+def _entry(name: str, score: float, max_score: float, output: str, visibility: str = "visible") -> dict:
+    return {"name": name, "score": score, "max_score": max_score, "visibility": visibility, "output": output}
+
+
+def results(report: dict, instructor_tests: bool, visibility: str = "visible") -> dict:
+    """``report``: a homework run's curriculum report; ``instructor_tests``: whether --tests added any."""
     score = report["homework"]
     tests = []
     for item in score["claims"]:
         output = f"{item['passed']}/{item['graded']} tests passed; functions: {', '.join(item['functions'])}"
         if item["status"] != "passed":
             output += f"\n{item['title']}\n{item['ko']}\n{item.get('feedback', '')}"
-        tests.append(
-            {
-                "name": f"{item['id']} (§{item['section']})",
-                "score": item["earned"],
-                "max_score": item["points"],
-                "visibility": "visible",
-                "output": output,
-            }
-        )
+        tests.append(_entry(f"{item['id']} (§{item['section']})", item["earned"], item["points"], output))
     for q in score["checkpoints"]:
-        tests.append(
-            {
-                "name": f"checkpoint {q['id']}",
-                "score": q["earned"],
-                "max_score": q["points"],
-                "visibility": "visible",
-                "output": "\n".join(q["feedback"]),
-            }
-        )
-    # the instructor's tests live outside the suite's folders (their node ids may even lose the file)
-    hidden = [t for c in report["claims"] for t in c["tests"] if hidden_paths and not t["nodeid"].startswith("tests_")]
+        tests.append(_entry(f"checkpoint {q['id']}", q["earned"], q["points"], "\n".join(q["feedback"])))
+    # the instructor's tests live outside the suite's folders (their node ids may even lose the file);
+    # their points are in their claims' entries, these entries (max_score 0) only report them
+    hidden = [
+        t for c in report["claims"] for t in c["tests"] if instructor_tests and not t["nodeid"].startswith("tests_")
+    ]
     for t in hidden:
-        tests.append(
-            {
-                "name": f"instructor test {t['nodeid']}",
-                "score": 1 if t["outcome"] == "passed" else 0,
-                "max_score": 0,  # its points are in its claim's entry; this entry only reports it
-                "visibility": visibility,
-                "output": t.get("message") or t["outcome"],
-            }
-        )
+        passed = 1 if t["outcome"] == "passed" else 0
+        tests.append(_entry(f"instructor test {t['nodeid']}", passed, 0, t.get("message") or t["outcome"], visibility))
     return {
         "score": score["earned"],
         "max_score": score["points"],
@@ -56,7 +40,7 @@ def results(report: dict, hidden_paths: list[str], visibility: str = "visible") 
     }
 
 
-def write(path: Path, report: dict, hidden_paths: list[str], visibility: str = "visible") -> Path:
-    text = json.dumps(results(report, hidden_paths, visibility), indent=2, ensure_ascii=False)
+def write(path: Path, report: dict, instructor_tests: bool, visibility: str = "visible") -> Path:
+    text = json.dumps(results(report, instructor_tests, visibility), indent=2, ensure_ascii=False)
     path.write_text(text, encoding="utf-8")
     return path

@@ -95,6 +95,11 @@ def page(report: dict, sections: list[tuple[str, list[str]]] = (), title: str = 
                 f'<section id="{esc(_slug(name))}"><h2>{esc(name[:1].upper() + name[1:])}</h2>',
                 f"<pre>{esc(chr(10).join(lines))}</pre></section>",
             ]
+    return document(title, body)
+
+
+def document(title: str, body: list[str]) -> str:
+    """A whole page: ``body``'s lines under the report's head and style (nothing fetched, no script)."""
     return (
         '<!doctype html>\n<html lang="en"><head><meta charset="utf-8">'
         '<meta name="viewport" content="width=device-width, initial-scale=1">'

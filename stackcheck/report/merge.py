@@ -126,13 +126,7 @@ def html(found: dict) -> str:
             + f"<td>{'<strong>✗ disagree</strong>' if row['disagree'] else 'agree'}</td></tr>"
         )
     body.append("</tbody></table></div></section>")
-    return (
-        '<!doctype html>\n<html lang="en"><head><meta charset="utf-8">'
-        '<meta name="viewport" content="width=device-width, initial-scale=1">'
-        f"<title>stackcheck: claims across machines</title><style>{page.STYLE}</style></head>\n<body>\n"
-        + "\n".join(body)
-        + "\n</body></html>\n"
-    )
+    return page.document("stackcheck: claims across machines", body)
 
 
 def write(paths: list[str], out: str) -> tuple[Path, Path, Path]:

@@ -53,9 +53,12 @@ def _counters(evidence: dict) -> list[Plot]:
     if not groups:
         return []
     present = [c for c in COUNTERS if any(c in r for rows in groups.values() for r in rows)]
+    units = {
+        "bytes": [c for c in present if c.startswith("dram")],
+        "instructions": [c for c in present if not c.startswith("dram")],
+    }
     plots = []
-    for unit, names in (("bytes", [c for c in present if c.startswith("dram")]), ("instructions", None)):
-        names = names if names is not None else [c for c in present if not c.startswith("dram")]
+    for unit, names in units.items():
         if not names:
             continue
         rows = [
