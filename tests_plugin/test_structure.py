@@ -283,3 +283,13 @@ def test_the_readme_layout_is_the_layer_order():
     shown = [f"stackcheck.{name.split('/', 1)[1].removesuffix('.py')}" for name in listed]
     expected = [name for name in LAYERS if name in shown or (PACKAGE / name.split(".", 1)[-1]).is_dir()]
     assert shown == expected, f"README's layout table {shown} is not LAYERS' packages in order {expected}"
+
+
+def test_every_source_folder_is_a_shipped_package():
+    """A folder of modules without __init__.py, or missing from pyproject's packages, works in the editable
+    checkout and is absent from an installed wheel (stackcheck/report was, until this test)."""
+    shipped = set(tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"])
+    for folder in sorted({p.parent for p in PACKAGE.rglob("*.py")} - {PACKAGE}):
+        name = "stackcheck." + ".".join(folder.relative_to(PACKAGE).parts)
+        assert (folder / "__init__.py").exists(), f"{relative(folder)} has modules but no __init__.py"
+        assert name in shipped, f"{name} is missing from pyproject.toml's [tool.setuptools] packages"
