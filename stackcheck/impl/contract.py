@@ -8,6 +8,8 @@ import sys
 from dataclasses import dataclass
 from typing import Callable
 
+from stackcheck.impl import isolation
+
 TIMEOUT_S = 60.0  # per test, in homework mode, unless pytest-timeout's --timeout says otherwise
 
 
@@ -104,14 +106,28 @@ TASKS = {
 STUBS_CALLED: set[str] = set()  # stubs called since the plugin last cleared it (each test's setup)
 
 
+def _stub_called(name: str, error: BaseException) -> None:
+    """Record the call of stub ``name``, here and on ``error``: an error raised before the test ran
+    (a MAX graph built when the session starts, a child process) is recorded again when it reaches
+    the test (``recall_stubs``)."""
+    STUBS_CALLED.add(name)
+    error.stubs = (*getattr(error, "stubs", ()), name)
+
+
+def recall_stubs(error: BaseException) -> None:
+    """Record, for the test now running, the stubs whose calls raised ``error`` earlier."""
+    STUBS_CALLED.update(getattr(error, "stubs", ()))
+
+
 def not_attempted(name: str) -> Callable:
     """The stub of an assigned function the file lacks. Its call is recorded too, so a test that
     catches the NotAttempted it raises (inside ``pytest.raises``) still reads "not attempted"."""
     task = TASKS[name]
 
     def stub(*args, **kwargs):
-        STUBS_CALLED.add(name)
-        raise NotAttempted(f"§{task.section}: {name} is not written yet")
+        error = NotAttempted(f"§{task.section}: {name} is not written yet")
+        _stub_called(name, error)
+        raise error
 
     stub.__name__ = name
     return stub
@@ -157,9 +173,12 @@ def checked(name: str, fn: Callable) -> Callable:
 
     def call(*args, **kwargs):
         try:
-            value = fn(*args, **kwargs)
-        except NotImplementedError:
-            STUBS_CALLED.add(name)
+            if isolation.applies(name, args, kwargs):
+                value = isolation.call(name, task.section, fn, args, kwargs)
+            else:
+                value = fn(*args, **kwargs)
+        except NotImplementedError as error:
+            _stub_called(name, error)
             raise
         if task.check is not _anything and not compiling() and not task.check(value):
             raise ReturnError(

@@ -31,27 +31,14 @@ def hand_example() -> dict[str, np.ndarray]:
     return {k: (np.asarray(v, dtype=np.float32) if isinstance(v, list) else v) for k, v in values.items()}
 
 
-class LaunchSpy:
-    """Stands in for a Triton kernel object: records each launch grid, then launches the real kernel."""
-
-    def __init__(self, kernel):
-        self.kernel = kernel
-        self.grids = []
-
-    def __getitem__(self, grid):
-        self.grids.append(tuple(grid))
-        return self.kernel[grid]
-
-
 @pytest.fixture
-def launches(monkeypatch):
-    """Record every launch of stackcheck's Triton bias+ReLU kernel (compiled or interpreted)."""
+def launches():
+    """The grids of the Triton kernels this test launched, any kernel, also from a child process
+    (stackcheck.impl.isolation): call ``launches()`` for the list so far."""
     from stackcheck.toolchains import triton_kernels
 
-    spies = {name: LaunchSpy(getattr(triton_kernels, name)) for name in ("compiled_kernel", "interpreted_kernel")}
-    for name, spy in spies.items():
-        monkeypatch.setattr(triton_kernels, name, spy)
-    return lambda: [grid for spy in spies.values() for grid in spy.grids]
+    with triton_kernels.recorded_launches() as grids:
+        yield lambda: list(grids)
 
 
 @pytest.fixture

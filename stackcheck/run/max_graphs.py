@@ -14,6 +14,7 @@ from __future__ import annotations
 import concurrent.futures
 import contextlib
 import fcntl
+import json
 import os
 import subprocess
 import sys
@@ -22,6 +23,7 @@ from pathlib import Path
 
 import numpy as np
 
+from stackcheck.impl import contract
 from stackcheck.paths import data
 
 _MODELS: dict = {}
@@ -163,8 +165,17 @@ def model(kind: str, impl):
     """(graph, compiled model, output names) of graph ``kind``, built from ``impl``'s builders once."""
     prefetch(kind, impl)
     graph, future, names = _MODELS[_key(kind, impl)]
-    compiled = future.result()  # raises what building or compiling raised
-    return graph, compiled, names
+    return graph, _result(future), names
+
+
+def _result(future):
+    """What ``future`` holds, or what building or compiling raised, with the stubs it met recorded for
+    the test now running (the build ran when the session started)."""
+    try:
+        return future.result()
+    except NotImplementedError as error:
+        contract.recall_stubs(error)
+        raise
 
 
 def compile_then_init(kind: str, impl):
@@ -196,40 +207,64 @@ def compiled_for_gpu(impl, arch: str) -> bytes:
     """Graph "structure-gpu" compiled for an NVIDIA GPU of ``arch`` (e.g. "sm_90") on any machine,
     in MAX's compile-only virtual device mode, as MEF bytes; started by ``prefetch(arch, impl)``."""
     prefetch(arch, impl)
-    return _ARTIFACTS[_key(arch, impl)].result()
+    return _result(_ARTIFACTS[_key(arch, impl)])
 
 
 def _compile_in_subprocess(impl, arch: str) -> bytes:
     """In a process of its own: the virtual device mode is process-wide, and a GPU compile cannot
-    follow a CPU session in one process."""
+    follow a CPU session in one process. The child grades like this process: in homework mode it
+    builds the same Impl (assigned names never fall back), and a stub or a borrowed function it
+    meets is raised here as what it is, not as a failed compile."""
     spec = getattr(impl.module, "__file__", None) or ""
+    assigned = ",".join(sorted(impl.assigned)) if impl.assigned is not None else "-"
     with tempfile.TemporaryDirectory() as folder, _compile_lock():
         out = Path(folder) / f"structure-{arch}.mef"
         done = subprocess.run(
-            [sys.executable, "-m", "stackcheck.run.max_graphs", arch, str(out), spec],
+            [sys.executable, "-m", "stackcheck.run.max_graphs", arch, str(out), spec, assigned],
             capture_output=True,
             text=True,
             timeout=900,
         )
+        raised = out.with_suffix(".raised.json")
+        if raised.exists():
+            _raise_as_the_child_did(json.loads(raised.read_text()))
         if done.returncode:
             raise RuntimeError(f"compiling graph structure-gpu for {arch} failed:\n" + done.stderr.strip()[-1500:])
         return out.read_bytes()
 
 
-def _compile_for_gpu(arch: str, out: str, spec: str) -> None:
+_CROSSING = {"NotAttempted": contract.NotAttempted, "Borrowed": contract.Borrowed, "TimedOut": contract.TimedOut}
+
+
+def _raise_as_the_child_did(raised: dict) -> None:
+    error = _CROSSING.get(raised["kind"], NotImplementedError)(raised["message"])
+    error.stubs = tuple(raised["stubs"])
+    raise error
+
+
+def _compile_for_gpu(arch: str, out: str, spec: str, assigned: str) -> None:
     from max import driver
 
+    from stackcheck.impl import integrity
     from stackcheck.impl.loader import Impl, load_module
 
     driver.set_virtual_device_api("cuda")
     driver.set_virtual_device_target_arch(arch)
     driver.set_virtual_device_count(1)
-    graph, _, session = _structure_graph(Impl(load_module(spec) if spec else None), with_mojo(), "structure-gpu")
+    names = None if assigned == "-" else frozenset(filter(None, assigned.split(",")))
+    impl = Impl(load_module(spec) if spec else None, names, integrity.borrowed(spec) if names and spec else None)
+    try:
+        graph, _, session = _structure_graph(impl, with_mojo(), "structure-gpu")
+    except (NotImplementedError, contract.Borrowed, contract.TimedOut) as error:
+        kind = next((k for k, v in _CROSSING.items() if type(error) is v), type(error).__name__)
+        report = {"kind": kind, "message": str(error), "stubs": sorted(contract.STUBS_CALLED)}
+        Path(out).with_suffix(".raised.json").write_text(json.dumps(report))
+        return
     session.compile(graph).export_mef(out)
 
 
-if __name__ == "__main__":  # python -m stackcheck.run.max_graphs ARCH OUT.mef [IMPL]: see compiled_for_gpu
-    _compile_for_gpu(*sys.argv[1:3], sys.argv[3] if len(sys.argv) > 3 else "")
+if __name__ == "__main__":  # python -m stackcheck.run.max_graphs ARCH OUT.mef IMPL ASSIGNED|-: see compiled_for_gpu
+    _compile_for_gpu(*sys.argv[1:5])
     # MAX 26.7 aborts at interpreter shutdown after a virtual-device compile ("terminate called
     # without an active exception", 9 runs in 15 here), with the MEF already written: skip teardown.
     os._exit(0)

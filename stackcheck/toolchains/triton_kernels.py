@@ -58,6 +58,43 @@ def jit_both(fn):
 compiled_kernel, interpreted_kernel = jit_both(_bias_relu_kernel)
 
 
+RECORDING: list[list] = []  # the open recorded_launches() lists; every launch is appended to each
+
+
+def _grid_of(grid, kwargs) -> tuple:
+    return tuple(grid(kwargs) if callable(grid) else grid)
+
+
+@contextlib.contextmanager
+def recorded_launches():
+    """The grid of every Triton kernel launched inside (compiled or interpreted, the suite's or a
+    student's own kernel), in order, as a list that grows while the block runs (course §11.3)."""
+    from triton.runtime.interpreter import InterpretedFunction
+    from triton.runtime.jit import JITFunction
+
+    grids: list = []
+    originals = {kind: kind.run for kind in (JITFunction, InterpretedFunction)}
+
+    def spying(original):
+        def run(self, *args, **kwargs):
+            if not kwargs.get("warmup"):
+                for recording in RECORDING:
+                    recording.append(_grid_of(kwargs["grid"], kwargs))
+            return original(self, *args, **kwargs)
+
+        return run
+
+    RECORDING.append(grids)
+    for kind, original in originals.items():
+        kind.run = spying(original)
+    try:
+        yield grids
+    finally:
+        for kind, original in originals.items():
+            kind.run = original
+        RECORDING.remove(grids)
+
+
 def _mul_add_kernel(a_ptr, b_ptr, c_ptr, y_ptr, n_elements, BLOCK_SIZE: tl.constexpr):
     """y = a * b + c, elementwise: what an FMA instruction computes (course §5.2)."""
     offsets = tl.program_id(axis=0) * BLOCK_SIZE + tl.arange(0, BLOCK_SIZE)
