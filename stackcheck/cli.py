@@ -12,8 +12,11 @@ import argparse
 import csv
 import importlib.util
 import json
+import re
+import signal
 import sys
 import tempfile
+import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -196,7 +199,7 @@ def grade_one(
         *(str(root / part) for part in assignment.PARTS.values()),
         *extra,
     ]  # an install has no testpaths
-    done = sandbox.run(command, copy, sandbox.Limits(wall_s=timeout))
+    done, crashed = _run_past_crashes(command, copy, timeout, report)
     if done.returncode is None:
         running = [line.split()[0] for line in done.stdout.splitlines() if "::" in line and line.split()]
         where = f" in {running[-1]}" if running else ""
@@ -231,12 +234,52 @@ def grade_one(
         "percent": data["percent"],
         "earned": data["earned"],
         "points": data["points"],
-        "status": f"graded (network {done.network})",
+        "status": f"graded (network {done.network})" + (f"; {len(crashed)} test(s) crashed it" if crashed else ""),
     }
     row.update({c["id"]: c["earned"] for c in data["claims"]})
     row.update({f"checkpoint {q['id']}": q["earned"] for q in data["checkpoints"]})
     row.update(checkpoint_key_columns(copy / "answers.toml", key))
     return row
+
+
+MAX_CRASHES = 3  # restarts of one submission's run after a test killed it
+
+
+def _run_past_crashes(command: list[str], copy: Path, timeout: float, report: Path):
+    """The sandboxed run of ``command``; when a test kills the process (a signal: native code of the
+    student's), run again with that test failed at once, at most MAX_CRASHES times, within the one wall
+    limit. (the last Outcome, {test id: what killed the run in it})"""
+    crashed: dict[str, str] = {}
+    listed = report.parent / f"{report.name}.crashed.json"
+    deadline = time.monotonic() + timeout
+    while True:
+        extra = [f"--homework-crashed={listed}"] if crashed else []
+        done = sandbox.run([*command, *extra], copy, sandbox.Limits(wall_s=max(1.0, deadline - time.monotonic())))
+        test = _running_test(done.stdout)
+        if done.returncode is None or done.returncode >= 0 or test is None or test in crashed:
+            return done, crashed
+        if len(crashed) == MAX_CRASHES:
+            return done, crashed
+        crashed[test] = _crash_message(done, copy / "homework.py")
+        listed.write_text(json.dumps(crashed), encoding="utf-8")
+
+
+def _running_test(stdout: str) -> str | None:
+    """The test pytest -v had started last (its id opens the line, its outcome never came)."""
+    running = [line.split()[0] for line in stdout.splitlines() if "::" in line and line.split()]
+    return running[-1] if running else None
+
+
+def _crash_message(done, student_file: Path) -> str:
+    """What killed the run, named by the signal and the student's function faulthandler saw."""
+    how = signal.Signals(-done.returncode).name if -done.returncode in signal.valid_signals() else "a signal"
+    frames = re.findall(r'File "([^"]+)", line (\d+) in (\w+)', done.stderr)
+    own = [(line, name) for path, line, name in frames if Path(path).name == student_file.name]
+    where = f" in {own[0][1]} ({student_file.name}:{own[0][0]})" if own else ""
+    return (
+        f"crashed: the grading process was killed by {how}{where} during this test; the test earns nothing, "
+        "and the rest was graded in a new process"
+    )
 
 
 def checkpoint_key_columns(answers_path: Path, key: dict[str, dict[str, object]]) -> dict[str, str]:

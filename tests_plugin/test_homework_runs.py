@@ -4,6 +4,7 @@ code; rerun lines that grade the same homework; a non-zero exit whenever anythin
 
 import json
 import shutil
+import sys
 import tempfile
 from pathlib import Path
 
@@ -161,3 +162,36 @@ def test_a_stub_met_in_a_child_process_is_not_attempted(pytester, suite_file):
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines(["*not attempted yet: mojo_package*"])
     assert "compiling graph structure-gpu" not in result.stdout.str()
+
+
+SEGFAULTS = '''
+
+def sum_blocked(values, block=8):
+    """Native code gone wrong: reads address 0, and the process dies by SIGSEGV."""
+    import ctypes
+
+    return ctypes.string_at(0)
+'''
+
+
+def test_a_test_that_kills_the_grading_process_costs_that_test_only(tmp_path):
+    """stackcheck grade runs again without the test that killed the run (issue 23 item 10): it fails
+    naming the signal and the student's function, and the other tests are graded."""
+    from stackcheck import cli
+    from stackcheck.impl import reference
+
+    copy = tmp_path / "ana"
+    copy.mkdir()
+    (copy / "homework.py").write_text(Path(reference.__file__).read_text() + "\nASSIGNED = ('math',)\n" + SEGFAULTS)
+    report = tmp_path / "ana-report"
+    command = [sys.executable, "-m", "pytest", f"--homework={copy}", f"--curriculum-report={report}.json", "-v"]
+    command += ["-p", "no:cacheprovider", f"--rootdir={ROOT}", str(ROOT / "tests_math" / "test_mc13_bitwise.py")]
+    done, crashed = cli._run_past_crashes(command, copy, 300, report)
+    killed = "test_mc13_bitwise.py::test_summation_order_changes_the_bits"
+    assert [k.split("tests_math/")[-1] for k in crashed] == [killed], crashed
+    assert "killed by SIGSEGV in sum_blocked (homework.py:" in next(iter(crashed.values()))
+    assert done.returncode == 1, done.stdout[-2000:] + done.stderr[-2000:]
+    tests = {t["nodeid"]: t for c in json.loads(report.with_suffix(".json").read_text())["claims"] for t in c["tests"]}
+    outcomes = {nodeid.split("::")[-1]: t["outcome"] for nodeid, t in tests.items()}
+    assert outcomes["test_summation_order_changes_the_bits"] == "failed"
+    assert outcomes["test_sequential_sum_is_exactly_left_to_right"] == "passed", outcomes

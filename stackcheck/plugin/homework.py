@@ -8,6 +8,7 @@ checkpoints) closes the run and the report.
 
 from __future__ import annotations
 
+import json
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -15,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from stackcheck.homework import assignment, checkpoints, scoring
-from stackcheck.impl import contract, integrity
+from stackcheck.impl import contract, integrity, isolation
 from stackcheck.impl.loader import Impl, ImplError, check_names, deepest_frame_in, load_module
 from stackcheck.paths import data
 from stackcheck.plugin.recorder import NOT_ATTEMPTED, RECORDER, STUDENT
@@ -23,6 +24,7 @@ from stackcheck.stacks.records import STACKS
 
 OUTPUT_LINES = 40  # captured output kept per section (head and tail) when a student's code runs
 HOMEWORK = pytest.StashKey["Homework"]()
+CRASHED = pytest.StashKey[str]()  # what killed an earlier run in this test
 
 
 @dataclass(frozen=True)
@@ -151,10 +153,15 @@ def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool 
 
 @pytest.hookimpl(trylast=True)
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Drop the suite's self-tests and the tests of stacks the homework does not touch."""
+    """Drop the suite's self-tests and the tests of stacks the homework does not touch; mark the tests
+    that killed an earlier run of this submission (``--homework-crashed``, from stackcheck grade)."""
     work = config.stash.get(HOMEWORK, None)
     if work is None:
         return
+    crashed = _crashed(config)
+    for item in items:
+        if item.nodeid in crashed:
+            item.stash[CRASHED] = crashed[item.nodeid]
     keep, drop = [], []
     for item in items:
         stacks = [s for s in STACKS if item.get_closest_marker(s)]
@@ -166,7 +173,38 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         items[:] = keep
 
 
+def _crashed(config: pytest.Config) -> dict[str, str]:
+    path = config.getoption("homework_crashed", None)
+    if not path:
+        return {}
+    try:
+        with open(path, encoding="utf-8") as f:
+            crashed = json.load(f)
+    except (OSError, ValueError) as error:
+        raise pytest.UsageError(f"--homework-crashed {path}: {error}") from None
+    if not isinstance(crashed, dict):
+        raise pytest.UsageError(f"--homework-crashed {path}: must hold an object {{test id: message}}")
+    return {_nodeid(config, str(k)): str(v) for k, v in crashed.items()}
+
+
+def _nodeid(config: pytest.Config, shown: str) -> str:
+    """The node id of a test as ``pytest -v`` showed it: its path relative to where pytest started."""
+    path, _, rest = shown.partition("::")
+    full = (config.invocation_params.dir / path).resolve()
+    try:
+        return f"{full.relative_to(config.rootpath).as_posix()}::{rest}"
+    except ValueError:
+        return shown
+
+
 # ---- running: what the student's code did -------------------------------------------------
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_call(item: pytest.Item) -> None:
+    """A test that killed an earlier run fails at once with what killed it; it is not run again."""
+    if CRASHED in item.stash:
+        raise isolation.Crashed(item.stash[CRASHED])
 
 
 @pytest.hookimpl(tryfirst=True)
@@ -211,7 +249,7 @@ def _one_line(excinfo: pytest.ExceptionInfo, student_file: str, item: pytest.Ite
         name = frame.name if frame else str(excinfo.value).split(": ", 1)[-1].split()[0]
         section = contract.TASKS[name].section if name in contract.TASKS else "?"
         return f"not attempted: {name} (course §{section}) still raises NotImplementedError", [name]
-    if isinstance(excinfo.value, (contract.ReturnError, contract.Borrowed, contract.TimedOut)):
+    if isinstance(excinfo.value, (contract.ReturnError, contract.Borrowed, contract.TimedOut, isolation.Crashed)):
         return f"{excinfo.value}" + (f" [{where}]" if where else ""), []
     if excinfo.typename == "Failed" and "Timeout" in str(excinfo.value):
         seconds = item.config.getoption("timeout", None) or contract.TIMEOUT_S

@@ -108,6 +108,13 @@ def add(parser: pytest.Parser) -> None:
         "(repeatable; an instructor's choice)",
     )
     group.addoption(
+        "--homework-crashed",
+        default=None,
+        metavar="JSON",
+        help="stackcheck grade's own: a JSON file {test id: message} of tests that killed an earlier run of "
+        "this submission; they fail with the message instead of running again",
+    )
+    group.addoption(
         "--course",
         nargs="?",
         const="shipped",
