@@ -33,7 +33,7 @@ Grade yourself from the stackcheck checkout (note the `=`):
     python -m pytest --homework={folder}
 
 The run ends with your score and, for each claim of the course, what failed, the course
-section to reread and the misconception to revisit. A function you have not written yet is
+section to reread and what to revisit first, read from the failure. A function you have not written yet is
 "not attempted" (it scores 0); a function that never returns is stopped after {timeout:g} s.
 Claims this machine cannot check (no GPU, say) are listed apart and do not count against you.
 """

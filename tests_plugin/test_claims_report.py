@@ -41,7 +41,8 @@ def test_catalogue_has_every_course_claim_once_with_its_wording():
     misconceptions = [cid for cid in claims if cid.startswith("MC")]
     assert sorted(misconceptions) == [f"MC{i:02d}" for i in range(1, 14)]
     assert all("misconception" in claims[cid] for cid in misconceptions)
-    assert all(claims[e["revisit"]].get("misconception") for e in claims.values() if "revisit" in e)
+    assert not [cid for cid, e in claims.items() if "revisit" in e], "what to revisit comes from fixtures/hints.toml"
+    assert all(h["claim"] in claims for h in catalogue.hints()), "every hint points to an id of the catalogue"
 
 
 def test_unknown_claim_id_fails_and_unclaimed_test_is_listed(pytester):

@@ -346,14 +346,11 @@ def test_stripped_reference_keeps_the_contracts_and_drops_the_solutions():
     assert "block_until_ready" in ast.unparse(tree["jax_sync"]), "unassigned parts keep their reference"
 
 
-def test_a_broadcast_error_points_to_the_broadcast_claim():
+def test_a_failure_points_first_to_what_its_text_names_then_to_its_own_claims():
     from stackcheck.claims import catalogue
 
-    lines = catalogue.likely_causes(
-        "ValueError: operands could not be broadcast together with shapes (2,4) (4,1)", ["S2.1-shapes"]
-    )
-    assert lines and "[S2.3-broadcast]" in lines[0]
-    assert catalogue.likely_causes("159 canary cells around the output changed", ["MC10"])[0].count("[S11.2-mask]")
-    assert not catalogue.likely_causes("operands could not be broadcast", ["S2.3-broadcast"]), (
-        "its own claim is named anyway"
-    )
+    broadcast = "ValueError: operands could not be broadcast together with shapes (2,4) (4,1)"
+    assert [cid for cid, _ in catalogue.revisit(broadcast, ["S2.1-shapes"])] == ["S2.3-broadcast", "S2.1-shapes"]
+    assert catalogue.revisit("159 canary cells around the output changed", ["MC10"])[0][0] == "S11.2-mask"
+    assert [cid for cid, _ in catalogue.revisit(broadcast, ["S2.3-broadcast"])] == ["S2.3-broadcast"], "named once"
+    assert catalogue.revisit("AssertionError: 3 != 4", ["S2.1-shapes"])[0][0] == "S2.1-shapes", "no pattern: its own"

@@ -63,6 +63,7 @@ def test_from_inside_the_folder_the_assigned_parts_run_and_reruns_keep_the_homew
     code, out, _ = run(homework, "--homework=.", "-k", "test_hand_example_a_z_y_exact and numpy")
     assert "score: " in out and "S2.2-hand" in out, out[-3000:]
     assert "rerun: python -m pytest --homework=" in out, out[-3000:]
+    assert "revisit first: §2.2 [S2.2-hand]: A and Z were right and Y = ReLU(Z) is not" in out, out[-3000:]
     assert code != 0, "a failing function and unanswered checkpoints: the run fails"
     assert "Traceback" not in out and "short test summary" not in out, "the score leads, not tracebacks"
 

@@ -32,19 +32,24 @@ def hints() -> list[dict]:
         return [{**h, "regex": re.compile(h["pattern"])} for h in tomllib.load(f)["hint"]]
 
 
-def likely_causes(failure: str, ids: list[str]) -> list[str]:
-    """Lines naming the claim a failure text points to, when it is not the test's own
-    (fixtures/hints.toml): a shape test failing on a broadcast error is a §2.3 problem."""
-    lines = []
-    for hint in hints():
-        if hint["claim"] not in ids and hint["regex"].search(failure):
-            entry = catalogue()[hint["claim"]]
-            lines.append(f"Likely cause, course §{entry['section']} [{hint['claim']}]: {hint['why']}")
-    return lines
+def revisit(failure: str, claimed: list[str]) -> list[tuple[str, str]]:
+    """(id, why) pointers for a failure of a test of ``claimed``, the likeliest first: the claims and
+    misconceptions its text points to (fixtures/hints.toml, first match first), then the test's own
+    claims. A shape test failing on a broadcast error points to §2.3 before §2.1."""
+    known = catalogue()
+    found = [(h["claim"], h["why"]) for h in hints() if h["regex"].search(failure)]
+    found += [(cid, known[cid].get("misconception") or known[cid]["title"]) for cid in claimed if cid in known]
+    seen: set[str] = set()
+    return [(cid, why) for cid, why in found if not (cid in seen or seen.add(cid))]
+
+
+def revisit_line(cid: str, why: str) -> str:
+    """The line naming what to revisit first (one pointer of ``revisit``)."""
+    return f"Revisit first, course §{catalogue()[cid]['section']} [{cid}]: {why}"
 
 
 def course_pointer(ids: list[str]) -> list[str]:
-    """Lines sending a learner back to the course: the section, the claim and the misconception."""
+    """Lines sending a learner back to the course: each claim's section, title and the course's words."""
     known = catalogue()
     lines = []
     for cid in ids:
@@ -53,8 +58,6 @@ def course_pointer(ids: list[str]) -> list[str]:
             continue
         lines.append(f"Course §{entry['section']} [{cid}]: {entry['title']}")
         lines.append(f"  본문: {entry['ko']}")
-        for mc in filter(None, (cid if "misconception" in entry else None, entry.get("revisit"))):
-            lines.append(f"  Misconception to revisit, {mc}: {known[mc]['misconception']}")
     return lines
 
 
@@ -77,7 +80,7 @@ def _test_entry(nodeid: str, r: dict) -> dict:
         entry["counts"] = False
     if r.get("evidence"):
         entry["evidence"] = r["evidence"]
-    for key in ("student", "not_attempted", "message", "reason"):  # homework grading reads these
+    for key in ("student", "not_attempted", "message", "revisit", "reason"):  # homework grading reads these
         if r.get(key) and (key != "reason" or r["outcome"] == "skipped"):
             entry[key] = r[key]
     return entry

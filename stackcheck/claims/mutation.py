@@ -13,6 +13,7 @@ from __future__ import annotations
 import importlib
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -53,12 +54,14 @@ PRIVATE = (
 @dataclass(frozen=True)
 class Mutant:
     """One row of the mutant table: running ``test`` (narrowed by ``select``) with ``name`` as the
-    implementation must fail the tests of ``claim``."""
+    implementation must fail the tests of ``claim``, and the failure's first hint must be ``hint``."""
 
     name: str
     test: str
     claim: str
+    hint: str  # the claim or misconception the feedback should send its author to first
     select: str | None = None
+    hint_miss: str | None = None  # why the failure's text cannot tell this mistake apart (a known miss)
 
     @property
     def id(self) -> str:
@@ -230,6 +233,23 @@ def assert_caught(result: pytest.RunResult, mutant: Mutant) -> None:
         raise AssertionError(f"the claim table must report {mutant.claim} failed:\n{tail}")
     if f"[{mutant.claim}]" not in "\n".join(result.outlines):
         raise AssertionError(f"the failure must point the learner to {mutant.claim}'s course section:\n{tail}")
+    first = first_hint(result.outlines)
+    if mutant.hint_miss is None and first != mutant.hint:
+        raise AssertionError(
+            f"mutant {mutant.name}: the failure must point first to {mutant.hint} (its mistake), "
+            f"it pointed to {first}; add a pattern to fixtures/hints.toml:\n{tail}"
+        )
+    if mutant.hint_miss is not None and first == mutant.hint:
+        raise AssertionError(f"mutant {mutant.name}: its hint is right now; drop hint_miss ({mutant.hint_miss})")
+
+
+def first_hint(lines: list[str]) -> str | None:
+    """The id of the first "Revisit first, course §... [ID]" line of a run's output."""
+    for line in lines:
+        found = re.search(r"Revisit first, course §.*? \[([^\]]+)\]: ", line)
+        if found:
+            return found.group(1)
+    return None
 
 
 if __name__ == "__main__":

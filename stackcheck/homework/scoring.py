@@ -47,8 +47,9 @@ def score(report: dict, checkpoints: list[dict]) -> dict:
             own = sorted(failed, key=lambda t: bool(t.get("not_attempted")))  # the student's own bug first
             item["feedback"] = next((t["message"] for t in own if t.get("message")), "failed")
             item["first_failure"] = own[0]["nodeid"]
-            mcs = [m for m in (c["id"] if "misconception" in entry else None, entry.get("revisit")) if m]
-            item["misconceptions"] = [f"{m}: {known[m]['misconception']}" for m in mcs]
+            pointer = next((t["revisit"] for t in own if t.get("revisit")), None)
+            if pointer:  # chosen from the failure's text (claims.catalogue.revisit)
+                item["revisit"] = f"§{known[pointer['id']]['section']} [{pointer['id']}]: {pointer['why']}"
         else:
             item["status"] = "passed"
         graded.append(item)
@@ -100,7 +101,7 @@ def lines(result: dict) -> list[str]:
                 f"     first failure: {item['feedback']}",
                 f"     rerun: {rerun} '{item['first_failure']}'",
             ]
-            out += [f"     misconception to revisit, {m}" for m in item["misconceptions"]]
+            out += [f"     revisit first: {item['revisit']}"] if item.get("revisit") else []
     for name, source in sorted(result.get("borrowed", {}).items()):
         out.append(f"---- integrity: {name} uses {source}, the suite's own solution: 0 points for its tests")
     if result.get("answers_problem"):

@@ -17,7 +17,7 @@ import pytest
 from stackcheck.claims import catalogue
 from stackcheck.evidence import gpus, numerics
 from stackcheck.plugin import course, homework, options
-from stackcheck.plugin.recorder import DRAWN, MISSING, PROPS, RECORDER, Recorder
+from stackcheck.plugin.recorder import DRAWN, MISSING, PROPS, RECORDER, REVISIT, Recorder
 from stackcheck.report import render as rendering
 from stackcheck.run import max_graphs
 from stackcheck.stacks import available, defaults, records
@@ -320,7 +320,11 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
     if report.failed and item_claims(item):
         drawn = item.stash.get(DRAWN, [])
         claimed = item_claims(item)
-        lines = catalogue.likely_causes(str(report.longrepr), claimed) + catalogue.course_pointer(claimed)
+        pointers = catalogue.revisit(str(report.longrepr), claimed)
+        if pointers:
+            report.user_properties.append((REVISIT, {"id": pointers[0][0], "why": pointers[0][1]}))
+        lines = [catalogue.revisit_line(*pointers[0])] if pointers else []
+        lines += catalogue.course_pointer(claimed)
         lines += [f"Random inputs (seeded): {'; '.join(drawn)}"] if drawn else []
         lines.append(f"Rerun: {rerun_command(item)}")
         report.sections.append(("stackcheck: what to revisit", "\n".join(lines)))

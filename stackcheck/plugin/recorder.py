@@ -29,6 +29,7 @@ EVIDENCE = "stackcheck_evidence"
 MISSING = "stackcheck_missing"  # what a skipped test lacked (a device, a stack, a tool)
 STUDENT = "stackcheck_student"  # homework: the assigned functions a test ran
 NOT_ATTEMPTED = "stackcheck_not_attempted"  # homework: the stubs a test ran into
+REVISIT = "stackcheck_revisit"  # a failure: the claim or misconception to revisit first
 LISTING = "stackcheck_listing"  # a course listing's description (--course)
 LISTING_NOTE = "stackcheck_listing_note"  # how a listing ran when not as written
 
@@ -75,6 +76,7 @@ class TestRecord:
     student: list[str] = field(default_factory=list)  # homework: the assigned functions it ran
     not_attempted: list[str] = field(default_factory=list)  # homework: stubs it ran into
     message: str | None = None  # one line: why it failed
+    revisit: dict | None = None  # a failure: {id, why} to revisit first (claims.catalogue.revisit)
 
     def as_dict(self) -> dict:
         return {
@@ -88,6 +90,7 @@ class TestRecord:
             "student": self.student,
             "not_attempted": self.not_attempted,
             "message": self.message,
+            "revisit": self.revisit,
         }
 
 
@@ -177,6 +180,8 @@ class Recorder:
                 record.student = sorted(set(record.student) | set(value))
             elif key == NOT_ATTEMPTED:
                 record.not_attempted = sorted(set(record.not_attempted) | set(value))
+            elif key == REVISIT and record.revisit is None:
+                record.revisit = value
         if report.failed and record.message is None:
             record.message = failure_line(report)
         if skip_reason(report):
