@@ -80,7 +80,7 @@ def test_curriculum_report_json_and_markdown(pytester, suite_file, tmp_path):
     assert {t["outcome"] for t in hand["tests"]} == {"passed"} and {t["device"] for t in hand["tests"]} == {"cpu"}
     assert all(c["status"] == "untested" for cid, c in by_id.items() if cid != "S2.2-hand")
     markdown = path.with_suffix(".md").read_text(encoding="utf-8")
-    assert "| `S2.2-hand` | 2.2 | verified | 2/0/0/0/0 |" in markdown
+    assert "| `S2.2-hand` | 2.2 | learner | verified | 2/0/0/0/0 |" in markdown
     result.stdout.fnmatch_lines(
         [
             "*math: .S2.1-shapes +S2.2-hand*",

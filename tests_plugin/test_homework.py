@@ -354,3 +354,31 @@ def test_a_failure_points_first_to_what_its_text_names_then_to_its_own_claims():
     assert catalogue.revisit("159 canary cells around the output changed", ["MC10"])[0][0] == "S11.2-mask"
     assert [cid for cid, _ in catalogue.revisit(broadcast, ["S2.3-broadcast"])] == ["S2.3-broadcast"], "named once"
     assert catalogue.revisit("AssertionError: 3 != 4", ["S2.1-shapes"])[0][0] == "S2.1-shapes", "no pattern: its own"
+
+
+def test_a_stack_fact_earns_no_points_even_where_its_test_ran_a_students_function():
+    """Issue 24: a fact about the stacks (kind = "stack-fact") is not the student's work."""
+    test = {"nodeid": "t", "outcome": "passed", "device": "cpu", "student": ["torch_forward"]}
+    claims = [
+        {"id": cid, "section": "x", "title": "x", "tests": [dict(test, nodeid=cid)]}
+        for cid in ("S2.3-split", "S2.2-hand")
+    ]
+    result = scoring.score({"claims": claims}, [])
+    assert [c["id"] for c in result["claims"]] == ["S2.2-hand"]
+    assert result["points"] == catalogue_entry("S2.2-hand")["points"]
+
+
+def test_the_claims_table_shows_the_stack_facts_on_a_line_of_their_own():
+    from stackcheck.claims.catalogue import build_report
+    from stackcheck.report.render import terminal_table
+
+    lines = terminal_table(build_report({}, {}))
+    stacks = [line for line in lines if line.strip().startswith("stacks:")]
+    assert len(stacks) == 1 and ".S2.3-split" in stacks[0] and "S2.2-hand" not in stacks[0]
+    assert not any("S2.3-split" in line for line in lines if line not in stacks)
+
+
+def catalogue_entry(cid: str) -> dict:
+    from stackcheck.claims import catalogue
+
+    return catalogue.catalogue()[cid]

@@ -293,3 +293,43 @@ def test_every_source_folder_is_a_shipped_package():
         name = "stackcheck." + ".".join(folder.relative_to(PACKAGE).parts)
         assert (folder / "__init__.py").exists(), f"{relative(folder)} has modules but no __init__.py"
         assert name in shipped, f"{name} is missing from pyproject.toml's [tool.setuptools] packages"
+
+
+def claims_and_impl_use() -> dict[str, set[bool]]:
+    """Each claim id -> whether each of its tests takes the ``impl`` fixture (the code under test)."""
+    found: dict[str, set[bool]] = {}
+    for path in CLAIM_TESTS:
+        tree = ast.parse(path.read_text())
+        module = [
+            arg.value
+            for node in tree.body
+            if isinstance(node, ast.Assign) and any(getattr(t, "id", "") == "pytestmark" for t in node.targets)
+            for call in ast.walk(node.value)
+            if isinstance(call, ast.Call) and getattr(call.func, "attr", "") == "claim"
+            for arg in call.args
+            if isinstance(arg, ast.Constant)
+        ]
+        for fn in (n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef) and n.name.startswith("test_")):
+            marked = [
+                arg.value
+                for d in fn.decorator_list
+                for call in ast.walk(d)
+                if isinstance(call, ast.Call) and getattr(call.func, "attr", "") == "claim"
+                for arg in call.args
+                if isinstance(arg, ast.Constant)
+            ]
+            for cid in module + marked:
+                found.setdefault(cid, set()).add("impl" in [a.arg for a in fn.args.args])
+    return found
+
+
+def test_a_claim_no_test_of_which_runs_the_code_under_test_is_a_stack_fact():
+    """Issue 24: a claim about the stacks says so (kind = "stack-fact", with its reason), so homework
+    scores leave it out; a claim whose tests never take ``impl`` cannot be about the learner's code."""
+    known = catalogue.catalogue()
+    unlabelled = sorted(c for c, uses in claims_and_impl_use().items() if uses == {False} and c in known)
+    unlabelled = [c for c in unlabelled if known[c].get("kind") != "stack-fact"]
+    assert not unlabelled, f'no test of these runs impl: mark them kind = "stack-fact": {unlabelled}'
+    for cid, entry in known.items():
+        assert entry.get("kind", "learner") in ("learner", "stack-fact"), cid
+        assert (entry.get("kind") == "stack-fact") == bool(entry.get("kind_reason")), f"{cid}: a stack fact says why"

@@ -101,6 +101,7 @@ def build_report(results: dict[str, dict], environment: dict) -> dict:
                 "section": entry["section"],
                 "title": entry["title"],
                 "area": entry["area"],
+                "kind": entry.get("kind", "learner"),
                 "status": status([t["outcome"] for t in tests if t.get("counts", True)]),
                 "tests": tests,
             }
@@ -121,10 +122,11 @@ def claim_files(root: Path) -> dict[str, list[str]]:
 def readme_table(root: Path) -> list[str]:
     """docs/catalogue.md's table: every claim of the catalogue, its section, title and test files."""
     files = claim_files(root)
-    lines = ["| id | § | claim | tests |", "|---|---|---|---|"]
+    lines = ["| id | § | about | claim | tests |", "|---|---|---|---|---|"]
     for cid, entry in catalogue().items():
         tests = ", ".join(f"`{f}`" for f in files.get(cid, [])) or "(none)"
-        lines.append(f"| `{cid}` | {entry['section']} | {entry['title']} | {tests} |")
+        about = f"the stacks: {entry['kind_reason']}" if entry.get("kind") == "stack-fact" else "the code under test"
+        lines.append(f"| `{cid}` | {entry['section']} | {about} | {entry['title']} | {tests} |")
     return lines
 
 

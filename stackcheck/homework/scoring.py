@@ -17,6 +17,8 @@ def score(report: dict, checkpoints: list[dict]) -> dict:
     known = catalogue.catalogue()
     graded, ungradable = [], []
     for c in report["claims"]:
+        if known[c["id"]].get("kind") == "stack-fact":  # a fact about the stacks earns no student points
+            continue
         tests = [t for t in c["tests"] if t.get("counts", True) and t.get("student")]
         ran = [t for t in tests if t["outcome"] in GRADED]
         skipped = [t for t in c["tests"] if t.get("counts", True) and t["outcome"] == "skipped"]

@@ -219,7 +219,9 @@ def _claim(c: dict, entry: dict) -> list[str]:
     out = [
         f'<article class="claim" id="claim-{esc(_slug(c["id"]))}" data-status="{esc(c["status"])}">',
         f"<h4>{status(c['status'])} <code>{esc(c['id'])}</code> {esc(c['title'])}</h4>",
-        f'<p class="meta">§{esc(c["section"])} · {esc(c["area"])}</p>',
+        f'<p class="meta">§{esc(c["section"])} · {esc(c["area"])}'
+        + (f" · stack fact: {esc(entry.get('kind_reason', ''))}" if c.get("kind") == "stack-fact" else "")
+        + "</p>",
     ]
     if entry.get("ko"):
         out.append(f'<p class="ko" lang="ko">{esc(entry["ko"])}</p>')

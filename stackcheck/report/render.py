@@ -56,14 +56,15 @@ def markdown(report: dict, sections: list[tuple[str, list[str]]]) -> str:
         "",
         " · ".join(f"{s}: {n}" for s, n in _counts(report).items()),
         "",
-        "| id | section | status | tests (" + "/".join(OUTCOMES) + ") | claim |",
-        "|---|---|---|---|---|",
+        "| id | section | kind | status | tests (" + "/".join(OUTCOMES) + ") | claim |",
+        "|---|---|---|---|---|---|",
     ]
     graded = "homework" in report  # a student's feedback: the claims their tests reached, not all 74
     for c in (c for c in report["claims"] if c["tests"] or not graded):
         outcomes = [t["outcome"] for t in c["tests"]]
         tally = "/".join(str(outcomes.count(o)) for o in OUTCOMES)
-        lines.append(f"| `{c['id']}` | {c['section']} | {c['status']} | {tally} | {c['title']} |")
+        kind = "stack fact" if c.get("kind") == "stack-fact" else "learner"
+        lines.append(f"| `{c['id']}` | {c['section']} | {kind} | {c['status']} | {tally} | {c['title']} |")
     failures = [(c["id"], t) for c in report["claims"] for t in c["tests"] if t["outcome"] == "failed"]
     if graded and failures:
         lines += ["", "## Failing tests", ""]
@@ -98,11 +99,17 @@ def _worker_line(worker: dict) -> str:
 
 
 def terminal_table(report: dict) -> list[str]:
-    """A compact table: one line per area, each claim id tagged with a one-letter status."""
+    """A compact table: one line per area, each claim id tagged with a one-letter status; the facts
+    about the stacks, which no implementation under test takes part in, on a line of their own."""
     lines = []
     areas: dict[str, list[str]] = {}
     for c in report["claims"]:
-        areas.setdefault(c["area"], []).append(f"{MARKS[c['status']]}{c['id']}")
+        area = "stacks" if c.get("kind") == "stack-fact" else c["area"]
+        areas.setdefault(area, []).append(f"{MARKS[c['status']]}{c['id']}")
+    areas = {
+        **{a: ids for a, ids in areas.items() if a != "stacks"},
+        **({"stacks": areas["stacks"]} if "stacks" in areas else {}),
+    }
     for area, ids in areas.items():
         lines.append(f"{area:>9}: " + " ".join(ids))
     lines.append(
