@@ -2,6 +2,8 @@
 ahead of time what it can (S5.1-constfold), keeping the meaning. Read in XLA's optimized HLO and in
 Inductor's output, each paired with the numbers."""
 
+import re
+
 import numpy as np
 import pytest
 
@@ -15,9 +17,13 @@ from stackcheck.toolchains.inductor import compile_and_read
 N, K, M = 8, 4, 3
 
 
-def with_unused_matmul(forward):
+def with_unused_matmul(forward, sin):
+    """``forward`` after sin(X @ (W + 1)), computed as written and never used: a matmul of other
+    operands than the live one, so only dead-code elimination, not common-subexpression elimination,
+    can remove it; the sin shows that its whole chain went."""
+
     def f(x, w, b):
-        unused = (x @ w) * 3  # computed as written, never used
+        unused = sin(x @ (w + 1))
         del unused
         return forward(x, w, b)
 
@@ -28,7 +34,8 @@ def with_unused_matmul(forward):
 @pytest.mark.parametrize("stack, device", stack_params("jax"))
 def test_xla_removes_an_unused_matmul(impl, stack, device):
     x, w, b = make_inputs(N, K, M, seed=16)
-    stages = ir.jax_stages(with_unused_matmul(impl.jax_forward), *jax_in((x, w, b), device, "float32"))
+    jax = need("jax")
+    stages = ir.jax_stages(with_unused_matmul(impl.jax_forward, jax.numpy.sin), *jax_in((x, w, b), device, "float32"))
     ir.assert_dead_matmul_removed(stages["jaxpr"], stages["hlo"])
     y = stages["compiled"](*jax_in((x, w, b), device, "float32"))
     assert_matches_reference(
@@ -45,12 +52,13 @@ def test_inductor_runs_one_matmul_for_two_written(impl, stack, device):
     torch = need("torch")
     x, w, b = make_inputs(N, K, M, seed=17)
     generated = compile_and_read(
-        with_unused_matmul(impl.torch_forward), *(torch.from_numpy(v).to(device) for v in (x, w, b))
+        with_unused_matmul(impl.torch_forward, torch.sin), *(torch.from_numpy(v).to(device) for v in (x, w, b))
     )
     matmuls = [e for e in generated.externs if e in ("mm", "addmm", "bmm")] + [
         k for k in generated.kernels if "_mm" in k or "tem_fused" in k
     ]
     assert len(matmuls) == 1, f"one matmul runs, the unused one was removed: {generated.externs} {generated.kernels}"
+    assert not re.search(r"\bsin\s*\(", generated.code), "the unused sin was removed with its matmul"
     assert_matches_reference(
         generated.result.cpu().numpy(), reference_forward(x, w, b), dtype="float32", k=K, stack=stack, device=device
     )

@@ -76,10 +76,29 @@ def test_dce_check_fails_when_the_second_matmul_is_used():
     x, w, b = (jax.numpy.ones(s) for s in ((8, 4), (4, 3), (3,)))
 
     def used(p, q, r):
-        return jax.nn.relu(p @ q + r) + 0 * (p @ (q * 3))
+        return jax.nn.relu(p @ q + r) + 0 * jax.numpy.sin(p @ (q + 1))
 
     stages = ir.jax_stages(used, x, w, b)
-    with pytest.raises(AssertionError, match="unused matmul must be gone"):
+    with pytest.raises(AssertionError, match="unused matmul and its sin must be gone"):
+        ir.assert_dead_matmul_removed(stages["jaxpr"], stages["hlo"])
+
+
+@pytest.mark.meta
+@pytest.mark.mutant_for("S5.1-dce")
+@pytest.mark.jax
+def test_dce_check_fails_when_the_dead_matmul_repeats_the_live_one():
+    """Issue 24: a dead (X @ W) * 3 repeats the live X @ W, and common-subexpression elimination alone
+    leaves one dot; the check must refuse such a program as evidence of dead-code elimination."""
+    jax = need("jax")
+    x, w, b = (jax.numpy.ones(s) for s in ((8, 4), (4, 3), (3,)))
+
+    def repeated(p, q, r):
+        unused = jax.numpy.sin(p @ q)
+        del unused
+        return jax.nn.relu(p @ q + r)
+
+    stages = ir.jax_stages(repeated, x, w, b)
+    with pytest.raises(AssertionError, match="2 matmuls of 1 different operand pairs"):
         ir.assert_dead_matmul_removed(stages["jaxpr"], stages["hlo"])
 
 

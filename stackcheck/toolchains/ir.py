@@ -138,10 +138,15 @@ def hlo_opcodes(hlo: str) -> list[str]:
 
 
 def assert_dead_matmul_removed(jaxpr: str, hlo: str) -> None:
-    """S5.1-dce: two matmuls in the traced program, one in the compiled one."""
-    traced, compiled = jaxpr.count("dot_general["), hlo_opcodes(hlo).count("dot")
-    assert (traced, compiled) == (2, 1), (
-        f"the unused matmul must be gone after compiling: {traced} in the jaxpr, {compiled} in the optimized HLO"
+    """S5.1-dce: the unused sin(X @ (W + 1)) is traced (two matmuls of different operands, so common-
+    subexpression elimination cannot merge them, and a sin) and gone once compiled (one dot, no sine)."""
+    dots = re.findall(r"= dot_general\[.*?\] (\w+ \w+)", jaxpr, re.S)
+    traced = (len(dots), len(set(dots)), jaxpr.count(" sin "))
+    compiled = (hlo_opcodes(hlo).count("dot"), hlo_opcodes(hlo).count("sine"))
+    assert traced == (2, 2, 1) and compiled == (1, 0), (
+        f"the unused matmul and its sin must be gone after compiling: traced {traced[0]} matmuls of "
+        f"{traced[1]} different operand pairs and {traced[2]} sin; {compiled[0]} dot and {compiled[1]} sine "
+        "in the optimized HLO"
     )
 
 
