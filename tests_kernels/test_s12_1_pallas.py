@@ -1,5 +1,6 @@
 """§12.1: each stack has its way to write a kernel by hand (Triton, Pallas, Mojo). The Pallas bias +
-ReLU runs a grid of row blocks; boundary sizes as parameters, the last block partial."""
+ReLU runs a grid of row blocks; boundary sizes as parameters, the last block partial. The launch is
+read from JAX itself: one pallas_call over cdiv(N, block_rows) programs."""
 
 import numpy as np
 import pytest
@@ -8,6 +9,7 @@ from stackcheck.evidence.numerics import assert_exact, uniform
 from stackcheck.stacks.available import need
 from stackcheck.stacks.params import stack_params
 from stackcheck.stacks.records import jax_in, jax_out
+from stackcheck.toolchains import pallas
 
 
 @pytest.mark.claim("S12.1-pallas")
@@ -25,6 +27,32 @@ def test_pallas_bias_relu_is_exact_at_every_block_boundary(impl, stack, device, 
         what="ReLU(A + b) by Pallas",
         N=n,
         M=m,
+        block_rows=block_rows,
+        stack=stack,
+        device=device,
+    )
+
+
+@pytest.mark.claim("S12.1-pallas")
+@pytest.mark.parametrize("stack, device", stack_params("jax", devices=("cpu",)))
+@pytest.mark.parametrize("n, block_rows", [(33, 8), (16, 4), (1, 8)])
+def test_pallas_bias_relu_is_one_pallas_call_over_cdiv_row_blocks(impl, stack, device, n, block_rows):
+    """Right numbers are not a Pallas kernel: jnp.maximum(a + b, 0) gives them too. The function must
+    launch one pallas_call whose grid has one program per block of rows, the last one partial."""
+    need("jax")
+    a_np, b_np = uniform((n, 5), seed=n), uniform((5,), seed=5)
+    a, b = jax_in((a_np, b_np), device, "float32")
+    with pallas.recorded_grids() as grids:
+        y = impl.pallas_bias_relu(a, b, block_rows=block_rows)
+    expected_grid = (-(-n // block_rows),)
+    assert grids == [expected_grid], (
+        f"one pallas_call over cdiv(N={n}, block_rows={block_rows}) = {expected_grid[0]} programs; launched {grids}"
+    )
+    assert_exact(
+        jax_out(y, "float32").astype(np.float32),
+        np.maximum(a_np + b_np, np.float32(0)),
+        what="ReLU(A + b) by Pallas",
+        N=n,
         block_rows=block_rows,
         stack=stack,
         device=device,

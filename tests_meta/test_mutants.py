@@ -23,3 +23,21 @@ def test_hints_point_nine_in_ten_mistakes_to_their_own_section():
     run checks it); rows whose failure text cannot tell their mistake apart say why, and stay under 10 %."""
     missed = [m.id for m in MUTANTS if m.hint_miss]
     assert len(missed) <= 0.1 * len(MUTANTS), f"{len(missed)} of {len(MUTANTS)} rows miss their hint: {missed}"
+
+
+@pytest.mark.meta
+def test_each_row_names_a_test_of_its_claim_that_it_breaks():
+    """Issue 24 item 6: ``breaks`` is a test function of the row's file that carries the row's claim."""
+    import ast
+
+    for m in MUTANTS:
+        tree = ast.parse((HERE.parent / m.test).read_text())
+        found = [n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef) and n.name == m.breaks]
+        assert found, f"{m.id}: {m.test} has no test {m.breaks}"
+        marks = " ".join(ast.unparse(d) for d in found[0].decorator_list)
+        module = " ".join(
+            ast.unparse(n) for n in tree.body if isinstance(n, ast.Assign) and "pytestmark" in ast.unparse(n)
+        )
+        assert f"'{m.claim}'" in marks + module or f'"{m.claim}"' in marks + module, (
+            f"{m.id}: {m.breaks} is not a {m.claim} test"
+        )

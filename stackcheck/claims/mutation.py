@@ -54,11 +54,12 @@ PRIVATE = (
 @dataclass(frozen=True)
 class Mutant:
     """One row of the mutant table: running ``test`` (narrowed by ``select``) with ``name`` as the
-    implementation must fail the tests of ``claim``, and the failure's first hint must be ``hint``."""
+    implementation must fail the test ``breaks`` of ``claim``, and the failure's first hint must be ``hint``."""
 
     name: str
     test: str
     claim: str
+    breaks: str  # the test function of ``test`` that must fail
     hint: str  # the claim or misconception the feedback should send its author to first
     select: str | None = None
     hint_miss: str | None = None  # why the failure's text cannot tell this mistake apart (a known miss)
@@ -231,6 +232,11 @@ def assert_caught(result: pytest.RunResult, mutant: Mutant) -> None:
         )
     if not any(f"F{mutant.claim}" in line for line in result.outlines):
         raise AssertionError(f"the claim table must report {mutant.claim} failed:\n{tail}")
+    failed = {m.group(1) for line in result.outlines for m in [re.match(r"FAILED \S+?::(\w+)", line)] if m}
+    if mutant.breaks not in failed:
+        raise AssertionError(
+            f"mutant {mutant.name} must break {mutant.breaks} of {mutant.test}; it broke {sorted(failed)}:\n{tail}"
+        )
     if f"[{mutant.claim}]" not in "\n".join(result.outlines):
         raise AssertionError(f"the failure must point the learner to {mutant.claim}'s course section:\n{tail}")
     first = first_hint(result.outlines)

@@ -1,0 +1,25 @@
+"""Course §12.1: what a Pallas kernel launch looks like to JAX: one ``pallas_call`` with its grid."""
+
+from __future__ import annotations
+
+import contextlib
+
+
+@contextlib.contextmanager
+def recorded_grids():
+    """The grid of every ``pallas_call`` JAX binds inside the block, in order, however the kernel's
+    author imported ``pallas_call`` (the primitive is what every path binds)."""
+    from jax._src.pallas.pallas_call import pallas_call_p
+
+    grids: list[tuple] = []
+    original = pallas_call_p.bind
+
+    def bind(*args, **params):
+        grids.append(tuple(params["grid_mapping"].grid))
+        return original(*args, **params)
+
+    pallas_call_p.bind = bind
+    try:
+        yield grids
+    finally:
+        del pallas_call_p.bind  # the class's method again
