@@ -9,6 +9,7 @@ import pytest
 from stackcheck.evidence.numerics import assert_exact, assert_matches_reference, make_inputs, reference_forward
 from stackcheck.run import max_graphs
 from stackcheck.stacks.params import device_params, tolerance_row
+from stackcheck.toolchains import ir
 
 pytestmark = [pytest.mark.mojo, pytest.mark.max, pytest.mark.max_graph("structure")]
 
@@ -57,5 +58,5 @@ def test_the_registered_name_ties_python_to_mojo(impl):
         with Graph("misspelled", input_types=[out_type], custom_extensions=[impl.mojo_package()]) as graph:
             graph.output(ops.custom("study_rleu", device=ref, values=[graph.inputs[0].tensor], out_types=[out_type])[0])
     graph, _, _ = max_graphs.model("structure", impl)
-    calls = re.findall(r'mo\.custom\s*\[symbol = "(\w+)"\]', str(graph))
+    calls = ir.max_custom_ops(graph)
     assert calls == ["study_relu"], f"the graph MAX built calls the custom op by its registered name: {calls}"

@@ -349,3 +349,8 @@ def assert_lowering_levels(asm: dict) -> dict:
     wrong = {level: found for level, found in wrong.items() if found}
     assert not wrong, f"Triton's stages, from tensors down to machine code, do not lower as §4.2 says: {wrong}"
     return f
+
+
+def max_custom_ops(graph) -> list[str]:
+    """The registered names of the custom ops a MAX graph calls (``mo.custom [symbol = "..."]``), in order."""
+    return re.findall(r'mo\.custom\s*\[symbol = "(\w+)"\]', str(graph))
