@@ -1,6 +1,7 @@
 """§8.1: torch.compile's default backend is Inductor. torch.compile is not OpenXLA: PyTorch/XLA is
 a separate path, and the compiled forward never imports it."""
 
+import re
 import sys
 
 import pytest
@@ -23,6 +24,11 @@ def test_the_compiled_forward_runs_through_inductor_not_xla(impl, stack, device)
     with config.patch(fx_graph_cache=False):
         y, codes = run_and_get_code(impl.torch_compiled_forward, *torch_in((x, w, b), device, "float32"))
     assert codes and "async_compile" in codes[0], "the compiled forward went through Inductor: it wrote code"
+    written = "\n".join(codes)
+    assert re.search(r"extern_kernels\.(mm|addmm|bmm)\b|_tem_fused|\baten\.mm\b", written), (
+        "the whole forward is compiled, its matmul included (Inductor calls a library GEMM or writes a template "
+        "kernel for it); the code holds no matmul, so X @ W ran outside the compiled program"
+    )
     assert "torch_xla" not in sys.modules, "torch.compile does not use PyTorch/XLA"
     assert_matches_reference(
         torch_out(y, "float32"), reference_forward(x, w, b), dtype="float32", k=8, stack=stack, device=device
