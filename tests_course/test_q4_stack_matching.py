@@ -1,21 +1,16 @@
 """Checkpoint 4 (after §12): each component sits at its own layer: Dynamo captures, StableHLO is a
-high-level IR, Inductor compiles, PJRT is the device runtime. The answer key is held to §12.1's
-table, and the table to what the installed stacks really hand from layer to layer."""
+high-level IR, Inductor compiles, PJRT is the device runtime: the learner's forward is handed from
+layer to layer by the installed stacks, each object the one §12.1's table names. (That the answer
+key agrees with the table is the suite's own data: tests_plugin/test_layers_table.py.)"""
 
 import numpy as np
 import pytest
 
 from stackcheck.claims import layers
 from stackcheck.evidence.numerics import as_numpy, assert_matches_reference, make_inputs, reference_forward
-from stackcheck.homework import checkpoints
 from stackcheck.stacks.available import need
 from stackcheck.stacks.params import device_params
 from stackcheck.stacks.records import jax_in, jax_platform, torch_in
-
-
-def q4_key() -> dict:
-    question = next(q for q in checkpoints.questions() if q["id"] == "Q4")
-    return {field["name"]: field["key"] for field in question["field"]}
 
 
 @pytest.mark.claim("Q4")
@@ -24,7 +19,6 @@ def test_jax_hands_the_forward_from_layer_to_layer(impl, device):
     """make_jaxpr captures; lower() gives the IR (StableHLO); compile() gives XLA's executable; it runs
     on a PJRT device: each object is what §12.1's table says that layer exposes."""
     jax = need("jax")
-    layers.assert_key_matches(q4_key())
     row = layers.LAYERS["jax"]
     x, w, b = make_inputs(5, 4, 3, seed=44)
     args = jax_in((x, w, b), device, "float32")
