@@ -17,6 +17,7 @@ pytestmark = [pytest.mark.max, pytest.mark.max_graph("math")]
 def test_compile_then_init_is_the_model_load_gives(impl, device):
     x, w, b = make_inputs(5, 7, 3, seed=101)
     kind = max_graphs.on_device("math", device)
+    ir.assert_steps_recorded(max_graphs.built(kind, impl))  # A, Z and Y as the graph records them
     artifact, model = max_graphs.compile_then_init(kind, impl)
     assert not hasattr(artifact, "execute") and hasattr(model, "execute"), (
         f"compile() gives an artifact ({type(artifact).__name__}), init() a runnable model ({type(model).__name__})"

@@ -1,6 +1,7 @@
 """Meta-tests run in-process: each check a claim test relies on rejects the wrong input it exists
 to reject (a mutant of the checked artifact rather than of the implementation)."""
 
+import numpy as np
 import pytest
 
 from stackcheck.evidence.timing import Measurement, not_faster_somewhere
@@ -232,3 +233,18 @@ def test_a_tile_that_fits_passed_off_as_too_big_is_caught():
     fits = ptxas_usage(tile_compiled_sm90(Tile(64, 64, 32, 2, 4), "fp32", "ieee"))
     with pytest.raises(AssertionError, match="spill"):
         assert_too_big_spills(fits, fits)
+
+
+@pytest.mark.meta
+@pytest.mark.mutant_for("S10.3-compile-init")
+def test_compile_init_numbers_catch_a_z_without_its_bias():
+    """S10.3's numeric half, on outputs whose Z lacks b (the structural half catches biasless_z first,
+    before anything compiles): A, Z and Y are each compared, not Y alone."""
+    from stackcheck.evidence.numerics import assert_outputs_match, make_inputs, reference_forward
+
+    x, w, b = make_inputs(5, 7, 3, seed=101)
+    a = x.astype(np.float64) @ w
+    outputs = {"a": a, "z": a, "y": reference_forward(x, w, b)}
+    references = {"a": a, "z": a + b, "y": reference_forward(x, w, b)}
+    with pytest.raises(AssertionError, match="output z"):
+        assert_outputs_match(outputs, references, dtype="float32", k=7, where="A, Z, Y by compile + init")

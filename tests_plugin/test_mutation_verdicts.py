@@ -7,7 +7,13 @@ from stackcheck.claims.mutation import Mutant, assert_caught
 
 pytestmark = pytest.mark.meta
 
-MUTANT = Mutant(name="host_pull", test="tests_runtime/test_s6_3_shape.py", claim="S6.3-shape")
+MUTANT = Mutant(
+    name="host_pull",
+    test="tests_runtime/test_s6_3_shape.py",
+    claim="S6.3-shape",
+    breaks="test_jax_shape_is_free_values_wait",
+    hint="MC01",
+)
 
 
 def result(*lines: str, ret: int = 0) -> pytest.RunResult:
@@ -30,7 +36,31 @@ def test_a_mutant_whose_tests_passed_survived():
 
 
 def test_a_caught_mutant_must_show_in_the_claims_table_and_point_to_the_section():
-    caught = ("runtime: FS6.3-shape", "Course §6.3 [S6.3-shape]: ...", "1 failed, 2 passed in 1.00s")
+    caught = (
+        "Revisit first, course §1.2 [MC01]: NumPy code runs on the host",
+        "runtime: FS6.3-shape",
+        "Course §6.3 [S6.3-shape]: ...",
+        "FAILED tests_runtime/test_s6_3_shape.py::test_jax_shape_is_free_values_wait[jax-cpu] - AssertionError",
+        "1 failed, 2 passed in 1.00s",
+    )
     assert_caught(result(*caught, ret=1), MUTANT)
     with pytest.raises(AssertionError, match="claim table must report"):
         assert_caught(result("1 failed in 1.00s", ret=1), MUTANT)
+
+
+def test_a_mutant_caught_only_by_another_test_of_the_file_is_not_caught():
+    other = "FAILED tests_runtime/test_s6_3_shape.py::test_torch_shape_is_free[torch-cpu] - AssertionError"
+    lines = ("Revisit first, course §1.2 [MC01]: x", "runtime: FS6.3-shape", "Course §6.3 [S6.3-shape]: ...", other)
+    with pytest.raises(AssertionError, match="must break test_jax_shape_is_free_values_wait"):
+        assert_caught(result(*lines, "1 failed in 1.00s", ret=1), MUTANT)
+
+
+def test_a_mutant_whose_failure_points_elsewhere_first_is_named():
+    lines = (
+        "Revisit first, course §6.3 [S6.3-shape]: x",
+        "runtime: FS6.3-shape",
+        "Course §6.3 [S6.3-shape]: ...",
+        "FAILED tests_runtime/test_s6_3_shape.py::test_jax_shape_is_free_values_wait[jax-cpu] - AssertionError",
+    )
+    with pytest.raises(AssertionError, match="must point first to MC01"):
+        assert_caught(result(*lines, "1 failed in 1.00s", ret=1), MUTANT)

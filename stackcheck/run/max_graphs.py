@@ -161,6 +161,14 @@ def _compile_lock():
             fcntl.flock(lock, fcntl.LOCK_UN)
 
 
+def built(kind: str, impl):
+    """The graph ``kind`` as ``impl``'s builders record it, without waiting for its compile (the IR a
+    test reads is there before the compiler has run)."""
+    prefetch(kind, impl)
+    graph, future, _ = _MODELS[_key(kind, impl)]
+    return graph if graph is not None else _result(future)
+
+
 def model(kind: str, impl):
     """(graph, compiled model, output names) of graph ``kind``, built from ``impl``'s builders once."""
     prefetch(kind, impl)

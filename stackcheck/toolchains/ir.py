@@ -353,4 +353,27 @@ def assert_lowering_levels(asm: dict) -> dict:
 
 def max_custom_ops(graph) -> list[str]:
     """The registered names of the custom ops a MAX graph calls (``mo.custom [symbol = "..."]``), in order."""
-    return re.findall(r'mo\.custom\s*\[symbol = "(\w+)"\]', str(graph))
+    return re.findall(r'mo\.custom\b[^\n]*?\bsymbol = "(\w+)"', str(graph))
+
+
+def max_recorded_steps(graph) -> dict[str, tuple[str, list[str]]]:
+    """What a MAX graph's first three outputs (A, Z, Y of ``max_steps``) were recorded as: each its op
+    and operands, with an operand that is another of the three named by it ("a") and an input by
+    "x", "w" or "b"."""
+    text = str(graph)
+    defined = {m[0]: (m[1], re.findall(r"%\w+", m[2])) for m in re.findall(r"(%\w+) = ([\w.]+)\(([^)]*)\)", text)}
+    outputs = re.search(r"mo\.output ([^:]*)", text).group(1).replace(" ", "").split(",")[:3]
+    names = {**dict(zip(outputs, "azy")), "%arg0": "x", "%arg1": "w", "%arg2": "b"}
+    return {names[o]: (defined[o][0], [names.get(v, v) for v in defined[o][1]]) for o in outputs if o in defined}
+
+
+def assert_steps_recorded(graph) -> None:
+    """§10.3's A = X @ W, Z = A + b, Y = ReLU(Z), read from the graph MAX recorded (before it compiles)."""
+    steps = max_recorded_steps(graph)
+    expected = {"a": ("matmul", {"x", "w"}), "z": ("add", {"a", "b"}), "y": ("relu|max", {"z"})}
+    wrong = {
+        name: steps.get(name)
+        for name, (op, operands) in expected.items()
+        if name not in steps or not re.search(op, steps[name][0]) or not operands <= set(steps[name][1])
+    }
+    assert not wrong, f"max_steps must record A = X @ W, Z = A + b, Y = ReLU(Z); recorded {steps} (wrong: {wrong})"
