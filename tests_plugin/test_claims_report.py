@@ -214,3 +214,16 @@ def test_the_docs_claim_table_is_the_catalogues():
     inside = page.split("<!-- claims:start -->")[1].split("<!-- claims:end -->")[0].strip().splitlines()
     stale = "docs/catalogue.md's table is stale: run python -m stackcheck.claims.catalogue"
     assert inside == catalogue.readme_table(ROOT), stale
+
+
+def test_a_copied_tree_says_its_commit_through_the_environment(monkeypatch):
+    """A GPU machine's synced copy of the tree carries a stale git history (the H200's reports read an
+    older commit, +dirty); the job that copied it names the commit instead."""
+    from stackcheck.evidence import repro
+
+    repro.code_revision.cache_clear()
+    monkeypatch.setenv("STACKCHECK_CODE_REVISION", "0123abc")
+    try:
+        assert repro.code_revision().startswith("0123abc ")
+    finally:
+        repro.code_revision.cache_clear()

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import functools
 import importlib.metadata
+import os
 import re
 import subprocess
 from pathlib import Path
@@ -43,7 +44,11 @@ DRAW = re.compile(r"make_inputs\(N=(\d+), K=(\d+), M=(\d+), dtype='(\w+)'|unifor
 @functools.cache
 def code_revision() -> str:
     """The checkout's commit, with "+dirty" when it has uncommitted changes; else the installed
-    package's version; else the version in a copied checkout's pyproject.toml."""
+    package's version; else the version in a copied checkout's pyproject.toml. A job that runs a copy
+    of the tree whose git history is not the tree's (a GPU machine's synced copy) says the commit in
+    STACKCHECK_CODE_REVISION."""
+    if os.environ.get("STACKCHECK_CODE_REVISION"):
+        return os.environ["STACKCHECK_CODE_REVISION"] + " (as the job that copied the tree says)"
     root = data.ROOT
     try:
         commit = subprocess.run(
