@@ -1,6 +1,7 @@
 """§5.2: graph-level fusion (bias add and ReLU in one kernel) is not the FMA instruction (a * b + c
 in one instruction). Read in the PTX Triton writes for sm_90, on any machine, with the numbers of
-the fused kernel run on the device (the interpreter on a CPU, the GPU itself on cuda)."""
+the fused kernel run on the device (the interpreter on a CPU, the GPU itself on cuda): the
+implementation's triton_bias_relu must launch one Triton kernel for it, not compute in torch."""
 
 import numpy as np
 import pytest
@@ -13,7 +14,7 @@ from stackcheck.toolchains import ir
 
 @pytest.mark.claim("S5.2-fma")
 @pytest.mark.parametrize("device", device_params("triton"))
-def test_the_fused_bias_relu_kernel_has_no_fma_and_a_mul_add_has_one(impl, device):
+def test_the_fused_bias_relu_kernel_has_no_fma_and_a_mul_add_has_one(impl, launches, device):
     torch = need("torch")
     from stackcheck.toolchains import triton_kernels
 
@@ -21,6 +22,7 @@ def test_the_fused_bias_relu_kernel_has_no_fma_and_a_mul_add_has_one(impl, devic
     ir.assert_fusion_is_not_fma(fused, mul_add)
     a_np, b_np = uniform((33, 65), seed=61), uniform((65,), seed=62)
     y = impl.triton_bias_relu(torch.from_numpy(a_np).to(device), torch.from_numpy(b_np).to(device))  # run
+    assert len(launches()) == 1, f"the fused bias + ReLU is one Triton kernel launch; launched {launches()}"
     assert_matches_reference(
         as_numpy(y),
         np.maximum(a_np.astype(np.float64) + b_np, 0),
