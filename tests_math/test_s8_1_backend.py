@@ -1,6 +1,8 @@
-"""§8.1: torch.compile's default backend is Inductor. torch.compile is not OpenXLA: PyTorch/XLA is
-a separate path, and the compiled forward never imports it."""
+"""§8.1: torch.compile's default backend is Inductor, which writes the compiled forward's code (its GEMM
+included). torch.compile is not OpenXLA: PyTorch/XLA is a separate path. (Where torch_xla is not
+installed, "the forward did not import it" cannot fail, so the test checks only what Inductor wrote.)"""
 
+import importlib.util
 import re
 import sys
 
@@ -29,7 +31,8 @@ def test_the_compiled_forward_runs_through_inductor_not_xla(impl, stack, device)
         "the whole forward is compiled, its matmul included (Inductor calls a library GEMM or writes a template "
         "kernel for it); the code holds no matmul, so X @ W ran outside the compiled program"
     )
-    assert "torch_xla" not in sys.modules, "torch.compile does not use PyTorch/XLA"
+    if importlib.util.find_spec("torch_xla") is not None:  # only where it could have been used
+        assert "torch_xla" not in sys.modules, "torch.compile does not use PyTorch/XLA"
     assert_matches_reference(
         torch_out(y, "float32"), reference_forward(x, w, b), dtype="float32", k=8, stack=stack, device=device
     )
