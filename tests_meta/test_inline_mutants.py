@@ -248,3 +248,28 @@ def test_compile_init_numbers_catch_a_z_without_its_bias():
     references = {"a": a, "z": a + b, "y": reference_forward(x, w, b)}
     with pytest.raises(AssertionError, match="output z"):
         assert_outputs_match(outputs, references, dtype="float32", k=7, where="A, Z, Y by compile + init")
+
+
+@pytest.mark.meta
+@pytest.mark.mutant_for("S9.4-relu-call")
+@pytest.mark.jax
+def test_relu_call_check_fails_for_a_maximum_written_inline():
+    """S9.4's check, on jnp.maximum (no call to a relu function in StableHLO), must fail."""
+    jax = need("jax")
+    stages = ir.jax_stages(lambda v: jax.numpy.maximum(v, 0) * 2, jax.numpy.ones((4, 6)))
+    with pytest.raises(AssertionError, match="StableHLO calls no relu function"):
+        ir.assert_relu_call_inlined(stages["stablehlo"], stages["hlo"])
+
+
+@pytest.mark.meta
+@pytest.mark.mutant_for("S6.1-donate")
+def test_donation_check_fails_when_y_gets_a_buffer_of_its_own():
+    """S6.1-donate's check, on addresses where the donated X was consumed but Y went elsewhere (a copy),
+    and on a run where X was not consumed, must fail."""
+    from stackcheck.evidence.verdicts import assert_donated_buffer_reused
+
+    assert_donated_buffer_reused((1, 1, True), (1, 2, False))
+    with pytest.raises(AssertionError, match="donated: Y in X's buffer"):
+        assert_donated_buffer_reused((1, 2, True), (1, 2, False))
+    with pytest.raises(AssertionError, match="donated: Y in X's buffer"):
+        assert_donated_buffer_reused((1, 1, False), (1, 2, False))

@@ -1,4 +1,5 @@
-"""Verdicts on measured numbers against the course's words: FlashAttention's peak memory (§3.1),
+"""Verdicts on measured numbers against the course's words: a donated buffer reused (§6.1),
+FlashAttention's peak memory (§3.1),
 bf16 paying where matrix units are (§12.5), and one best tile not fitting every shape (§12.5)."""
 
 from __future__ import annotations
@@ -44,3 +45,10 @@ def assert_best_tile_differs(medians: dict[str, dict[str, float]], margin: float
             )
     assert len(set(best.values())) > 1, f"one tile is fastest for every shape: {found}"
     return found
+
+
+def assert_donated_buffer_reused(donated: tuple, kept: tuple) -> None:
+    """§6.1: (X's address, Y's address, X consumed) with X donated, and without: donated, Y lands in X's
+    buffer and X is consumed; not donated, Y gets a buffer of its own and X stays."""
+    assert donated[0] == donated[1] and donated[2], f"donated: Y in X's buffer, X consumed: {donated}"
+    assert kept[0] != kept[1] and not kept[2], f"not donated: Y in a buffer of its own, X kept: {kept}"

@@ -377,3 +377,14 @@ def assert_steps_recorded(graph) -> None:
         if name not in steps or not re.search(op, steps[name][0]) or not operands <= set(steps[name][1])
     }
     assert not wrong, f"max_steps must record A = X @ W, Z = A + b, Y = ReLU(Z); recorded {steps} (wrong: {wrong})"
+
+
+def assert_relu_call_inlined(stablehlo: str, hlo: str) -> None:
+    """§9.4: a call of @relu in StableHLO, none left in the optimized HLO, and the maximum in a fusion."""
+    called = re.findall(r"\bcall @(\w*relu\w*)", stablehlo)
+    left = [op for op in hlo_opcodes(hlo) if op == "call"]
+    fused_max = re.search(r"fused_computation|%fused", hlo) and "maximum(" in hlo
+    assert called and not left and fused_max, (
+        f"StableHLO calls {called or 'no relu function'}; the optimized HLO has {len(left)} call(s) and "
+        f"{'a' if fused_max else 'no'} fused maximum"
+    )

@@ -1,0 +1,49 @@
+"""§12.4: "입력 shape가 자주 바뀌는가? | compile cache와 specialization 정책의 영향". Calling the
+implementation's forward for N = 4, 6, 9: torch.compile(dynamic=True) compiles once and reuses the
+program (N is a symbol); jax.jit compiles once per N (each shape is its own program)."""
+
+import pytest
+
+from stackcheck.evidence.compiles import fresh_jit, jax_compiles, torch_compiles
+from stackcheck.evidence.numerics import as_numpy, assert_matches_reference, make_inputs, reference_forward
+from stackcheck.stacks.available import need
+from stackcheck.stacks.params import stack_params
+from stackcheck.stacks.records import jax_in, torch_in
+
+ROWS = (4, 6, 9)
+K, M = 5, 3
+
+
+def assert_compiles_per_shape(counts: list[int], expected: list[int], policy: str) -> None:
+    assert counts == expected, f"{policy}: programs compiled for N = {ROWS}: {counts}, expected {expected}"
+
+
+@pytest.mark.claim("S12.4-dynamic")
+@pytest.mark.parametrize("stack, device", stack_params("torch_compile", devices=("cpu",)))
+def test_a_dynamic_torch_compile_compiles_once_for_every_n(impl, stack, device):
+    torch = need("torch")
+    torch._dynamo.reset()
+    forward = torch.compile(impl.torch_forward, dynamic=True)
+    counts = []
+    for n in ROWS:
+        x, w, b = make_inputs(n, K, M, seed=120 + n)
+        with torch_compiles() as count:
+            y = forward(*torch_in((x, w, b), device, "float32"))
+        counts.append(count.compiles)
+        assert_matches_reference(as_numpy(y), reference_forward(x, w, b), dtype="float32", k=K, N=n, stack=stack)
+    assert_compiles_per_shape(counts, [1, 0, 0], "dynamic=True: N is a symbol")
+
+
+@pytest.mark.claim("S12.4-dynamic")
+@pytest.mark.parametrize("stack, device", stack_params("jax", devices=("cpu",)))
+def test_jax_jit_compiles_once_per_n(impl, stack, device):
+    jax = need("jax")
+    forward = fresh_jit(jax, impl.jax_forward)
+    counts = []
+    for n in ROWS:
+        x, w, b = make_inputs(n, K, M, seed=130 + n)
+        with jax_compiles() as count:
+            y = forward(*jax_in((x, w, b), device, "float32"))
+        counts.append(count.compiles)
+        assert_matches_reference(as_numpy(y), reference_forward(x, w, b), dtype="float32", k=K, N=n, stack=stack)
+    assert_compiles_per_shape(counts, [1, 1, 1], "jax.jit: one program per shape")
