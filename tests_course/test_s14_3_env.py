@@ -1,5 +1,6 @@
 """§14.3: before comparing results, check the environment: jax and jaxlib compatible, and the
-device actually selected the one asked for (--require)."""
+device actually selected the one asked for (--require); "지원 버전과 compiler 환경 | Python 버전 지원,
+backend 설치" for torch.compile; "서로 호환되는 MAX·Mojo" for a custom op."""
 
 import numpy as np
 import pytest
@@ -24,3 +25,26 @@ def test_jaxlib_matches_jax_and_the_selected_device_is_the_one_required(impl, re
     y = impl.jax_forward(*(jax.numpy.asarray(a) for a in (x, w, b)))
     assert {d.platform for d in y.devices()} == {found["first_device"]}, "the forward ran where jax selected"
     assert_matches_reference(np.asarray(y), reference_forward(x, w, b), dtype="float32", k=5)
+
+
+@pytest.mark.claim("S14.3-env")
+@pytest.mark.parametrize("device", device_params("torch_compile", devices=("cpu",)))
+def test_torch_compile_is_supported_here_with_its_backend(impl, evidence, device):
+    torch = need("torch")
+    found = compat.torch_compile_environment()
+    evidence(**{k: v for k, v in found.items() if k != "backends"}, inductor="inductor" in found["backends"])
+    problems = compat.torch_compile_problems(found)
+    assert not problems, "; ".join(problems)
+    x, w, b = make_inputs(6, 5, 4, seed=144)
+    y = impl.torch_compiled_forward(*(torch.from_numpy(a) for a in (x, w, b)))
+    assert_matches_reference(y.detach().numpy(), reference_forward(x, w, b), dtype="float32", k=5)
+
+
+@pytest.mark.claim("S14.3-env")
+@pytest.mark.max
+@pytest.mark.mojo
+def test_max_and_mojo_belong_together(evidence):
+    found = compat.max_mojo_environment()
+    evidence(**found)
+    problems = compat.max_mojo_problems(found)
+    assert not problems, "; ".join(problems)

@@ -42,3 +42,13 @@ def test_a_mismatched_jaxlib_or_a_wrong_device_is_caught():
     assert compat.environment_problems(found, set()) == []
     assert "outside what jax" in compat.environment_problems({**found, "jaxlib": "0.9.0"}, set())[0]
     assert "--require cuda, but jax selected cpu" in compat.environment_problems(found, {"cuda"})[0]
+
+
+@pytest.mark.meta
+@pytest.mark.mutant_for("S14.3-env")
+def test_a_mojo_that_max_was_not_built_against_and_a_missing_backend_are_caught():
+    from stackcheck.stacks import compat
+
+    assert compat.max_mojo_problems({"max": "26.7.0", "mojo_compiler": "1.2.0", "wanted": "1.2.0"}) == []
+    assert compat.max_mojo_problems({"max": "26.7.0", "mojo_compiler": "1.3.0", "wanted": "1.2.0"})
+    assert compat.torch_compile_problems({"torch": "2", "python": "3.14", "dynamo_supported": False, "backends": []})
