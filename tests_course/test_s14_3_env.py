@@ -28,8 +28,8 @@ def test_jaxlib_matches_jax_and_the_selected_device_is_the_one_required(impl, re
 
 
 @pytest.mark.claim("S14.3-env")
-@pytest.mark.parametrize("device", device_params("torch_compile", devices=("cpu",)))
-def test_torch_compile_is_supported_here_with_its_backend(impl, evidence, device):
+@pytest.mark.torch_compile
+def test_torch_compile_is_supported_here_with_its_backend(impl, evidence):
     torch = need("torch")
     found = compat.torch_compile_environment()
     evidence(**{k: v for k, v in found.items() if k != "backends"}, inductor="inductor" in found["backends"])

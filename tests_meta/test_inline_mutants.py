@@ -273,3 +273,30 @@ def test_donation_check_fails_when_y_gets_a_buffer_of_its_own():
         assert_donated_buffer_reused((1, 2, True), (1, 2, False))
     with pytest.raises(AssertionError, match="donated: Y in X's buffer"):
         assert_donated_buffer_reused((1, 1, False), (1, 2, False))
+
+
+@pytest.mark.meta
+@pytest.mark.mutant_for("S4.1-loops")
+def test_loop_check_fails_when_the_loop_stays_in_python_or_fori_unrolls():
+    """S4.1-loops' check, on jaxprs where the 'Python loop' kept one matmul (a loop that never ran the
+    body three times) or where fori_loop was unrolled, must fail."""
+    one, three, loop = {"dot_general": 1}, {"dot_general": 3}, {"while": 1, "dot_general": 1}
+    ir.assert_unrolled_and_looped(one, three, loop, 3)
+    with pytest.raises(AssertionError, match="unrolls into 3 copies"):
+        ir.assert_unrolled_and_looped(one, one, loop, 3)
+    with pytest.raises(AssertionError, match="fori_loop keeps one loop"):
+        ir.assert_unrolled_and_looped(one, three, three, 3)
+
+
+@pytest.mark.meta
+@pytest.mark.mutant_for("S6.2-shared-memory")
+def test_shared_memory_check_fails_for_a_copy():
+    """S6.2's check, on torch.tensor(array) (a copy), must fail."""
+    torch = need("torch")
+    array = np.ones((2, 2), np.float32)
+    copy = torch.tensor(array)
+    array[0, 0] = 5.0
+    from stackcheck.evidence.verdicts import assert_same_memory
+
+    with pytest.raises(AssertionError, match="copies at"):
+        assert_same_memory(array, {"torch": copy.data_ptr()}, {"torch": float(copy[0, 0])})

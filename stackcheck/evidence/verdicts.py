@@ -1,8 +1,11 @@
-"""Verdicts on measured numbers against the course's words: a donated buffer reused (§6.1),
+"""Verdicts on measured numbers against the course's words: a donated buffer reused (§6.1), host
+memory shared, not copied (§6.2),
 FlashAttention's peak memory (§3.1),
 bf16 paying where matrix units are (§12.5), and one best tile not fitting every shape (§12.5)."""
 
 from __future__ import annotations
+
+import numpy as np
 
 
 def assert_flash_saves(flash_peak: int, math_peak: int, scores: int) -> dict:
@@ -52,3 +55,13 @@ def assert_donated_buffer_reused(donated: tuple, kept: tuple) -> None:
     buffer and X is consumed; not donated, Y gets a buffer of its own and X stays."""
     assert donated[0] == donated[1] and donated[2], f"donated: Y in X's buffer, X consumed: {donated}"
     assert kept[0] != kept[1] and not kept[2], f"not donated: Y in a buffer of its own, X kept: {kept}"
+
+
+def assert_same_memory(array: np.ndarray, addresses: dict, after_write: dict) -> None:
+    """``addresses``: each library's data address for ``array``; ``after_write``: what each reads at
+    [0, 0] after the array's [0, 0] was set."""
+    copied = {name: a for name, a in addresses.items() if a != array.ctypes.data}
+    stale = {name: v for name, v in after_write.items() if v != array[0, 0]}
+    assert not copied and not stale, (
+        f"shared memory, no copy: array at {array.ctypes.data}, copies at {copied}, stale reads {stale}"
+    )

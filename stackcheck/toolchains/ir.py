@@ -388,3 +388,36 @@ def assert_relu_call_inlined(stablehlo: str, hlo: str) -> None:
         f"StableHLO calls {called or 'no relu function'}; the optimized HLO has {len(left)} call(s) and "
         f"{'a' if fused_max else 'no'} fused maximum"
     )
+
+
+def jaxpr_ops(jaxpr) -> dict[str, int]:
+    """Each primitive's count in a (closed) jaxpr, nested jaxprs included as often as they are called
+    (the printed form names a repeated sub-jaxpr once); a while loop's body counts once."""
+    counts: dict[str, int] = {}
+    inner = getattr(jaxpr, "jaxpr", jaxpr)
+    for eqn in inner.eqns:
+        counts[eqn.primitive.name] = counts.get(eqn.primitive.name, 0) + 1
+        for value in eqn.params.values():
+            for sub in value if isinstance(value, (tuple, list)) else (value,):
+                if hasattr(sub, "eqns") or hasattr(getattr(sub, "jaxpr", None), "eqns"):
+                    for name, n in jaxpr_ops(sub).items():
+                        counts[name] = counts.get(name, 0) + n
+    return counts
+
+
+def assert_unrolled_and_looped(one: dict, unrolled: dict, looped: dict, steps: int) -> dict:
+    """§4.1: primitives (``jaxpr_ops``) of one forward, of a Python loop of ``steps`` forwards, and of a
+    fori_loop over it: the Python loop is unrolled into ``steps`` copies of the forward's matmuls, the
+    fori_loop is one loop (a while, or the scan JAX makes of static bounds) holding one copy."""
+    found = {
+        "one": one.get("dot_general", 0),
+        "unrolled": unrolled.get("dot_general", 0),
+        "unrolled_whiles": unrolled.get("while", 0) + unrolled.get("scan", 0),
+        "looped": looped.get("dot_general", 0),
+        "whiles": looped.get("while", 0) + looped.get("scan", 0),  # fori_loop with static bounds is a scan
+    }
+    assert found["one"] >= 1 and found["unrolled"] == steps * found["one"] and not found["unrolled_whiles"], (
+        f"a Python loop of {steps} forwards unrolls into {steps} copies of the forward's matmuls: {found}"
+    )
+    assert found["whiles"] == 1 and found["looped"] == found["one"], f"fori_loop keeps one loop, one copy: {found}"
+    return found
