@@ -300,3 +300,14 @@ def test_shared_memory_check_fails_for_a_copy():
 
     with pytest.raises(AssertionError, match="copies at"):
         assert_same_memory(array, {"torch": copy.data_ptr()}, {"torch": float(copy[0, 0])})
+
+
+@pytest.mark.meta
+@pytest.mark.mutant_for("S10.1-not-python")
+def test_not_python_check_fails_when_mojo_accepts_the_dynamic_source():
+    """S10.1's check, on a build that succeeded (a compiler that took the type change), must fail."""
+    from stackcheck.evidence.verdicts import assert_python_is_not_mojo
+
+    assert_python_is_not_mojo("now a string", (1, "error: cannot implicitly convert"), (0, ""))
+    with pytest.raises(AssertionError, match="must reject the variable that changes type"):
+        assert_python_is_not_mojo("now a string", (0, ""), (0, ""))

@@ -1,5 +1,5 @@
 """Verdicts on measured numbers against the course's words: a donated buffer reused (§6.1), host
-memory shared, not copied (§6.2),
+memory shared, not copied (§6.2), Python that is no Mojo (§10.1),
 FlashAttention's peak memory (§3.1),
 bf16 paying where matrix units are (§12.5), and one best tile not fitting every shape (§12.5)."""
 
@@ -65,3 +65,13 @@ def assert_same_memory(array: np.ndarray, addresses: dict, after_write: dict) ->
     assert not copied and not stale, (
         f"shared memory, no copy: array at {array.ctypes.data}, copies at {copied}, stale reads {stale}"
     )
+
+
+def assert_python_is_not_mojo(python_output: str, dynamic: tuple[int, str], typed: tuple[int, str]) -> None:
+    """§10.1: the source Python runs (``python_output``) fails ``mojo build`` with a type error
+    (``dynamic``: exit code, messages), and its one-type version builds (``typed``)."""
+    assert python_output.strip(), "the dynamic source must run as Python"
+    assert dynamic[0] != 0 and "convert" in dynamic[1], (
+        f"Mojo must reject the variable that changes type (exit {dynamic[0]}): {dynamic[1][-500:]}"
+    )
+    assert typed[0] == 0, f"the one-type version must build (exit {typed[0]}): {typed[1][-500:]}"
