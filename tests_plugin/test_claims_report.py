@@ -228,3 +228,15 @@ def test_a_copied_tree_says_its_commit_through_the_environment(monkeypatch):
         assert repro.code_revision().startswith("0123abc ")
     finally:
         repro.code_revision.cache_clear()
+
+
+def test_evidence_is_plain_json_that_an_xdist_worker_can_send(pytester):
+    """A value execnet cannot serialize (torch's TorchVersion is a str subclass) ended a -n 2 run in an
+    INTERNALERROR; evidence keeps plain JSON values."""
+    pytester.makepyfile(
+        "import pytest\n\nclass Version(str):\n    pass\n\n"
+        "@pytest.mark.claim('S2.2-hand')\ndef test_it(evidence):\n"
+        "    entry = evidence(torch=Version('2.13.0'), shape=(2, 3))\n"
+        "    assert type(entry['torch']) is str and entry['shape'] == [2, 3]\n"
+    )
+    pytester.runpytest_inprocess("-p", "no:cacheprovider").assert_outcomes(passed=1)

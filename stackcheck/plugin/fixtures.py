@@ -3,6 +3,7 @@ evidence for the report, the Triton launches a test caused, and the pinned matmu
 
 from __future__ import annotations
 
+import json
 import sys
 
 import numpy as np
@@ -49,6 +50,9 @@ def evidence(request: pytest.FixtureRequest):
     recorder = request.config.stash[RECORDER]
 
     def record(**numbers) -> dict:
+        # plain JSON values: a worker sends them to the controller, and execnet refuses anything else
+        # (torch's TorchVersion, a str subclass, ended a run in an INTERNALERROR)
+        numbers = json.loads(json.dumps(numbers, default=str))
         entry = {
             **numbers,
             "repro": repro.record(recorder.environment_fingerprint(), numbers, request.node.stash.get(DRAWN, [])),

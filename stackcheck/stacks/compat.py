@@ -71,7 +71,7 @@ def torch_compile_environment() -> dict:
     import torch
 
     return {
-        "torch": torch.__version__,
+        "torch": str(torch.__version__),
         "python": ".".join(map(str, sys.version_info[:3])),
         "dynamo_supported": torch._dynamo.is_dynamo_supported(),
         "backends": sorted(torch._dynamo.list_backends()),
