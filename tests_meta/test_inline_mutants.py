@@ -67,39 +67,35 @@ def test_mc10_decision_needs_a_regime_where_the_kernel_is_not_faster():
     )
 
 
-@pytest.mark.meta
-@pytest.mark.mutant_for("S5.1-dce")
-@pytest.mark.jax
-def test_dce_check_fails_when_the_second_matmul_is_used():
-    """S5.1-dce's check, on a program whose second matmul feeds the output (0 * it is kept: it
-    could be NaN), must fail: it counts what the compiler left, not what was written."""
-    jax = need("jax")
-    x, w, b = (jax.numpy.ones(s) for s in ((8, 4), (4, 3), (3,)))
+def _second_matmul_used(jax, p, q, r):
+    return jax.nn.relu(p @ q + r) + 0 * jax.numpy.sin(p @ (q + 1))  # 0 * it is kept: it could be NaN
 
-    def used(p, q, r):
-        return jax.nn.relu(p @ q + r) + 0 * jax.numpy.sin(p @ (q + 1))
 
-    stages = ir.jax_stages(used, x, w, b)
-    with pytest.raises(AssertionError, match="unused matmul and its sin must be gone"):
-        ir.assert_dead_matmul_removed(stages["jaxpr"], stages["hlo"])
+def _dead_matmul_repeats_the_live_one(jax, p, q, r):
+    unused = jax.numpy.sin(p @ q)  # CSE alone merges it with the live p @ q
+    del unused
+    return jax.nn.relu(p @ q + r)
 
 
 @pytest.mark.meta
 @pytest.mark.mutant_for("S5.1-dce")
 @pytest.mark.jax
-def test_dce_check_fails_when_the_dead_matmul_repeats_the_live_one():
-    """Issue 24: a dead (X @ W) * 3 repeats the live X @ W, and common-subexpression elimination alone
-    leaves one dot; the check must refuse such a program as evidence of dead-code elimination."""
+@pytest.mark.parametrize(
+    "program, refused",
+    [
+        (_second_matmul_used, "unused matmul and its sin must be gone"),
+        (_dead_matmul_repeats_the_live_one, "2 matmuls of 1 different operand pairs"),
+    ],
+    ids=["second-matmul-used", "dead-repeats-live"],
+)
+def test_dce_check_refuses_what_is_not_dead_code_elimination(program, refused):
+    """S5.1-dce's check must fail on a program whose second matmul feeds the output (it counts what the
+    compiler left, not what was written), and on a dead matmul that repeats the live one (issue 24:
+    common-subexpression elimination alone would leave one dot)."""
     jax = need("jax")
     x, w, b = (jax.numpy.ones(s) for s in ((8, 4), (4, 3), (3,)))
-
-    def repeated(p, q, r):
-        unused = jax.numpy.sin(p @ q)
-        del unused
-        return jax.nn.relu(p @ q + r)
-
-    stages = ir.jax_stages(repeated, x, w, b)
-    with pytest.raises(AssertionError, match="2 matmuls of 1 different operand pairs"):
+    stages = ir.jax_stages(lambda p, q, r: program(jax, p, q, r), x, w, b)
+    with pytest.raises(AssertionError, match=refused):
         ir.assert_dead_matmul_removed(stages["jaxpr"], stages["hlo"])
 
 

@@ -14,6 +14,18 @@ ROWS = (4, 6, 9)
 K, M = 5, 3
 
 
+def compiles_for_each_n(forward, counter, to_device, stack: str) -> list[int]:
+    """Programs ``forward`` compiled at each N of ROWS (``counter``: a compile counter), its Y checked."""
+    counts = []
+    for n in ROWS:
+        x, w, b = make_inputs(n, K, M, seed=120 + n)
+        with counter() as count:
+            y = forward(*to_device((x, w, b)))
+        counts.append(count.compiles)
+        assert_matches_reference(as_numpy(y), reference_forward(x, w, b), dtype="float32", k=K, N=n, stack=stack)
+    return counts
+
+
 def assert_compiles_per_shape(counts: list[int], expected: list[int], policy: str) -> None:
     assert counts == expected, f"{policy}: programs compiled for N = {ROWS}: {counts}, expected {expected}"
 
@@ -24,13 +36,7 @@ def test_a_dynamic_torch_compile_compiles_once_for_every_n(impl, stack, device):
     torch = need("torch")
     torch._dynamo.reset()
     forward = torch.compile(impl.torch_forward, dynamic=True)
-    counts = []
-    for n in ROWS:
-        x, w, b = make_inputs(n, K, M, seed=120 + n)
-        with torch_compiles() as count:
-            y = forward(*torch_in((x, w, b), device, "float32"))
-        counts.append(count.compiles)
-        assert_matches_reference(as_numpy(y), reference_forward(x, w, b), dtype="float32", k=K, N=n, stack=stack)
+    counts = compiles_for_each_n(forward, torch_compiles, lambda v: torch_in(v, device, "float32"), stack)
     assert_compiles_per_shape(counts, [1, 0, 0], "dynamic=True: N is a symbol")
 
 
@@ -39,11 +45,5 @@ def test_a_dynamic_torch_compile_compiles_once_for_every_n(impl, stack, device):
 def test_jax_jit_compiles_once_per_n(impl, stack, device):
     jax = need("jax")
     forward = fresh_jit(jax, impl.jax_forward)
-    counts = []
-    for n in ROWS:
-        x, w, b = make_inputs(n, K, M, seed=130 + n)
-        with jax_compiles() as count:
-            y = forward(*jax_in((x, w, b), device, "float32"))
-        counts.append(count.compiles)
-        assert_matches_reference(as_numpy(y), reference_forward(x, w, b), dtype="float32", k=K, N=n, stack=stack)
+    counts = compiles_for_each_n(forward, jax_compiles, lambda v: jax_in(v, device, "float32"), stack)
     assert_compiles_per_shape(counts, [1, 1, 1], "jax.jit: one program per shape")
