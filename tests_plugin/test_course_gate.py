@@ -81,7 +81,7 @@ def test_listings_run_in_order_and_errata_are_reported(pytester):
         [
             "*stackcheck: course listings*",
             "*§1.1*numpy*cpu*passed*",
-            "*ERRATUM listing §1.2 (numpy *): listing §1.2 (numpy) fails: AssertionError: wrong*",
+            "*ERRATUM listing §1.2 (numpy *), line 16: listing §1.2 (numpy) fails: AssertionError: wrong*",
             "*known erratum listing §1.3 *ZeroDivisionError*; working form: fixed.py*",
             "*XPASS(strict)*was broken, fixed since*",
         ]
@@ -90,6 +90,12 @@ def test_listings_run_in_order_and_errata_are_reported(pytester):
     assert [r["outcome"] for r in report["listings"]] == ["passed", "failed", "xfailed", "failed", "skipped"]
     assert [e["listing"] for e in report["errata"]] == ["1.2-numpy", "1.3-numpy", "1.4-numpy"]
     assert report["errata"][0]["versions"]["numpy"] and report["errata"][1]["known"]
+    document = DOC.splitlines()
+    failing = document.index('assert y.tolist() == [0.0, 3.0], "wrong"') + 1  # 1-based
+    assert report["errata"][0]["failing_line"] == failing, "the erratum names the line that failed"
+    assert report["errata"][0]["working_form"] == "none yet" and report["errata"][1]["working_form"] == "fixed.py"
+    result.stdout.fnmatch_lines([f"*course.md:{failing}: listing §1.2 (numpy) fails: AssertionError: wrong*"])
+    assert "Traceback" not in result.stdout.str() and "sybil" not in result.stdout.str().lower().split("plugins:")[-1]
 
 
 def test_a_python_listing_beside_a_broken_mojo_listing_runs_against_the_working_form_and_says_so(pytester):

@@ -13,6 +13,7 @@ TOML block and become strict expected failures. Nothing here imports the plugin.
 from __future__ import annotations
 
 import re
+import traceback
 import shlex
 import shutil
 import subprocess
@@ -36,7 +37,11 @@ KEYS = {"section", "stack", "device", "file", "on_cuda"}
 
 
 class ListingError(AssertionError):
-    """A listing of the course failed: its first error line, said once."""
+    """A listing of the course failed: its first error line, said once. ``line`` is the document's
+    line it failed at (None where no frame of the listing shows, as for a Mojo build), ``text`` that line."""
+
+    line: int | None = None
+    text: str = ""
 
 
 @dataclass(frozen=True)
@@ -225,7 +230,12 @@ def _exec_python(listing: Listing, ns: dict, path: str) -> None:
         exec(code, ns)
     except Exception as error:
         first = f"{type(error).__name__}: {str(error).strip().splitlines()[0] if str(error).strip() else ''}"
-        raise ListingError(f"listing §{listing.section} ({listing.stack}) fails: {first}") from error
+        failed = ListingError(f"listing §{listing.section} ({listing.stack}) fails: {first}")
+        frames = [f for f in traceback.extract_tb(error.__traceback__) if f.filename == path]
+        if frames:  # the document's line: the code was compiled at the listing's own lines
+            failed.line = frames[-1].lineno
+            failed.text = (source.splitlines() or [""])[min(failed.line - listing.line, len(source.splitlines()) - 1)]
+        raise failed from error
 
 
 def _working_form(kernels: Path) -> None:

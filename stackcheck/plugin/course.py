@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from stackcheck.plugin.recorder import LISTING, LISTING_NOTE
+from stackcheck.plugin.recorder import LISTING, LISTING_LINE, LISTING_NOTE
 from stackcheck.stacks.records import STACKS
 
 COURSE = pytest.StashKey[list]()
@@ -112,13 +112,19 @@ def mark_listings(items: list[pytest.Item]) -> None:
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
     """A listing that ran other than as written (against a working form, with the course's GPU
-    edit) says so in its report."""
+    edit) says so in its report; a failing one names the document's line it failed at, and shows that
+    line and the error only (``-v`` shows the traceback)."""
     report = yield
     listing = listing_of(item) if call.when == "call" else None
     if listing is not None:
         note = item.example.namespace.get("__notes__", {}).get(listing.id)
         if note:
             report.user_properties.append((LISTING_NOTE, note))
+        failed = call.excinfo.value if call.excinfo is not None else None
+        if getattr(failed, "line", None):
+            report.user_properties.append((LISTING_LINE, failed.line))
+            if report.failed and item.config.get_verbosity() < 1:  # the error and its line; -v for the rest
+                report.longrepr = f"{item.example.path}:{failed.line}: {failed}\n    {failed.text.strip()}"
     return report
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import collections
 import json
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
@@ -32,6 +33,7 @@ NOT_ATTEMPTED = "stackcheck_not_attempted"  # homework: the stubs a test ran int
 REVISIT = "stackcheck_revisit"  # a failure: the claim or misconception to revisit first
 LISTING = "stackcheck_listing"  # a course listing's description (--course)
 LISTING_NOTE = "stackcheck_listing_note"  # how a listing ran when not as written
+LISTING_LINE = "stackcheck_listing_line"  # the document's line a listing failed at
 
 
 def failure_line(report: pytest.TestReport) -> str:
@@ -147,10 +149,13 @@ class Recorder:
         note = dict(report.user_properties).get(LISTING_NOTE)
         if note:
             record["note"] = note
+        if dict(report.user_properties).get(LISTING_LINE):
+            record["failing_line"] = dict(report.user_properties)[LISTING_LINE]
         if report.failed or hasattr(report, "wasxfail"):
             crash = getattr(report.longrepr, "reprcrash", None)
             if record["first_error"] is None and (report.failed or crash is not None):
-                record["first_error"] = failure_line(report).removeprefix("stackcheck.course.listings.ListingError: ")
+                said = failure_line(report).removeprefix("stackcheck.course.listings.ListingError: ")
+                record["first_error"] = re.sub(r"^\S+:\d+: ", "", said)  # the line is kept apart
         record["reason"] = skip_reason(report) or record.get("reason")
         record["outcome"] = outcome_after(record["outcome"], report)
 
@@ -216,8 +221,9 @@ class Recorder:
             "section": record["section"],
             "known": record["known_erratum"],
             "versions": {d: environment["versions"].get(d) for d in sorted(dists)},
+            "failing_line": record.get("failing_line") or record["line"],
             "first_error": record["first_error"],
-            "working_form": record["working_form"],
+            "working_form": record["working_form"] or "none yet",
         }
 
     def sections(self, report: dict) -> list[tuple[str, list[str]]]:

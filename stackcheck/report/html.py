@@ -286,7 +286,8 @@ def _listings(report: dict) -> list[str]:
         versions = ", ".join(f"{d} {v}" for d, v in e["versions"].items())
         out.append(
             f"<p>{status('skipped' if e['known'] else 'failed')} {'known erratum' if e['known'] else 'ERRATUM'} "
-            f"§{esc(e['section'])} ({esc(versions)}): <code>{esc(e['first_error'])}</code>"
+            f"§{esc(e['section'])} ({esc(versions)}), line {esc(e.get('failing_line', '?'))}: "
+            f"<code>{esc(e['first_error'])}</code>"
             + (f"; working form: {esc(e['working_form'])}" if e.get("working_form") else "")
             + "</p>"
         )

@@ -142,7 +142,8 @@ def listing_lines(report: dict) -> list[str]:
     for e in report.get("errata", []):
         versions = ", ".join(f"{d} {v}" for d, v in e["versions"].items())
         out.append(
-            f"  {'known erratum' if e['known'] else 'ERRATUM'} listing §{e['section']} ({versions}): "
-            f"{e['first_error']}" + (f"; working form: {e['working_form']}" if e["working_form"] else "")
+            f"  {'known erratum' if e['known'] else 'ERRATUM'} listing §{e['section']} ({versions}), "
+            f"line {e.get('failing_line', '?')}: {e['first_error']}"
+            + (f"; working form: {e['working_form']}" if e["working_form"] else "")
         )
     return out
