@@ -195,3 +195,20 @@ def test_drift_compares_only_the_claims_whose_tests_ran():
     found = drift.compare(old, new)
     assert [c["id"] for c in found["claims"]] == ["S6.3-shape"]
     assert found["regressions"] == ["claim S6.3-shape was verified, now failed"]
+
+
+def test_a_mojo_listing_that_does_not_build_names_its_document_line(pytester):
+    """The compiler's line in the listing's file is a line of the document: the erratum names it."""
+    if tools.mojo_executable() is None:
+        pytest.skip("no mojo command to build the listing with")
+    source = "fn ok():\n    pass\n\nthis is not mojo\n"
+    pytester.makefile(
+        ".md", course=f"```mojo {{section=3.1 stack=mojo device=cpu file=kernels/__init__.mojo}}\n{source}```\n"
+    )
+    result = pytester.runpytest_inprocess(
+        "--course", "course.md", "-p", "no:cacheprovider", "--curriculum-report=r.json"
+    )
+    result.assert_outcomes(failed=1)
+    erratum = json.loads((pytester.path / "r.json").read_text())["errata"][0]
+    assert erratum["failing_line"] == 5, erratum  # the fence is line 1, "this is not mojo" line 5
+    result.stdout.fnmatch_lines(["*course.md:5: listing §3.1 fails on*", "*this is not mojo*"])

@@ -272,7 +272,13 @@ def _build_mojo(listing: Listing, workdir: Path) -> None:
     done = subprocess.run(args, capture_output=True, text=True, cwd=workdir)
     if done.returncode != 0:
         said = first_error(done.stdout + done.stderr).replace(f"{workdir}/", "")  # no temporary folder names
-        raise ListingError(f"listing §{listing.section} fails on {mojo_build.toolchain_version()}: {said}")
+        failed = ListingError(f"listing §{listing.section} fails on {mojo_build.toolchain_version()}: {said}")
+        at = re.match(rf"{re.escape(listing.file or target.name)}:(\d+):", said)
+        if at:  # the compiler's line in the listing's file is a line of the document
+            lines = listing.source.splitlines()
+            failed.line = listing.line + int(at.group(1)) - 1
+            failed.text = lines[int(at.group(1)) - 1] if int(at.group(1)) <= len(lines) else ""
+        raise failed
 
 
 def first_error(output: str) -> str:
