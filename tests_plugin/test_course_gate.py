@@ -126,9 +126,9 @@ assert (Path(__file__).parent / "kernels" / "__init__.mojo").read_text().startsw
 
 def test_a_later_listing_runs_its_chapter_first_when_selected_alone(pytester):
     pytester.makefile(".md", course=DOC)
-    result = pytester.runpytest_inprocess("--course", "course.md", "-p", "no:cacheprovider", "-k", "line:15")
+    result = pytester.runpytest_inprocess("--course", "course.md", "-p", "no:cacheprovider", "-k", "1.2-numpy")
     result.assert_outcomes(failed=1)  # §1.2 alone: §1.1 ran first, so y exists and the assert speaks
-    result.stdout.fnmatch_lines(["*AssertionError: wrong*"])
+    result.stdout.fnmatch_lines(["*AssertionError: wrong*", "*FAILED course.md::§1.2-numpy:L15*"])
 
 
 @pytest.mark.parametrize(

@@ -155,8 +155,16 @@ def parse(document: Document):
         yield Region(region.start, region.end, listing, evaluate)
 
 
+class _CourseSybil(Sybil):
+    def identify(self, example) -> str:
+        """A listing's test id: its section, stack and document line (``week02.md::§2.2-numpy:L18``), so
+        ``-k 2.2-numpy`` or ``-k 10.4`` selects by section (Sybil's own is ``line:18,column:1``)."""
+        listing = example.parsed
+        return f"§{listing.section}-{listing.stack}:L{example.line}"
+
+
 def sybil() -> Sybil:
-    return Sybil(parsers=[parse], patterns=["*.md"], path="/", setup=_setup, teardown=_teardown)
+    return _CourseSybil(parsers=[parse], patterns=["*.md"], path="/", setup=_setup, teardown=_teardown)
 
 
 def _setup(namespace: dict) -> None:
