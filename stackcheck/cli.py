@@ -201,8 +201,8 @@ def grade_one(
     ]  # an install has no testpaths
     done, crashed = _run_past_crashes(command, copy, timeout, report)
     if done.returncode is None:
-        running = [line.split()[0] for line in done.stdout.splitlines() if "::" in line and line.split()]
-        where = f" in {running[-1]}" if running else ""
+        running = _running_test(done.stdout)
+        where = f" in {running}" if running else ""
         report.with_suffix(".md").write_text(f"# {folder.name}\n\nGrading stopped after {timeout:g} s{where}.\n")
         return {
             "student": folder.name,
@@ -256,9 +256,8 @@ def _run_past_crashes(command: list[str], copy: Path, timeout: float, report: Pa
         extra = [f"--homework-crashed={listed}"] if crashed else []
         done = sandbox.run([*command, *extra], copy, sandbox.Limits(wall_s=max(1.0, deadline - time.monotonic())))
         test = _running_test(done.stdout)
-        if done.returncode is None or done.returncode >= 0 or test is None or test in crashed:
-            return done, crashed
-        if len(crashed) == MAX_CRASHES:
+        killed = done.returncode is not None and done.returncode < 0
+        if not killed or test is None or test in crashed or len(crashed) == MAX_CRASHES:
             return done, crashed
         crashed[test] = _crash_message(done, copy / "homework.py")
         listed.write_text(json.dumps(crashed), encoding="utf-8")

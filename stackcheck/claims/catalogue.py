@@ -43,9 +43,14 @@ def revisit(failure: str, claimed: list[str]) -> list[tuple[str, str]]:
     return [(cid, why) for cid, why in found if not (cid in seen or seen.add(cid))]
 
 
+def pointer(cid: str, why: str) -> str:
+    """One pointer of ``revisit`` as the learner reads it: ``§2.3 [S2.3-broadcast]: why``."""
+    return f"§{catalogue()[cid]['section']} [{cid}]: {why}"
+
+
 def revisit_line(cid: str, why: str) -> str:
     """The line naming what to revisit first (one pointer of ``revisit``)."""
-    return f"Revisit first, course §{catalogue()[cid]['section']} [{cid}]: {why}"
+    return f"Revisit first, course {pointer(cid, why)}"
 
 
 def course_pointer(ids: list[str]) -> list[str]:

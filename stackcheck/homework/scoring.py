@@ -49,9 +49,9 @@ def score(report: dict, checkpoints: list[dict]) -> dict:
             own = sorted(failed, key=lambda t: bool(t.get("not_attempted")))  # the student's own bug first
             item["feedback"] = next((t["message"] for t in own if t.get("message")), "failed")
             item["first_failure"] = own[0]["nodeid"]
-            pointer = next((t["revisit"] for t in own if t.get("revisit")), None)
-            if pointer:  # chosen from the failure's text (claims.catalogue.revisit)
-                item["revisit"] = f"§{known[pointer['id']]['section']} [{pointer['id']}]: {pointer['why']}"
+            first = next((t["revisit"] for t in own if t.get("revisit")), None)
+            if first:  # chosen from the failure's text (claims.catalogue.revisit)
+                item["revisit"] = catalogue.pointer(first["id"], first["why"])
         else:
             item["status"] = "passed"
         graded.append(item)

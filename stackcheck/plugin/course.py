@@ -122,7 +122,7 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
             report.user_properties.append((LISTING_NOTE, note))
         failed = call.excinfo.value if call.excinfo is not None else None
         if getattr(failed, "line", None):
-            report.user_properties.append((LISTING_LINE, failed.line))
+            report.user_properties.append((LISTING_LINE, {"line": failed.line, "error": str(failed)}))
             if report.failed and item.config.get_verbosity() < 1:  # the error and its line; -v for the rest
                 report.longrepr = f"{item.example.path}:{failed.line}: {failed}\n    {failed.text.strip()}"
     return report

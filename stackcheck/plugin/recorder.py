@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import collections
 import json
-import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
@@ -33,7 +32,7 @@ NOT_ATTEMPTED = "stackcheck_not_attempted"  # homework: the stubs a test ran int
 REVISIT = "stackcheck_revisit"  # a failure: the claim or misconception to revisit first
 LISTING = "stackcheck_listing"  # a course listing's description (--course)
 LISTING_NOTE = "stackcheck_listing_note"  # how a listing ran when not as written
-LISTING_LINE = "stackcheck_listing_line"  # the document's line a listing failed at
+LISTING_LINE = "stackcheck_listing_line"  # the document's line a listing failed at, and its error
 
 
 def failure_line(report: pytest.TestReport) -> str:
@@ -146,16 +145,17 @@ class Recorder:
 
     def record_listing(self, report: pytest.TestReport, described: dict) -> None:
         record = self.listings.setdefault(report.nodeid, {**described, "outcome": "interrupted", "first_error": None})
-        note = dict(report.user_properties).get(LISTING_NOTE)
-        if note:
-            record["note"] = note
-        if dict(report.user_properties).get(LISTING_LINE):
-            record["failing_line"] = dict(report.user_properties)[LISTING_LINE]
+        props = dict(report.user_properties)
+        if props.get(LISTING_NOTE):
+            record["note"] = props[LISTING_NOTE]
+        failed_at = props.get(LISTING_LINE)  # {line, error} of a listing that failed in the document
+        if failed_at:
+            record["failing_line"] = failed_at["line"]
         if report.failed or hasattr(report, "wasxfail"):
             crash = getattr(report.longrepr, "reprcrash", None)
             if record["first_error"] is None and (report.failed or crash is not None):
                 said = failure_line(report).removeprefix("stackcheck.course.listings.ListingError: ")
-                record["first_error"] = re.sub(r"^\S+:\d+: ", "", said)  # the line is kept apart
+                record["first_error"] = failed_at["error"] if failed_at else said
         record["reason"] = skip_reason(report) or record.get("reason")
         record["outcome"] = outcome_after(record["outcome"], report)
 

@@ -241,7 +241,7 @@ def _compile_in_subprocess(impl, arch: str) -> bytes:
         return out.read_bytes()
 
 
-_CROSSING = {"NotAttempted": contract.NotAttempted, "Borrowed": contract.Borrowed, "TimedOut": contract.TimedOut}
+_CROSSING = {kind.__name__: kind for kind in (contract.NotAttempted, contract.Borrowed, contract.TimedOut)}
 
 
 def _raise_as_the_child_did(raised: dict) -> None:
@@ -264,8 +264,7 @@ def _compile_for_gpu(arch: str, out: str, spec: str, assigned: str) -> None:
     try:
         graph, _, session = _structure_graph(impl, with_mojo(), "structure-gpu")
     except (NotImplementedError, contract.Borrowed, contract.TimedOut) as error:
-        kind = next((k for k, v in _CROSSING.items() if type(error) is v), type(error).__name__)
-        report = {"kind": kind, "message": str(error), "stubs": sorted(contract.STUBS_CALLED)}
+        report = {"kind": type(error).__name__, "message": str(error), "stubs": sorted(contract.STUBS_CALLED)}
         Path(out).with_suffix(".raised.json").write_text(json.dumps(report))
         return
     session.compile(graph).export_mef(out)
