@@ -4,7 +4,7 @@ to reject (a mutant of the checked artifact rather than of the implementation)."
 import numpy as np
 import pytest
 
-from stackcheck.evidence.timing import Measurement, not_faster_somewhere
+from stackcheck.evidence.timing import Measurement, call_shortfall, not_faster_somewhere
 from stackcheck.stacks.available import need
 from stackcheck.toolchains import ir, mojo_build
 
@@ -65,6 +65,20 @@ def test_mc10_decision_needs_a_regime_where_the_kernel_is_not_faster():
     assert not_faster_somewhere(slower_when_tiny, "triton", 1.1, {"tiny": 1.5, "large": 1.0}) == [], (
         "a regime noisier than the margin decides nothing"
     )
+
+
+@pytest.mark.meta
+@pytest.mark.mutant_for("Q2")
+def test_q2_fidelity_excuses_only_a_shortfall_within_the_scatter():
+    """Q2's fidelity check on a shared GPU: the H200 once read a synced timer at 0.45 of the suite's
+    clock with both series scattered over 2x (inconclusive); a timer that never waits reads 0.01 of
+    it, which no scatter of this size excuses (it fails)."""
+    noisy = [Measurement("host-sync", "host-sync", [ms / 1e3 for ms in (8, 12, 21.7, 22, 40, 45, 50)])]
+    with pytest.raises(pytest.skip.Exception, match="inconclusive"):
+        call_shortfall(0.45, 0.5, noisy, {})
+    call_shortfall(0.01, 0.5, noisy, {})  # no skip: the assertion after it fails the timer
+    quiet = [Measurement("host-sync", "host-sync", [0.02] * 7)]
+    call_shortfall(0.45, 0.5, quiet, {})
 
 
 def _second_matmul_used(jax, p, q, r):

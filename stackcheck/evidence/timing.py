@@ -165,6 +165,20 @@ def call_it(ratio_value: float, margin: float, floor: float, evidence: dict) -> 
         )
 
 
+def call_shortfall(value: float, least: float, runs: list[Measurement], evidence: dict) -> None:
+    """Skip as inconclusive when ``value`` (a ratio of two of ``runs``' medians) falls short of
+    ``least`` by no more than those series scatter: a device shared with other work can halve one
+    median of a good timer, but not bring a hundredfold error within reach."""
+    import pytest
+
+    noise = max(scatter(m) for m in runs)
+    if value < least <= value * noise:
+        pytest.skip(
+            f"inconclusive: ratio {value:.2f} < {least:.2f}, within the series' scatter {noise:.2f}; "
+            f"evidence: {evidence}"
+        )
+
+
 def on_two_streams(first: Callable[[], object], second: Callable[[], object]) -> Callable[[], tuple]:
     """A step that runs ``first`` and ``second`` on two side streams, each starting after what the
     current stream has queued, and makes the current stream wait for both (§6.4): CUDA events on the
