@@ -2,12 +2,14 @@
 device's units: bf16 pays several times over fp32 on a GPU's tensor cores, pays on a CPU with bf16
 dot-product instructions (AMX tiles or AVX512-BF16), and not on a CPU without them. And no one
 tile is best for every shape: a skinny matmul wants many small tiles, a square one few large ones
-(Triton's fused matmul on the GPU). Recorded as ratios."""
+(Triton's fused matmul on the GPU). Recorded as ratios. Nor is one tile right for every device:
+compiled for four NVIDIA generations, the same tile asks for shared memory some of them have and
+others lack."""
 
 import pytest
 
 from stackcheck.evidence import timing, verdicts
-from stackcheck.evidence.numerics import assert_matches_reference
+from stackcheck.evidence.numerics import assert_matches_reference, make_inputs, reference_forward
 from stackcheck.stacks.available import need
 from stackcheck.stacks.params import device_params
 
@@ -22,6 +24,11 @@ TILE_MARGIN = 2.0  # median / line: 1.85 and 3.3, over the spreads squared, 1.01
 # 7 series (median / line 3.4, spread squared 1.95); an AMD EPYC with AVX512-BF16 3.92-4.11x over 5
 # runs (median / line 2.7, spread squared 1.10). Where there are none: at most 2x (half the bytes).
 FAST_ON = {"cuda": 3.0, "cpu": 1.5}
+# The most shared memory one block may use, by compute capability (CUDA C++ Programming Guide,
+# "Technical Specifications per Compute Capability"): T4, A100, A10 / RTX 30x0, H100 / H200. A GPU
+# checks its own row.
+SHARED_PER_BLOCK = {75: 64 * 1024, 80: 163 * 1024, 86: 99 * 1024, 90: 227 * 1024}
+PORTABLE_TILE = (128, 128, 64, 3, 8)  # Triton 3.9 asks 64, 128, 128 and 192 KiB for it on sm_75 to sm_90
 
 
 def cpu_bf16_units(torch) -> str | None:
@@ -134,3 +141,45 @@ def test_no_one_tile_is_best_for_every_shape(evidence):
         spread = min(max(ts.values()) / min(ts.values()) for ts in medians.values())
         timing.call_it(spread, TILE_MARGIN, max(floors), {"medians": medians})
         raise
+
+
+@pytest.mark.claim("S12.5-perf-portability")
+@pytest.mark.triton
+def test_one_tile_fits_some_devices_and_not_others(evidence):
+    """One tile compiled for sm_75, sm_80, sm_86 and sm_90 on this machine (no GPU needed): the
+    shared memory each build asks for fits some of those devices and not others."""
+    torch = need("torch")
+    from stackcheck.toolchains.triton_kernels import Tile, matmul_bias_relu, tile_compiled_sm90
+
+    tile = Tile(*PORTABLE_TILE)
+    shared = {arch: tile_compiled_sm90(tile, "fp32", "ieee", arch=arch).metadata.shared for arch in SHARED_PER_BLOCK}
+    evidence(**verdicts.assert_tile_fits_some_devices_only(shared, SHARED_PER_BLOCK))
+    x, w, b = make_inputs(130, 70, 129, seed=57)  # 2 x 2 programs, K in two steps, every edge masked
+    y = matmul_bias_relu(*(torch.from_numpy(a) for a in (x, w, b)), tile, precision="ieee")
+    assert_matches_reference(y.numpy(), reference_forward(x, w, b), dtype="float32", k=70, what=f"tile {tile}")
+
+
+@pytest.mark.claim("S12.5-perf-portability")
+@pytest.mark.parametrize("device", device_params("triton", devices=("cuda",)))
+def test_this_gpu_allows_what_its_generation_allows(device, evidence):
+    """The GPU's own limit is its generation's row, and the tile runs here exactly when it fits."""
+    torch = need("torch")
+    from triton.runtime.errors import OutOfResources
+
+    from stackcheck.toolchains.triton_kernels import Tile, matmul_bias_relu, tile_compiled_sm90
+
+    props = torch.cuda.get_device_properties(device)
+    arch, limit = props.major * 10 + props.minor, props.shared_memory_per_block_optin
+    evidence(arch=f"sm_{arch}", shared_memory_per_block_optin=limit)
+    if arch not in SHARED_PER_BLOCK:
+        pytest.skip(f"sm_{arch} is not among the generations compared ({sorted(SHARED_PER_BLOCK)})")
+    assert limit == SHARED_PER_BLOCK[arch], f"sm_{arch} allows {limit} bytes a block, not {SHARED_PER_BLOCK[arch]}"
+    tile = Tile(*PORTABLE_TILE)
+    x, w, b = make_inputs(130, 70, 129, seed=58)
+    operands = [torch.from_numpy(a).to(device) for a in (x, w, b)]
+    if tile_compiled_sm90(tile, "fp32", "ieee", arch=arch).metadata.shared > limit:
+        with pytest.raises(OutOfResources):
+            matmul_bias_relu(*operands, tile, precision="ieee")
+        return
+    y = matmul_bias_relu(*operands, tile, precision="ieee")
+    assert_matches_reference(y.cpu().numpy(), reference_forward(x, w, b), dtype="float32", k=70, what=f"tile {tile}")

@@ -257,9 +257,10 @@ class Tile:
 FUSED_TILE = Tile(128, 128, 32, stages=3, warps=8)  # a large tile for sm_90, as GEMM libraries use
 
 
-def tile_compiled_sm90(tile: Tile, dtype: str = "fp32", precision: str = "tf32"):
-    """The fused matmul compiled for an H100/H200 (sm_90) on any machine: ``.asm["ptx"]`` and
-    ``.metadata.shared`` (bytes of shared memory a program needs)."""
+def tile_compiled_sm90(tile: Tile, dtype: str = "fp32", precision: str = "tf32", arch: int = 90):
+    """The fused matmul compiled for an H100/H200 (sm_90), or the compute capability ``arch`` (75 for
+    sm_75), on any machine: ``.asm["ptx"]`` and ``.metadata.shared`` (bytes of shared memory a
+    program needs)."""
     from triton.backends.compiler import GPUTarget
     from triton.compiler import ASTSource
 
@@ -269,7 +270,7 @@ def tile_compiled_sm90(tile: Tile, dtype: str = "fp32", precision: str = "tf32")
         fn=matmul_compiled, signature={**signature, **{k: "constexpr" for k in constexprs}}, constexprs=constexprs
     )
     return triton.compile(
-        source, target=GPUTarget("cuda", 90, 32), options={"num_stages": tile.stages, "num_warps": tile.warps}
+        source, target=GPUTarget("cuda", arch, 32), options={"num_stages": tile.stages, "num_warps": tile.warps}
     )
 
 
