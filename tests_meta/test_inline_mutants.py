@@ -81,6 +81,96 @@ def test_q2_fidelity_excuses_only_a_shortfall_within_the_scatter():
     call_shortfall(0.45, 0.5, quiet, {})
 
 
+@pytest.mark.meta
+@pytest.mark.mutant_for("S12.5-perf-portability")
+@pytest.mark.triton
+def test_s12_5_fit_check_rejects_a_tile_every_device_takes():
+    """S12.5's device check, fed a small tile (16 or 32 KiB everywhere), finds nothing to show."""
+    from stackcheck.evidence.verdicts import assert_tile_fits_some_devices_only
+    from stackcheck.toolchains.triton_kernels import Tile, tile_compiled_sm90
+
+    limits = {75: 64 * 1024, 90: 227 * 1024}
+    shared = {arch: tile_compiled_sm90(Tile(64, 64, 32), "fp32", "ieee", arch=arch).metadata.shared for arch in limits}
+    with pytest.raises(AssertionError, match="fits every device"):
+        assert_tile_fits_some_devices_only(shared, limits)
+
+
+@pytest.mark.meta
+@pytest.mark.mutant_for("S5.1-buffers")
+@pytest.mark.jax
+def test_s5_1_buffer_check_rejects_a_chain_whose_intermediates_all_live():
+    """S5.1-buffers' check, fed a chain that sums every step's Y at the end (all five live at once,
+    so nothing can be reused), refuses it."""
+    from stackcheck.evidence.verdicts import assert_buffers_reused
+
+    jax = need("jax")
+
+    def all_live(x, w, b):
+        ys = []
+        for _ in range(6):
+            x = jax.nn.relu(x @ w + b)
+            ys.append(x)
+        return sum(y * (i + 1) for i, y in enumerate(reversed(ys)))
+
+    x, w, b = jax.numpy.ones((64, 48)), jax.numpy.ones((48, 48)) / 48, jax.numpy.ones(48)
+    temp = jax.jit(all_live).lower(x, w, b).compile().memory_analysis().temp_size_in_bytes
+    with pytest.raises(AssertionError, match="reused"):
+        assert_buffers_reused(temp, 5, 64 * 48 * 4)
+
+
+@pytest.mark.meta
+@pytest.mark.mutant_for("S5.1-passes")
+@pytest.mark.jax
+def test_s5_1_stage_check_needs_the_passes_and_their_order(tmp_path):
+    """S5.1-passes' check refuses a dump of the first and last module only (no pass shows), and the
+    real pass dump with its library call moved before the simplification."""
+    jax = need("jax")
+
+    def line(x, w, b):
+        return jax.nn.relu(x @ w + b)
+
+    args = (jax.numpy.ones((8, 4)), jax.numpy.ones((4, 3)), jax.numpy.ones(3))
+    with pytest.raises(AssertionError, match="every stage"):
+        ir.assert_xla_stages_in_order(ir.xla_dump(line, *args, folder=tmp_path / "plain"))
+    names = ir.xla_pass_dump(line, *args, folder=tmp_path / "passes")
+    library = next(n for n in names if ir.XLA_STAGES["library call selection"].search(n))
+    with pytest.raises(AssertionError, match="order"):
+        ir.assert_xla_stages_in_order([library] + [n for n in names if n != library])
+
+
+@pytest.mark.meta
+@pytest.mark.mutant_for("S10.4-out-types")
+def test_s10_4_out_types_check_refuses_an_inferred_type():
+    """S10.4-out-types' check refuses a stack that infers the output type from the input (what a
+    shape function would give), and a test that declares only the input's own type."""
+    from stackcheck.evidence.verdicts import assert_output_type_declared
+
+    given = ("float32", [2, 3])
+    inferred = {("float32", (2, 5)): ("float32", [2, 3]), "built-in relu": ("float32", [2, 3])}
+    with pytest.raises(AssertionError, match="never inferred"):
+        assert_output_type_declared(given, inferred)
+    with pytest.raises(AssertionError, match="other than the input"):
+        assert_output_type_declared(given, {("float32", (2, 3)): given, "built-in relu": given})
+
+
+@pytest.mark.meta
+@pytest.mark.mutant_for("S9.6-host-overhead")
+@pytest.mark.jax
+def test_s9_6_overhead_check_refuses_a_call_that_is_work():
+    """S9.6's check, fed a 'small' call an eighth of the large one (512^3 against 1024^3, both timed
+    here), finds its time mostly work and refuses it."""
+    from stackcheck.evidence import timing
+    from stackcheck.evidence.verdicts import assert_host_overhead_dominates
+
+    jax = need("jax")
+    line = jax.jit(lambda x, w: jax.nn.relu(x @ w))
+    args = {n: [jax.numpy.ones((n, n), jax.numpy.float32)] * 2 for n in (512, 1024)}
+    timers = {n: timing.host_timer(lambda a=a: line(*a), jax.block_until_ready) for n, a in args.items()}
+    runs = timing.interleaved(timers, "host-sync", trials=5, warmup=1)
+    with pytest.raises(AssertionError, match="host overhead"):
+        assert_host_overhead_dominates((512**3, runs[512].median), (1024**3, runs[1024].median))
+
+
 def _second_matmul_used(jax, p, q, r):
     return jax.nn.relu(p @ q + r) + 0 * jax.numpy.sin(p @ (q + 1))  # 0 * it is kept: it could be NaN
 

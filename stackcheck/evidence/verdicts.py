@@ -50,6 +50,58 @@ def assert_best_tile_differs(medians: dict[str, dict[str, float]], margin: float
     return found
 
 
+def assert_host_overhead_dominates(small: tuple[int, float], large: tuple[int, float], least: float = 0.5) -> dict:
+    """§9.6: ``small`` and ``large`` are (multiply-adds, median seconds per synced call) of one
+    compiled forward. Timed at the large size the call is work; at the rate it works there, the small
+    call's own work takes a sliver of its time: the rest, at least ``least`` of it, is host overhead
+    (dispatch, launch, the wait)."""
+    rate = large[1] / large[0]  # seconds per multiply-add, where the work dominates
+    share = 1 - small[0] * rate / small[1]
+    found = {
+        "overhead_share": round(share, 4),
+        "small_call_us": round(small[1] * 1e6, 1),
+        "large_call_us": round(large[1] * 1e6, 1),
+        "work_ratio": round(large[0] / small[0]),
+    }
+    assert share >= least, f"at the small size most of a call's time is host overhead, not work: {found}"
+    return found
+
+
+def assert_output_type_declared(given: tuple[str, list[int]], found: dict) -> None:
+    """§10.4: ``found`` maps each declared (dtype, shape) of a custom op's output to the (dtype, shape)
+    the graph gave it, and "built-in relu" to a built-in op's, all for one ``given`` input. Every
+    declared type is taken as written, even where it differs from the input's; the built-in op's
+    follows its input."""
+    declared = {k: v for k, v in found.items() if k != "built-in relu"}
+    given = (given[0], list(given[1]))
+    assert declared and all((k[0], list(k[1])) != given for k in declared), "declare types other than the input's"
+    taken = {k: v for k, v in declared.items() if v == (k[0], list(k[1]))}
+    assert taken == declared, f"the custom op's output type is what Python declared, never inferred: {found}"
+    assert found["built-in relu"] == given, f"a built-in op's type follows its input: {found}"
+
+
+def assert_buffers_reused(temp_bytes: int, intermediates: int, each_bytes: int) -> dict:
+    """§5.1's buffer planning: a program whose ``intermediates`` values of ``each_bytes`` are each dead
+    once the next is made needs at most half of their sum as scratch memory (XLA's temp bytes):
+    buffers are reused by their lifetimes."""
+    found = {"temp_bytes": temp_bytes, "intermediates": intermediates, "bytes_each": each_bytes}
+    assert 2 * temp_bytes <= intermediates * each_bytes, (
+        f"the intermediates' buffers are reused: at most half of their {intermediates * each_bytes} bytes: {found}"
+    )
+    return found
+
+
+def assert_tile_fits_some_devices_only(shared: dict[int, int], limits: dict[int, int]) -> dict:
+    """§12.5: ``shared[arch]``, the bytes of shared memory one tile's program needs when compiled for
+    compute capability ``arch``, against ``limits[arch]``, the most a block may use there. The same
+    tile fits some devices and not others."""
+    fits = {arch: need <= limits[arch] for arch, need in shared.items()}
+    found = {f"sm_{arch}": f"{need} of {limits[arch]} bytes" for arch, need in shared.items()}
+    assert any(fits.values()), f"the tile fits no device: {found}"
+    assert not all(fits.values()), f"the tile fits every device, which shows nothing about tiles: {found}"
+    return {"fits": sorted(f"sm_{a}" for a, ok in fits.items() if ok), "shared": found}
+
+
 def assert_donated_buffer_reused(donated: tuple, kept: tuple) -> None:
     """§6.1: (X's address, Y's address, X consumed) with X donated, and without: donated, Y lands in X's
     buffer and X is consumed; not donated, Y gets a buffer of its own and X stays."""

@@ -192,6 +192,41 @@ def xla_dump(forward, *args, folder) -> list[str]:
     return sorted(p.name for p in folder.iterdir())
 
 
+# XLA's stages (course §5.1, after the official architecture) and the passes whose dumps mark each;
+# the dump holds a pass only when it changed the module. The library call: the CPU's dot-library
+# rewriter (a YNNPACK or oneDNN fusion), the GPU's GEMM rewriters (cuBLAS, or a Triton GEMM fusion).
+XLA_STAGES = {
+    "hardware-independent optimization": re.compile(r"\.after_(?:algsimp|simplify|cse|dce)"),
+    "target-specific optimization": re.compile(r"\.after_layout-assignment"),
+    "library call selection": re.compile(r"\.after_[\w-]*(?:dot-library|gemm|cublas)"),
+    "code generation": re.compile(r"\.(?:ll|ptx|o)$"),
+}
+
+
+def xla_pass_dump(forward, *args, folder) -> list[str]:
+    """Compile ``forward`` with XLA dumping the module after every pass that changed it, into
+    ``folder``; the dumped file names, in pass order (their number) with the final code last."""
+    import jax
+
+    options = {"xla_dump_to": str(folder), "xla_dump_hlo_pass_re": ".*"}
+    jax.jit(forward).lower(*args).compile(compiler_options=options)
+    numbered = re.compile(r"\.(\d{4})\.")
+    names = [p.name for p in folder.iterdir()]
+    passes = sorted((n for n in names if numbered.search(n)), key=lambda n: int(numbered.search(n)[1]))
+    return passes + sorted(n for n in names if not numbered.search(n))
+
+
+def assert_xla_stages_in_order(names: list[str]) -> dict[str, str]:
+    """§5.1: each of XLA's stages shows in the pass dump, in the course's order; the first file of
+    each stage."""
+    first = {stage: next((i for i, n in enumerate(names) if p.search(n)), None) for stage, p in XLA_STAGES.items()}
+    found = {stage: names[i] if i is not None else "missing" for stage, i in first.items()}
+    assert None not in first.values(), f"every stage of XLA shows in its pass dump: {found}"
+    order = list(first.values())
+    assert order == sorted(order), f"XLA's stages come in the course's order: {found}"
+    return found
+
+
 def assert_llvm_not_llo(names: list[str]) -> None:
     """S9.7-llo: a CPU build's dump holds LLVM IR modules and no LLO stage."""
     llvm = [n for n in names if n.endswith(".ll")]
