@@ -103,11 +103,36 @@ def _structure_graph(impl, mojo: bool, kind: str = "structure"):
     return graph, names, InferenceSession(devices=[device])
 
 
+def _special_graph(impl, mojo: bool, kind: str = "special"):
+    """A float32 vector Z straight into the relus, so the values §10.4 sets apart (NaN, -0) reach them
+    as given rather than through a matmul, which turns -0 into +0: the built-in relu ("y") and, with
+    Mojo, the custom op ("y_mojo")."""
+    from max.dtype import DType
+    from max.engine import InferenceSession
+    from max.graph import DeviceRef, Graph, TensorType, ops
+
+    device = device_of(kind)
+    ref = DeviceRef.from_device(device)
+    extensions = [impl.mojo_package()] if mojo else []
+    with Graph(
+        "stackcheck_special", input_types=[TensorType(DType.float32, ["R"], device=ref)], custom_extensions=extensions
+    ) as graph:
+        z = graph.inputs[0].tensor
+        outputs, names = [ops.relu(z)], ["y"]
+        if mojo:
+            outputs.append(impl.mojo_relu(z))
+            names.append("y_mojo")
+        graph.output(*outputs)
+    return graph, names, InferenceSession(devices=[device])
+
+
 _BUILDERS = {
     "math": _math_graph,
     "structure": _structure_graph,
+    "special": _special_graph,
     "math-gpu": lambda impl, mojo: _math_graph(impl, mojo, "math-gpu"),
     "structure-gpu": lambda impl, mojo: _structure_graph(impl, mojo, "structure-gpu"),
+    "special-gpu": lambda impl, mojo: _special_graph(impl, mojo, "special-gpu"),
 }
 
 
@@ -201,11 +226,17 @@ def compile_then_init(kind: str, impl):
 def execute(kind: str, impl, x, w, b, runnable=None) -> dict[str, np.ndarray]:
     """Run graph ``kind`` (or ``runnable``, a model of it) on float32 NumPy X, W, b (every chain gets
     the same); outputs as float32 NumPy."""
+    graph, _, _ = model(kind, impl)
+    return run(kind, impl, *[x, w, b] * (len(graph.inputs) // 3), runnable=runnable)
+
+
+def run(kind: str, impl, *arrays, runnable=None) -> dict[str, np.ndarray]:
+    """Run graph ``kind`` (or ``runnable``, a model of it) on float32 NumPy ``arrays``, one per
+    input; outputs by name, as float32 NumPy."""
     from max.driver import CPU, Buffer
 
-    graph, compiled, names = model(kind, impl)
+    _, compiled, names = model(kind, impl)
     compiled = runnable or compiled
-    arrays = [x, w, b] * (len(graph.inputs) // 3)
     device = device_of(kind)
     buffers = [Buffer.from_numpy(np.ascontiguousarray(v, dtype=np.float32)).to(device) for v in arrays]
     return {name: out.to(CPU()).to_numpy() for name, out in zip(names, compiled.execute(*buffers))}
