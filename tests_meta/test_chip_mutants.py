@@ -209,3 +209,50 @@ def test_a_custom_op_fused_away_or_built_for_the_cpu_is_caught():
         ir.assert_custom_op_own_gpu_kernel({**right, "matmul_naive": _sass("FFMA", "LDG", "STG")}, "sm_90")
     with pytest.raises(AssertionError, match="compiled for sm_90"):  # code for another GPU
         ir.assert_custom_op_own_gpu_kernel({k: {**v, "target": "sm_80"} for k, v in right.items()}, "sm_90")
+
+
+def _runs(**medians_ms):
+    return {name: timing.Measurement(name, "host-sync", [ms / 1e3] * 9) for name, ms in medians_ms.items()}
+
+
+@pytest.mark.meta
+@pytest.mark.mutant_for("S6.4-sync-idle")
+def test_a_chain_that_waits_anyway_is_caught():
+    """S6.4-sync-idle's judgment: a forward that waits inside makes waiting after each step cost nothing."""
+    timing.assert_waits_leave_the_device_idle(_runs(**{"wait each": 3.0, "wait once": 1.5}), 1.3)
+    with pytest.raises(AssertionError, match="idle"):
+        timing.assert_waits_leave_the_device_idle(_runs(**{"wait each": 1.52, "wait once": 1.5}), 1.3)
+
+
+@pytest.mark.meta
+@pytest.mark.mutant_for("S6.4-sync-idle")
+@pytest.mark.cuda
+@pytest.mark.torch
+def test_a_forward_with_a_hidden_sync_is_caught_on_the_gpu():
+    """On the GPU itself: a forward that checks its input's values on the host (a sync each call)
+    waits anyway, and the chain's two timings agree."""
+    import torch
+
+    x = torch.ones(256, 256, device="cuda")
+    w = torch.full((256, 256), 1 / 256, device="cuda")
+
+    def checked(y):
+        if not torch.isfinite(y).all():  # bool() of a GPU tensor waits for it
+            raise ValueError("non-finite input")
+        return torch.relu(y @ w)
+
+    runs = timing.waits_each_vs_once(checked, x, torch.cuda.synchronize, torch.cuda.synchronize, 100)
+    with pytest.raises((AssertionError, pytest.skip.Exception)):  # a skip: too noisy to tell, never a pass
+        timing.assert_waits_leave_the_device_idle(runs, 1.2)
+
+
+@pytest.mark.meta
+@pytest.mark.mutant_for("S12.4-bottleneck")
+def test_a_bottleneck_read_the_wrong_way_is_caught():
+    """S12.4's judgment: a kernel at 90 % of DRAM and 30 % of the SMs is memory-bound, not compute-bound."""
+    relu = kernel("triton_bias_relu", dram_pct=90.0, sm_pct=30.0, time_ns=1e6)
+    counters.assert_bound_by([relu], "dram", "bias + ReLU", 1.5)
+    with pytest.raises(AssertionError, match="sm at"):
+        counters.assert_bound_by([relu], "sm", "bias + ReLU", 1.5)
+    launch = kernel("tiny_helper", dram_pct=1.0, sm_pct=95.0, time_ns=1e3)
+    counters.assert_bound_by([relu, launch], "dram", "the longest kernel decides", 1.5)

@@ -171,6 +171,24 @@ def test_s9_6_overhead_check_refuses_a_call_that_is_work():
         assert_host_overhead_dominates((512**3, runs[512].median), (1024**3, runs[1024].median))
 
 
+@pytest.mark.meta
+@pytest.mark.mutant_for("S9.3-backends")
+@pytest.mark.jax
+def test_s9_3_backend_check_refuses_one_backend_twice():
+    """S9.3-backends' check, fed the CPU's HLO for both backends (what a test that never left the CPU
+    would read), or an HLO that lost its matmul, refuses it."""
+    jax = need("jax")
+    args = (jax.numpy.ones((64, 32)), jax.numpy.ones((32, 16)), jax.numpy.ones(16))
+    hlo = jax.jit(lambda x, w, b: jax.nn.relu(x @ w + b)).lower(*args).compile().as_text()
+    with pytest.raises(AssertionError, match="their own way"):
+        ir.assert_backends_name_the_matmul_differently({"cpu": ir.hlo_matmul_op(hlo), "cuda": ir.hlo_matmul_op(hlo)})
+    no_matmul = jax.jit(lambda x: jax.nn.relu(x)).lower(args[0]).compile().as_text()
+    with pytest.raises(AssertionError, match="holds the matmul"):
+        ir.assert_backends_name_the_matmul_differently(
+            {"cpu": ir.hlo_matmul_op(hlo), "cuda": ir.hlo_matmul_op(no_matmul)}
+        )
+
+
 def _second_matmul_used(jax, p, q, r):
     return jax.nn.relu(p @ q + r) + 0 * jax.numpy.sin(p @ (q + 1))  # 0 * it is kept: it could be NaN
 

@@ -20,12 +20,14 @@ IDS = {
     "ir": "S3.1-decompose S9.7-llo S1.2-abstract S1.2-static S4.3-ir S9.3-hlo S5.1-dce S5.1-constfold S5.1-layout "
     "S5.2-fma S5.2-fusion Q1 MC01 MC02 MC03 MC12 "
     "S4.4-graph-break S10.2-record S10.3-compile-init S8.3-export-vs-dynamo S4.2-ir-levels S5.1-target S5.2-too-big "
-    "S4.1-memory S9.4-relu-call S4.1-loops S5.1-buffers S5.1-passes",
+    "S4.1-memory S9.4-relu-call S4.1-loops S5.1-buffers S5.1-passes S9.3-backends",
     "runtime": "S6.1-runtime MC06 MC07 MC09 Q2 S6.3-shape S6.5-regimes S6.2-resident S6.4-order S9.1-pjrt "
-    "S1.2-eager-library S6.4-no-overlap S10.3-gpu S6.1-donate S12.4-dynamic S6.2-shared-memory S9.6-host-overhead",
+    "S1.2-eager-library S6.4-no-overlap S10.3-gpu S6.1-donate S12.4-dynamic S6.2-shared-memory S9.6-host-overhead "
+    "S6.4-sync-idle",
     "kernels": "S11.2-mask S11.2-guard S11.3-program S11.4-scope S10.4-custom S10.5-mojo-gpu S12.1-pallas MC10 "
     "S10.4-special S10.4-gpu-target S10.1-not-python S10.4-out-types",
-    "hardware": "MC04 MC05 MC08 Q3 Q5 S7.2-hierarchy S7.3-tpu S5.3-tiling S3.1-flash S2.3-split S12.5-perf-portability",
+    "hardware": "MC04 MC05 MC08 Q3 Q5 S7.2-hierarchy S7.3-tpu S5.3-tiling S3.1-flash S2.3-split S12.5-perf-portability "
+    "S12.4-bottleneck",
     "course": "MC11 Q4 S14.4-repro S14.3-env",
 }
 
@@ -33,7 +35,7 @@ IDS = {
 def test_catalogue_has_every_course_claim_once_with_its_wording():
     claims = catalogue.catalogue()
     expected = {cid: area for area, ids in IDS.items() for cid in ids.split()}
-    assert len(expected) == 85 and set(claims) == set(expected)
+    assert len(expected) == 88 and set(claims) == set(expected)
     for cid, entry in claims.items():
         assert entry["area"] == expected[cid], cid
         assert entry["section"] and entry["title"] and entry["ko"], cid

@@ -179,6 +179,35 @@ def call_shortfall(value: float, least: float, runs: list[Measurement], evidence
         )
 
 
+def waits_each_vs_once(step: Callable, x, sync: Callable[[], None], final_sync: Callable[[], None], steps: int) -> dict:
+    """§6.4: ``steps`` dependent calls ``y = step(y)`` from ``x``, timed with ``sync()`` after every call
+    and with none (``final_sync``, the suite's own, ends both), interleaved: the Measurements."""
+
+    def chain(wait_each: bool):
+        def run():
+            y = x
+            for _ in range(steps):
+                y = step(y)
+                if wait_each:
+                    sync()
+            return y
+
+        return host_timer(run, lambda _: final_sync())
+
+    return interleaved({"wait each": chain(True), "wait once": chain(False)}, "host-sync", trials=9, warmup=2)
+
+
+def assert_waits_leave_the_device_idle(runs: dict[str, Measurement], margin: float) -> dict:
+    """§6.4: waiting after every step makes the chain at least ``margin`` times slower than waiting
+    once: the device sat idle while the host waited and then submitted the next step. A shortfall
+    within the series' own scatter is inconclusive (a skip)."""
+    ratio_value = ratio(runs["wait each"], runs["wait once"])
+    found = {"each_over_once": round(ratio_value, 2), **{k: v.summary() for k, v in runs.items()}}
+    call_shortfall(ratio_value, margin, list(runs.values()), found)
+    assert ratio_value >= margin, f"waiting after every step must leave the device idle between steps: {found}"
+    return found
+
+
 def on_two_streams(first: Callable[[], object], second: Callable[[], object]) -> Callable[[], tuple]:
     """A step that runs ``first`` and ``second`` on two side streams, each starting after what the
     current stream has queued, and makes the current stream wait for both (§6.4): CUDA events on the

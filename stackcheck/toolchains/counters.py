@@ -40,7 +40,12 @@ METRICS = {
     "dram_read": "dram__bytes_read.sum",
     "dram_write": "dram__bytes_write.sum",
     "time_ns": "gpu__time_duration.sum",
+    # Speed of light (ncu's first section): each unit's throughput, in % of its peak (course §12.4).
+    "sm_pct": "sm__throughput.avg.pct_of_peak_sustained_elapsed",
+    "dram_pct": "gpu__dram_throughput.avg.pct_of_peak_sustained_elapsed",
 }
+SPEED_OF_LIGHT = ["sm_pct", "dram_pct", "time_ns"]
+DEFAULT_METRICS = tuple(m for m in METRICS if m not in SPEED_OF_LIGHT[:2])  # read unless a request asks
 TRAFFIC = ["dram_read", "dram_write", "time_ns"]  # one replay pass: for workloads of GiB-sized buffers
 TIMEOUT_S = 120  # one workload; a batch gets this for each workload it holds, up to BATCH_TIMEOUT_S
 BATCH_TIMEOUT_S = 540
@@ -83,7 +88,7 @@ class Request:
     workload: str
     kwargs: tuple = ()
     cache: str = "all"
-    metrics: tuple = tuple(METRICS)
+    metrics: tuple = DEFAULT_METRICS
 
     def __post_init__(self) -> None:
         unknown = set(self.metrics) - set(METRICS)
@@ -100,7 +105,7 @@ class Request:
 
 
 def request(workload: str, cache: str = "all", metrics: list[str] | None = None, **kwargs) -> Request:
-    return Request(workload, tuple(sorted(kwargs.items())), cache, tuple(metrics or METRICS))
+    return Request(workload, tuple(sorted(kwargs.items())), cache, tuple(metrics or DEFAULT_METRICS))
 
 
 def command(workloads: list[tuple[str, dict]], session: tuple) -> list[str]:
@@ -401,6 +406,18 @@ def assert_library_kernel(kernels: list[Kernel], what: str) -> None:
     assert len(names) == 1 and LIBRARY.search(names[0]) and not GENERATED.search(names[0]), (
         f"{what}: expected one library (cuBLAS/CUTLASS) kernel, profiled {names}"
     )
+
+
+def assert_bound_by(kernels: list[Kernel], unit: str, what: str, margin: float) -> dict:
+    """§12.4: the kernel that takes most of the time runs its ``unit`` ("dram" or "sm") at least
+    ``margin`` times closer to that unit's peak than the other unit, in ncu's speed-of-light
+    percentages: the bottleneck is memory, or compute."""
+    main = max(kernels, key=lambda k: k.values["time_ns"])
+    pct = {u: main.values[f"{u}_pct"] for u in ("dram", "sm")}
+    other = "sm" if unit == "dram" else "dram"
+    found = {"kernel": main.name[:80], "dram_pct": round(pct["dram"], 1), "sm_pct": round(pct["sm"], 1)}
+    assert pct[unit] >= margin * pct[other], f"{what}: {unit} at >= {margin}x the {other}'s share of peak: {found}"
+    return found
 
 
 def assert_split_into_kernels(kernels: list[Kernel], what: str) -> list[str]:

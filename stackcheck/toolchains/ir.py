@@ -132,6 +132,30 @@ def hlo_entry(hlo: str) -> list[str]:
     return [line.strip() for line in body.group(1).splitlines() if line.strip()] if body else []
 
 
+def hlo_matmul_op(hlo: str) -> str:
+    """How an optimized HLO module's ENTRY carries the program's matmul (the instruction whose
+    metadata names dot_general): its opcode, with the library target or fusion kind it names, e.g.
+    "custom-call __cublas$gemm", "fusion __ynn_fusion", "fusion kLoop" or "dot"."""
+    for line in hlo_entry(hlo):
+        if "dot_general" not in line:
+            continue
+        opcode = re.search(r"= \S+ ([a-z][\w\-]*)\(", line)
+        details = (
+            re.search(p, line) for p in (r'custom_call_target="([^"]+)"', r'"kind":"(__[\w$]+)"', r"kind=(k\w+)")
+        )
+        detail = next((d[1] for d in details if d), None)
+        return (opcode[1] if opcode else "?") + (f" {detail}" if detail else "")
+    return "none"
+
+
+def assert_backends_name_the_matmul_differently(by_backend: dict[str, str]) -> dict[str, str]:
+    """§9.3: the matmul's op in each backend's optimized HLO (``hlo_matmul_op``), by backend: every
+    backend holds one, and not all under one name."""
+    assert "none" not in by_backend.values(), f"each backend's HLO holds the matmul: {by_backend}"
+    assert len(set(by_backend.values())) > 1, f"backends name the matmul their own way: {by_backend}"
+    return by_backend
+
+
 def hlo_opcodes(hlo: str) -> list[str]:
     """The opcode of every instruction of an optimized HLO module (fused computations included)."""
     return re.findall(r"^\s*(?:ROOT )?%?[\w.\-]+ = \S+ ([a-z][\w\-]*)\(", hlo, re.M)
@@ -199,7 +223,7 @@ XLA_STAGES = {
     "hardware-independent optimization": re.compile(r"\.after_(?:algsimp|simplify|cse|dce)"),
     "target-specific optimization": re.compile(r"\.after_layout-assignment"),
     "library call selection": re.compile(r"\.after_[\w-]*(?:dot-library|gemm|cublas)"),
-    "code generation": re.compile(r"\.(?:ll|ptx|o)$"),
+    "code generation": re.compile(r"\.(?:ll|ptx|o|cubin)$"),  # LLVM IR and the target's own (the GPU's PTX)
 }
 
 
@@ -208,7 +232,7 @@ def xla_pass_dump(forward, *args, folder) -> list[str]:
     ``folder``; the dumped file names, in pass order (their number) with the final code last."""
     import jax
 
-    options = {"xla_dump_to": str(folder), "xla_dump_hlo_pass_re": ".*"}
+    options = {"xla_dump_to": str(folder), "xla_dump_hlo_pass_re": ".*", "xla_gpu_dump_llvmir": True}
     jax.jit(forward).lower(*args).compile(compiler_options=options)
     numbered = re.compile(r"\.(\d{4})\.")
     names = [p.name for p in folder.iterdir()]
@@ -221,7 +245,8 @@ def assert_xla_stages_in_order(names: list[str]) -> dict[str, str]:
     each stage."""
     first = {stage: next((i for i, n in enumerate(names) if p.search(n)), None) for stage, p in XLA_STAGES.items()}
     found = {stage: names[i] if i is not None else "missing" for stage, i in first.items()}
-    assert None not in first.values(), f"every stage of XLA shows in its pass dump: {found}"
+    unnumbered = [n for n in names if not re.search(r"\.\d{4}\.", n)]
+    assert None not in first.values(), f"every stage of XLA shows in its pass dump: {found}; other files: {unnumbered}"
     order = list(first.values())
     assert order == sorted(order), f"XLA's stages come in the course's order: {found}"
     return found
