@@ -71,6 +71,70 @@ def test_the_shipped_listings_are_the_courses_lines_with_indentation_restored():
         ), f"listing §{listing.section} ({listing.stack}) is not the course's text"
 
 
+def test_the_shown_outputs_are_the_courses_lines():
+    """Every output fence of the shipped document is the course's text, line by line (stripped; the
+    first line may be glued to the listing's last, the last to the prose after it)."""
+    if not COURSE_TEXT.is_file():
+        pytest.skip(f"the course text is not at {COURSE_TEXT} (set STACKCHECK_COURSE_TEXT)")
+    from stackcheck.course import listings
+
+    course = "\n".join(line.strip() for line in COURSE_TEXT.read_text(encoding="utf-8").splitlines())
+    shown = [ls for ls in listings.listings_of(listings.sybil().parse(listings.shipped())) if ls.shown]
+    assert len(shown) >= 7, "the course shows the output of §2.2, 8.2, 8.3, 8.4, 9.3, 9.5 and 9.6"
+    for listing in shown:
+        text = "\n".join(line.strip() for line in listing.shown.splitlines())
+        assert text in course, f"§{listing.section}'s shown output is not the course's text"
+
+
+OUTPUT_DOC = """# printing
+```python {section=1.1 stack=numpy device=cpu}
+import numpy as np
+print("Y =", np.array([0.0, 6.0], dtype=np.float32))
+print("numpy", np.__version__)
+```
+
+```text {output vary="numpy"}
+Y = [0.0, 6.0]
+numpy 0.0.1
+```
+
+```python {section=1.2 stack=numpy device=cpu}
+print("loss:", 9.5)
+```
+
+```text {output}
+loss: 9.5625
+```
+
+```python {section=1.3 stack=numpy device=cpu}
+print("graph(): %relu")
+```
+
+```text {output}
+graph(): %clamp
+```
+"""
+
+
+def test_a_listing_must_print_what_the_course_shows(pytester):
+    """Issue 25: words equal after whitespace, numbers within the tolerance policy, vary lines by their
+    prefix; a difference fails the listing at the output's line, with the difference shown."""
+    pytester.makefile(".md", course=OUTPUT_DOC)
+    result = pytester.runpytest_inprocess("--course", "course.md", "-p", "no:cacheprovider")
+    result.assert_outcomes(passed=1, failed=2)
+    lines = OUTPUT_DOC.splitlines()
+    result.stdout.fnmatch_lines(
+        [
+            f"*course.md:{lines.index('loss: 9.5625') + 1}: listing §1.2 (numpy) prints other than the course shows:*",
+            "*the printed numbers differ from the course's*",
+            "*got 9.5, expected 9.5625*",
+            f"*course.md:{lines.index('graph(): %clamp') + 1}: listing §1.3 (numpy) prints other than*",
+            "*-graph(): %clamp*",
+            "*+graph(): %relu*",
+        ]
+    )
+
+
 def test_listings_run_in_order_and_errata_are_reported(pytester):
     pytester.makefile(".md", course=DOC)
     result = pytester.runpytest_inprocess(

@@ -12,12 +12,15 @@ TOML block and become strict expected failures. Nothing here imports the plugin.
 
 from __future__ import annotations
 
+import contextlib
+import io
 import re
-import traceback
 import shlex
 import shutil
 import subprocess
+import sys
 import tempfile
+import traceback
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -25,13 +28,16 @@ import tomllib
 from sybil import Document, Region, Sybil
 from sybil.parsers.markdown.lexers import RawFencedCodeBlockLexer
 
+from stackcheck.course import printed
 from stackcheck.paths import data
-from stackcheck.stacks import available
-from stackcheck.stacks import records
-from stackcheck.toolchains import mojo_build
 from stackcheck.paths.tools import mojo_executable
+from stackcheck.stacks import available, records
+from stackcheck.toolchains import mojo_build
 
 INFO = re.compile(r"(?P<language>python|mojo)[ \t]*\{(?P<attrs>[^}\n]*)\}[ \t]*$\n", re.M)
+# What the course shows a listing printing: a ```text {output} fence right after it; vary="A|B": lines
+# starting with A or B (a version, a time) are compared up to that prefix (stackcheck.course.printed).
+OUTPUT = re.compile(r"(?P<language>text)[ \t]*\{output(?P<attrs>[^}\n]*)\}[ \t]*$\n", re.M)
 METADATA = re.compile(r"<!--\s*stackcheck\s*\n(.*?)-->", re.S)
 KEYS = {"section", "stack", "device", "file", "on_cuda"}
 
@@ -55,6 +61,9 @@ class Listing:
     file: str | None = None
     on_cuda: tuple[str, str] | None = None
     erratum: dict = field(default_factory=dict, compare=False)  # the document's known erratum, if any
+    shown: str | None = None  # what the course shows it printing (a ```text {output} fence after it)
+    shown_line: int = 0  # where that output starts in the Markdown file
+    vary: tuple[str, ...] = ()  # line prefixes compared as prefixes only
 
     @property
     def id(self) -> str:
@@ -74,6 +83,7 @@ class Listing:
             "file": self.file,
             "line": self.line,
             "known_erratum": bool(self.erratum),
+            "output_compared": self.shown is not None,
             "working_form": self.erratum.get("working_form"),
         }
 
@@ -127,11 +137,27 @@ def parse_info(attrs: str, where: str) -> dict:
     return info
 
 
+def _outputs(document: Document) -> list[tuple[int, int, str, tuple[str, ...]]]:
+    """The document's output fences: (start, line, text, vary) each."""
+    found = []
+    for region in RawFencedCodeBlockLexer(info_pattern=OUTPUT)(document):
+        line = document.text.count("\n", 0, region.start) + 2
+        attrs = dict(item.split("=", 1) for item in shlex.split(region.lexemes["attrs"]) if "=" in item)
+        vary = tuple(p for p in attrs.get("vary", "").split("|") if p)
+        found.append((region.start, line, str(region.lexemes["source"]), vary))
+    return found
+
+
 def parse(document: Document):
-    """Sybil parser: one Region per fenced listing, its Listing as ``parsed``."""
+    """Sybil parser: one Region per fenced listing, its Listing as ``parsed``, with the output fence
+    that follows it before the next listing, if any."""
     errata = metadata(document.text).get("errata", {})
     lexer = RawFencedCodeBlockLexer(info_pattern=INFO)
-    for region in lexer(document):
+    regions = list(lexer(document))
+    outputs = _outputs(document)
+    for at, region in enumerate(regions):
+        ends = regions[at + 1].start if at + 1 < len(regions) else len(document.text)
+        shown = next((o for o in outputs if region.end <= o[0] < ends), None)
         lexemes = region.lexemes
         line = document.text.count("\n", 0, region.start) + 2
         info = parse_info(lexemes["attrs"], f"{document.path}:{line - 1}")
@@ -151,6 +177,9 @@ def parse(document: Document):
             info.get("file"),
             edit,
             errata.get(f"{info['section']}-{info['stack']}", {}),
+            shown[2] if shown else None,
+            shown[1] if shown else 0,
+            shown[3] if shown else (),
         )
         yield Region(region.start, region.end, listing, evaluate)
 
@@ -234,9 +263,12 @@ def _exec_python(listing: Listing, ns: dict, path: str) -> None:
                 f"ran against the working form mojo/study_relu (§{listing.section}'s Mojo listing fails)"
             )
     code = compile("\n" * (listing.line - 1) + source, path, "exec")  # tracebacks point into the .md
+    out = io.StringIO()
     try:
-        exec(code, ns)
+        with contextlib.redirect_stdout(out):
+            exec(code, ns)
     except Exception as error:
+        sys.stdout.write(out.getvalue())
         first = f"{type(error).__name__}: {str(error).strip().splitlines()[0] if str(error).strip() else ''}"
         failed = ListingError(f"listing §{listing.section} ({listing.stack}) fails: {first}")
         frames = [f for f in traceback.extract_tb(error.__traceback__) if f.filename == path]
@@ -244,6 +276,22 @@ def _exec_python(listing: Listing, ns: dict, path: str) -> None:
             failed.line = frames[-1].lineno
             failed.text = (source.splitlines() or [""])[min(failed.line - listing.line, len(source.splitlines()) - 1)]
         raise failed from error
+    sys.stdout.write(out.getvalue())
+    if listing.shown is not None:
+        _compare_output(listing, out.getvalue())
+
+
+def _compare_output(listing: Listing, said: str) -> None:
+    """The listing printed what the course shows it printing, or a ListingError saying how not."""
+    __tracebackhide__ = True
+    differ = printed.differences(listing.shown, said, listing.vary)
+    if differ:
+        failed = ListingError(
+            f"listing §{listing.section} ({listing.stack}) prints other than the course shows:\n" + "\n".join(differ)
+        )
+        failed.line = listing.shown_line
+        failed.text = (listing.shown.splitlines() or [""])[0]
+        raise failed
 
 
 def _working_form(kernels: Path) -> None:
