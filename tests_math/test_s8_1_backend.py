@@ -3,11 +3,11 @@ included). torch.compile is not OpenXLA: PyTorch/XLA is a separate path. (Where 
 installed, "the forward did not import it" cannot fail, so the test checks only what Inductor wrote.)"""
 
 import importlib.util
-import re
 import sys
 
 import pytest
 
+from stackcheck.evidence.compiles import assert_matmul_compiled, inductor_code
 from stackcheck.evidence.numerics import assert_matches_reference, make_inputs, reference_forward
 from stackcheck.stacks.available import need
 from stackcheck.stacks.params import stack_params
@@ -18,19 +18,10 @@ from stackcheck.stacks.records import torch_in, torch_out
 @pytest.mark.parametrize("stack, device", stack_params("torch_compile"))
 def test_the_compiled_forward_runs_through_inductor_not_xla(impl, stack, device):
     torch = need("torch")
-    from torch._inductor import config
-    from torch._inductor.utils import run_and_get_code
-
     x, w, b = make_inputs(16, 8, 4, seed=71)
     torch._dynamo.reset()  # compile afresh: Inductor writes its code while the forward runs
-    with config.patch(fx_graph_cache=False):
-        y, codes = run_and_get_code(impl.torch_compiled_forward, *torch_in((x, w, b), device, "float32"))
-    assert codes and "async_compile" in codes[0], "the compiled forward went through Inductor: it wrote code"
-    written = "\n".join(codes)
-    assert re.search(r"extern_kernels\.(mm|addmm|bmm)\b|_tem_fused|\baten\.mm\b", written), (
-        "the whole forward is compiled, its matmul included (Inductor calls a library GEMM or writes a template "
-        "kernel for it); the code holds no matmul, so X @ W ran outside the compiled program"
-    )
+    y, codes = inductor_code(impl.torch_compiled_forward, *torch_in((x, w, b), device, "float32"))
+    assert_matmul_compiled(codes)
     if importlib.util.find_spec("torch_xla") is not None:  # only where it could have been used
         assert "torch_xla" not in sys.modules, "torch.compile does not use PyTorch/XLA"
     assert_matches_reference(

@@ -3,7 +3,7 @@ condition you will measure. Compiles per call of the implementation's compiled f
 
 import pytest
 
-from stackcheck.evidence.compiles import torch_compiles
+from stackcheck.evidence.compiles import assert_matmul_compiled, inductor_code, torch_compiles
 from stackcheck.evidence.numerics import assert_matches_reference, make_inputs, reference_forward
 from stackcheck.stacks.available import need
 from stackcheck.stacks.params import stack_params
@@ -18,9 +18,13 @@ def test_no_grad_after_a_grad_mode_warm_up_compiles_once_more(impl, stack, devic
     args = torch_in((x, w, b), device, "float32")
     torch._dynamo.reset()
     counts = []
-    for grad in (True, True, False, False):  # warm-up with grad enabled, then the 'measurement' under no_grad
+    for at, grad in enumerate((True, True, False, False)):  # warm-up with grad on, the 'measurement' under no_grad
         with torch.set_grad_enabled(grad), torch_compiles() as count:
-            y = impl.torch_compiled_forward(*args)
+            if at == 2:  # the recompile for no_grad: a program of the whole forward, matmul included
+                y, codes = inductor_code(impl.torch_compiled_forward, *args)
+                assert_matmul_compiled(codes)
+            else:
+                y = impl.torch_compiled_forward(*args)
         counts.append(count.compiles)
         assert_matches_reference(
             torch_out(y, "float32"),

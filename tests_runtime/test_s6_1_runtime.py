@@ -3,7 +3,7 @@ nothing, and each call gets a fresh output buffer: an earlier result is never ov
 
 import pytest
 
-from stackcheck.evidence.compiles import jax_compiles, torch_compiles
+from stackcheck.evidence.compiles import assert_matmul_compiled, inductor_code, jax_compiles, torch_compiles
 from stackcheck.evidence.numerics import assert_matches_reference, make_inputs, reference_forward
 from stackcheck.stacks.available import need
 from stackcheck.stacks.params import stack_params
@@ -19,9 +19,10 @@ def inputs(seeds):
 @pytest.mark.claim("S6.1-runtime")
 @pytest.mark.parametrize("stack, device", stack_params("torch_compile"))
 def test_torch_compiled_calls_reuse_the_program_not_the_output(impl, stack, device):
-    need("torch")
+    torch = need("torch")
     data = inputs((31, 32, 33))
-    impl.torch_compiled_forward(*torch_in(data[0], device, "float32"))  # compile once, outside the count
+    torch._dynamo.reset()  # compile once, outside the count: the program prepared holds the whole forward
+    assert_matmul_compiled(inductor_code(impl.torch_compiled_forward, *torch_in(data[0], device, "float32"))[1])
     with torch_compiles() as count:
         outs = [impl.torch_compiled_forward(*torch_in(d, device, "float32")) for d in data[1:]]
     assert count.compiles == 0, f"the second and third calls compile nothing: {count.compiles} compiles"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import re
 from dataclasses import dataclass
 
 
@@ -55,3 +56,27 @@ def fresh_jit(jax, fn):
     """A jitted ``fn`` that JAX has never seen: jit caches programs per Python function, and this
     wrapper is a new function each time, so its first call really traces and compiles."""
     return jax.jit(lambda *args: fn(*args))
+
+
+# A matmul in the code Inductor wrote: a library GEMM it calls, or a template kernel it generated.
+MATMUL_IN_CODE = re.compile(r"extern_kernels\.(mm|addmm|bmm)\b|_tem_fused|\baten\.mm\b")
+
+
+def inductor_code(fn, *args) -> tuple:
+    """(``fn(*args)``, the code Inductor wrote while it ran), with the FX graph cache off so that a
+    compile writes its code anew. Reset Dynamo first for a function compiled before."""
+    from torch._inductor import config
+    from torch._inductor.utils import run_and_get_code
+
+    with config.patch(fx_graph_cache=False):
+        return run_and_get_code(fn, *args)
+
+
+def assert_matmul_compiled(codes: list[str]) -> None:
+    """§8.1: the compiled forward went through Inductor (it wrote code) and that code holds the
+    matmul: X @ W is part of the compiled program, not run eagerly around a compiled tail."""
+    assert codes and "async_compile" in codes[0], "the compiled forward went through Inductor: it wrote code"
+    assert MATMUL_IN_CODE.search("\n".join(codes)), (
+        "the whole forward is compiled, its matmul included (Inductor calls a library GEMM or writes a template "
+        "kernel for it); the code holds no matmul, so X @ W ran outside the compiled program"
+    )
