@@ -135,6 +135,33 @@ def test_a_listing_must_print_what_the_course_shows(pytester):
     )
 
 
+FRAGMENT_DOC = """# a fragment
+<!-- stackcheck
+[given."1.1-numpy"]
+code = "import numpy as np\\nx = np.ones(3)"
+-->
+
+```python {section=1.1 stack=numpy device=cpu}
+y = x * 2
+```
+
+```python {section=1.2 stack=numpy device=cpu}
+z = q + 1
+```
+"""
+
+
+def test_a_fragment_runs_after_the_documents_preamble_and_says_so(pytester):
+    """§6.5's snippet leaves fn and x to the reader: the document's [given] supplies them, the listing
+    stays verbatim, and the report says how it ran; a fragment without one fails on the missing name."""
+    pytester.makefile(".md", course=FRAGMENT_DOC)
+    result = pytester.runpytest_inprocess("--course", "course.md", "-p", "no:cacheprovider")
+    result.assert_outcomes(passed=1, failed=1)
+    result.stdout.fnmatch_lines(
+        ["*§1.1*numpy*cpu*passed: ran after the gate's preamble*", "*listing §1.2 (numpy) fails: NameError*"]
+    )
+
+
 def test_listings_run_in_order_and_errata_are_reported(pytester):
     pytester.makefile(".md", course=DOC)
     result = pytester.runpytest_inprocess(

@@ -61,6 +61,7 @@ class Listing:
     file: str | None = None
     on_cuda: tuple[str, str] | None = None
     erratum: dict = field(default_factory=dict, compare=False)  # the document's known erratum, if any
+    given: str = field(default="", compare=False)  # the gate's preamble for a fragment (the document's [given])
     shown: str | None = None  # what the course shows it printing (a ```text {output} fence after it)
     shown_line: int = 0  # where that output starts in the Markdown file
     vary: tuple[str, ...] = ()  # line prefixes compared as prefixes only
@@ -108,7 +109,8 @@ def documents(spec: str) -> list[Path]:
 
 
 def metadata(text: str) -> dict:
-    """The document's ``<!-- stackcheck ... -->`` TOML block (errata), or {}."""
+    """The document's ``<!-- stackcheck ... -->`` TOML block (errata; given: the preamble a fragment of
+    the course runs after, by listing id), or {}."""
     found = METADATA.search(text)
     if not found:
         return {}
@@ -151,7 +153,8 @@ def _outputs(document: Document) -> list[tuple[int, int, str, tuple[str, ...]]]:
 def parse(document: Document):
     """Sybil parser: one Region per fenced listing, its Listing as ``parsed``, with the output fence
     that follows it before the next listing, if any."""
-    errata = metadata(document.text).get("errata", {})
+    meta = metadata(document.text)
+    errata, given = meta.get("errata", {}), meta.get("given", {})
     lexer = RawFencedCodeBlockLexer(info_pattern=INFO)
     regions = list(lexer(document))
     outputs = _outputs(document)
@@ -177,6 +180,7 @@ def parse(document: Document):
             info.get("file"),
             edit,
             errata.get(f"{info['section']}-{info['stack']}", {}),
+            given.get(f"{info['section']}-{info['stack']}", {}).get("code", ""),
             shown[2] if shown else None,
             shown[1] if shown else 0,
             shown[3] if shown else (),
@@ -262,6 +266,9 @@ def _exec_python(listing: Listing, ns: dict, path: str) -> None:
             ns["__notes__"][listing.id] = (
                 f"ran against the working form mojo/study_relu (§{listing.section}'s Mojo listing fails)"
             )
+    if listing.given:  # a fragment of the course (§6.5's fn and x): the document supplies what it uses
+        exec(compile(listing.given, f"<the gate's preamble for §{listing.section}>", "exec"), ns)
+        ns["__notes__"][listing.id] = "ran after the gate's preamble for the names the fragment leaves to the reader"
     code = compile("\n" * (listing.line - 1) + source, path, "exec")  # tracebacks point into the .md
     out = io.StringIO()
     try:
