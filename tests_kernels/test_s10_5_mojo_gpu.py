@@ -2,7 +2,8 @@
 
 On any machine its PTX (built for nvidia:90) must hold the bounds check: a `setp` against
 element_count - 1 branching past every global load and store. On CUDA the program runs at sizes
-no block divides and checks its result on the host (and a canary past the end)."""
+no block divides and checks its result on the host (and a canary past the end); and the course's own
+§10.5 listing, as written, runs and prints its own check."""
 
 import subprocess
 from pathlib import Path
@@ -53,3 +54,34 @@ def test_runs_on_the_gpu_and_checks_itself(request, sizes):
     done = subprocess.run([str(binary)], capture_output=True, text=True, env=env, timeout=120)
     assert done.returncode == 0, f"{binary.name} failed ({done.returncode}):\n{done.stdout}\n{done.stderr}"
     assert f"bias_relu check passed: N = {sizes['N']} M = {sizes['M']}" in done.stdout, done.stdout
+
+
+def course_program(tmp_path, prebuilt: str | None) -> tuple[Path, dict]:
+    """The course's §10.5 listing as a GPU program: from --mojo-prebuilt, else built here."""
+    name = mojo_build.listing_program_name("10.5")
+    if prebuilt:
+        binary = Path(prebuilt) / name
+        if not binary.exists():
+            pytest.fail(f"--mojo-prebuilt {prebuilt} has no {name}: make it with `python -m stackcheck.mojo_build`")
+        return binary, mojo_build.runtime_environment(Path(prebuilt))
+    if available.stack_missing("mojo"):
+        raise available.Missing(
+            f"{available.stack_missing('mojo')}; or pass --mojo-prebuilt DIR with programs built elsewhere", "mojo"
+        )
+    pytest.importorskip("sybil", reason="the course's listings are read with Sybil (pip install sybil)")
+    from stackcheck.course import listings
+
+    found = [ls for ls in listings.listings_of(listings.sybil().parse(listings.shipped())) if ls.section == "10.5"]
+    src = tmp_path / Path(found[0].file).name
+    src.write_text(found[0].source, encoding="utf-8")
+    return mojo_build.build(src, emit="exe"), mojo_build.runtime_environment()
+
+
+@pytest.mark.claim("S10.5-mojo-gpu")
+@pytest.mark.cuda
+def test_the_courses_program_runs_as_written_and_passes_its_own_check(request, tmp_path, evidence):
+    binary, env = course_program(tmp_path, request.config.getoption("mojo_prebuilt"))
+    done = subprocess.run([str(binary)], capture_output=True, text=True, env=env, timeout=120)
+    evidence(stdout=done.stdout[-400:])
+    assert done.returncode == 0, f"the §10.5 program failed ({done.returncode}):\n{done.stdout}\n{done.stderr}"
+    assert "bias_relu check passed" in done.stdout and "No compatible GPU found" not in done.stdout, done.stdout

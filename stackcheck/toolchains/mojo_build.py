@@ -128,8 +128,9 @@ def guard_problems(ptx: str, element_count: int) -> list[str]:
     return problems
 
 
-def prebuild(folder: Path, sizes_list: list[dict[str, int]]) -> None:
-    """Write executables for each size set, plus the Mojo runtime libraries, into ``folder``."""
+def prebuild(folder: Path, sizes_list: list[dict[str, int]], programs: dict[str, Path] | None = None) -> None:
+    """Write executables for each size set, and each of ``programs`` (name -> source) under its
+    name, plus the Mojo runtime libraries, into ``folder``."""
     import importlib.util
 
     folder.mkdir(parents=True, exist_ok=True)
@@ -137,6 +138,8 @@ def prebuild(folder: Path, sizes_list: list[dict[str, int]]) -> None:
     for sizes in sizes_list:
         exe = build(src, emit="exe", sizes=sizes)
         shutil.copy2(exe, folder / prebuilt_name(sizes))
+    for name, program in (programs or {}).items():
+        shutil.copy2(build(program, emit="exe"), folder / name)
     lib = Path(importlib.util.find_spec("modular").submodule_search_locations[0]) / "lib"
     for name in RUNTIME_LIBS:
         shutil.copy2(lib / name, folder / name)
@@ -146,11 +149,17 @@ def prebuilt_name(sizes: dict[str, int]) -> str:
     return "bias_relu_gpu_" + "_".join(f"{k}{v}" for k, v in sorted(sizes.items()))
 
 
-def main(argv: list[str]) -> int:
-    """``python -m stackcheck.mojo_build DIR``: build the GPU programs into DIR."""
+def main(argv: list[str], programs: dict[str, Path] | None = None) -> int:
+    """``python -m stackcheck.mojo_build DIR``: build the GPU programs (and ``programs``) into DIR."""
     if len(argv) != 1:
         print("usage: python -m stackcheck.mojo_build DIR", file=sys.stderr)
         return 2
-    prebuild(Path(argv[0]), list(GPU_SIZES))
-    print(f"wrote {len(GPU_SIZES)} programs and {len(RUNTIME_LIBS)} libraries to {argv[0]}")
+    prebuild(Path(argv[0]), list(GPU_SIZES), programs)
+    count = len(GPU_SIZES) + len(programs or {})
+    print(f"wrote {count} programs and {len(RUNTIME_LIBS)} libraries to {argv[0]}")
     return 0
+
+
+def listing_program_name(section: str) -> str:
+    """The prebuilt name of the course's standalone Mojo program of ``section`` (§10.5)."""
+    return f"course_listing_{section}"
