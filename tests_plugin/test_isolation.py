@@ -77,6 +77,21 @@ def test_the_childs_launches_reach_the_launches_record():
     assert grids == [(4,)]
 
 
+def test_nested_recordings_each_see_a_launch_once_and_unpatch_at_the_end():
+    from triton.runtime.interpreter import InterpretedFunction
+
+    from stackcheck.toolchains import triton_kernels
+
+    a, b = torch.zeros(3, 5), torch.zeros(5)
+    before = InterpretedFunction.run
+    with triton_kernels.recorded_launches() as outer:
+        with triton_kernels.recorded_launches() as inner:
+            triton_kernels.bias_relu(a, b, block_size=4)
+        triton_kernels.bias_relu(a, b, block_size=8)
+    assert inner == [(4,)] and outer == [(4,), (2,)], (inner, outer)
+    assert InterpretedFunction.run is before, "the launch method is restored once no recording is open"
+
+
 def test_cuda_tensors_and_other_functions_stay_in_process():
     assert not isolation.applies("numpy_forward", (torch.zeros(2),), {})
     assert not isolation.applies("triton_bias_relu", (torch.zeros(2, device="meta"),), {})

@@ -59,40 +59,46 @@ compiled_kernel, interpreted_kernel = jit_both(_bias_relu_kernel)
 
 
 RECORDING: list[list] = []  # the open recorded_launches() lists; every launch is appended to each
+_UNPATCHED: dict = {}  # the launch methods recorded_launches() replaced, while any recording is open
 
 
 def _grid_of(grid, kwargs) -> tuple:
     return tuple(grid(kwargs) if callable(grid) else grid)
 
 
+def _spying(original):
+    def run(self, *args, **kwargs):
+        if not kwargs.get("warmup"):
+            for recording in RECORDING:
+                recording.append(_grid_of(kwargs["grid"], kwargs))
+        return original(self, *args, **kwargs)
+
+    return run
+
+
 @contextlib.contextmanager
 def recorded_launches():
     """The grid of every Triton kernel launched inside (compiled or interpreted, the suite's or a
-    student's own kernel), in order, as a list that grows while the block runs (course §11.3)."""
+    student's own kernel), in order, as a list that grows while the block runs (course §11.3).
+    Recordings nest: the launch methods are patched once, by the first one open, and each launch
+    goes once into every open recording."""
     from triton.runtime.interpreter import InterpretedFunction
     from triton.runtime.jit import JITFunction
 
     grids: list = []
-    originals = {kind: kind.run for kind in (JITFunction, InterpretedFunction)}
-
-    def spying(original):
-        def run(self, *args, **kwargs):
-            if not kwargs.get("warmup"):
-                for recording in RECORDING:
-                    recording.append(_grid_of(kwargs["grid"], kwargs))
-            return original(self, *args, **kwargs)
-
-        return run
-
+    if not RECORDING:
+        for kind in (JITFunction, InterpretedFunction):
+            _UNPATCHED[kind] = kind.run
+            kind.run = _spying(kind.run)
     RECORDING.append(grids)
-    for kind, original in originals.items():
-        kind.run = spying(original)
     try:
         yield grids
     finally:
-        for kind, original in originals.items():
-            kind.run = original
-        RECORDING.remove(grids)
+        del RECORDING[next(i for i, open_one in enumerate(RECORDING) if open_one is grids)]  # by identity
+        if not RECORDING:
+            for kind, original in _UNPATCHED.items():
+                kind.run = original
+            _UNPATCHED.clear()
 
 
 def _mul_add_kernel(a_ptr, b_ptr, c_ptr, y_ptr, n_elements, BLOCK_SIZE: tl.constexpr):
