@@ -76,8 +76,10 @@ def test_swapped_working_sets_are_caught():
     counters.assert_l2_reuse(small, large, 5, 15_000_000, 2**30)
     with pytest.raises(AssertionError, match="inside L2 was re-read"):
         counters.assert_l2_reuse(large, large, 5, 15_000_000, 2**30)
-    with pytest.raises(AssertionError, match="inside L2 was re-read"):  # evicted as often as not: no reuse
+    with pytest.raises(pytest.skip.Exception, match="inconclusive"):  # evicted as often as not: undecided
         counters.assert_l2_reuse(small[:1] + small[2:3] * 2 + small[1:2] * 2, large, 5, 15_000_000, 2**30)
+    with pytest.raises(AssertionError, match="inside L2 was re-read"):  # no pass kept it: no reuse
+        counters.assert_l2_reuse(small[:1] + small[2:3] * 4, large, 5, 15_000_000, 2**30)
 
 
 class _Device:

@@ -223,7 +223,9 @@ XLA_STAGES = {
     "hardware-independent optimization": re.compile(r"\.after_(?:algsimp|simplify|cse|dce)"),
     "target-specific optimization": re.compile(r"\.after_layout-assignment"),
     "library call selection": re.compile(r"\.after_[\w-]*(?:dot-library|gemm|cublas)"),
-    "code generation": re.compile(r"\.(?:ll|ptx|o|cubin)$"),  # LLVM IR and the target's own (the GPU's PTX)
+    # The CPU's LLVM IR and object file; the GPU's thunk sequence, the kernels and library calls its
+    # code generation produced (XLA on the H200 dumps no .ll or .ptx for this program).
+    "code generation": re.compile(r"\.(?:ll|ptx|o|cubin)$|\.thunk_sequence\.txt$"),
 }
 
 
