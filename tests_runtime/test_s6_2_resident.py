@@ -22,6 +22,9 @@ def test_no_transfers_once_resident(impl, device):
         for _ in range(5):
             y = forward(*resident)  # weights and inputs are on the device: nothing to copy
         impl.jax_sync(y)
+        assert isinstance(y, jax.Array) and y.devices() == {target}, (
+            f"Y stays on the device, a JAX array there: got {type(y).__name__}"
+        )
         with pytest.raises(Exception, match=r"(?i)disallowed"):
             jax.jit(lambda p: p + 1)(x)  # the guard does catch a host array handed to a program
     assert_matches_reference(np.asarray(y), reference_forward(x, w, b), dtype="float32", k=32)

@@ -64,12 +64,16 @@ MATMUL_IN_CODE = re.compile(r"extern_kernels\.(mm|addmm|bmm)\b|_tem_fused|\baten
 
 def inductor_code(fn, *args) -> tuple:
     """(``fn(*args)``, the code Inductor wrote while it ran), with the FX graph cache off so that a
-    compile writes its code anew. Reset Dynamo first for a function compiled before."""
-    from torch._inductor import config
-    from torch._inductor.utils import run_and_get_code
+    compile writes its code anew. Unlike torch's run_and_get_code it leaves Dynamo's caches alone
+    (a caller counting recompiles needs them): reset Dynamo first for a function compiled before."""
+    from unittest import mock
 
-    with config.patch(fx_graph_cache=False):
-        return run_and_get_code(fn, *args)
+    from torch._inductor import config
+    from torch._inductor.graph import GraphLowering
+
+    written: list[str] = []
+    with config.patch(fx_graph_cache=False), mock.patch.object(GraphLowering, "save_output_code", written.append):
+        return fn(*args), written
 
 
 def assert_matmul_compiled(codes: list[str]) -> None:
