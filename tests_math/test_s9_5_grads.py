@@ -1,4 +1,5 @@
-"""§9.5: JAX value_and_grad on the hand example: loss 9.5625, and the gradients of torch and the closed form.
+"""§9.5: JAX value_and_grad on the hand example: loss 9.5625, and the gradients of torch and the closed form;
+"이 계산도 컴파일과 실행의 대상이 된다": the implementation's loss and gradients are one compiled program.
 
 Every value of this example is a small multiple of a power of two, so all comparisons are exact.
 """
@@ -6,11 +7,12 @@ Every value of this example is a small multiple of a power of two, so all compar
 import numpy as np
 import pytest
 
+from stackcheck.evidence.compiles import jax_compiles
 from stackcheck.evidence.gradients import closed_form
-from stackcheck.evidence.numerics import assert_exact
+from stackcheck.evidence.numerics import assert_exact, assert_matches_reference, make_inputs
 from stackcheck.stacks.available import need
 from stackcheck.stacks.params import device_params, stack_params
-from stackcheck.stacks.records import jax_device
+from stackcheck.stacks.records import jax_device, jax_in
 
 
 @pytest.mark.claim("S9.5-grads")
@@ -36,3 +38,18 @@ def test_jax_gradients_equal_torch_gradients(impl, hand_example, device):
     _, jax_grads = impl.jax_loss_and_grads(*(jax.numpy.asarray(ex[k]) for k in "xwb"))
     for name, t, j in zip(("dX", "dW", "db"), torch_grads, jax_grads):
         assert_exact(t.cpu().numpy(), np.asarray(j), what=f"torch {name} vs JAX {name}", device=device)
+
+
+@pytest.mark.claim("S9.5-grads")
+@pytest.mark.parametrize("stack, device", stack_params("jax"))
+def test_the_gradient_is_one_compiled_program(impl, stack, device):
+    """The first call on a shape new to this process compiles exactly one program, loss and all three
+    gradients in it (value_and_grad under jax.jit); op by op it would compile one per primitive."""
+    jax = need("jax")
+    x, w, b = make_inputs(11, 7, 5, seed=159)  # a shape no other test uses: nothing of it is cached
+    with jax_compiles() as count:
+        loss, grads = jax.block_until_ready(impl.jax_loss_and_grads(*jax_in((x, w, b), device, "float32")))
+    assert count.compiles == 1, f"loss and gradients compiled as {count.compiles} programs, not one"
+    exact = closed_form(x, w, b)
+    for name, got in zip(("loss", "dX", "dW", "db"), (loss, *grads)):
+        assert_matches_reference(np.asarray(got), exact[name], dtype="float32", k=7, what=f"JAX {name}", stack=stack)
