@@ -189,6 +189,21 @@ def test_s9_3_backend_check_refuses_one_backend_twice():
         )
 
 
+@pytest.mark.meta
+@pytest.mark.mutant_for("S3.2-variants")
+@pytest.mark.jax
+def test_s3_2_check_refuses_variants_compiled_without_fusion():
+    """S3.2's check, fed the same lines compiled with XLA's fusion pass switched off (every
+    elementwise op its own kernel: GELU takes many more than ReLU), refuses them."""
+    jax = need("jax")
+    args = (jax.numpy.ones((64, 32)), jax.numpy.ones((32, 16)), jax.numpy.ones(16))
+    lines = {"relu+bias": lambda x, w, b: jax.nn.relu(x @ w + b), "gelu": lambda x, w, b: jax.nn.gelu(x @ w)}
+    unfused = {"xla_disable_hlo_passes": "fusion"}
+    kernels = {n: len(ir.hlo_kernels(jax.jit(f).lower(*args).compile(unfused).as_text())) for n, f in lines.items()}
+    with pytest.raises(AssertionError, match="one fused elementwise kernel"):
+        ir.assert_variants_fuse_alike(kernels)
+
+
 def _second_matmul_used(jax, p, q, r):
     return jax.nn.relu(p @ q + r) + 0 * jax.numpy.sin(p @ (q + 1))  # 0 * it is kept: it could be NaN
 

@@ -156,6 +156,25 @@ def assert_backends_name_the_matmul_differently(by_backend: dict[str, str]) -> d
     return by_backend
 
 
+NOT_KERNELS = {"parameter", "constant", "bitcast", "tuple", "get-tuple-element", "copy"}
+
+
+def hlo_kernels(hlo: str) -> list[str]:
+    """The instructions of an optimized HLO module's ENTRY that run as kernels or library calls (its
+    fusions, dots, custom calls), by opcode: parameters, constants and views left out."""
+    found = (re.search(r"= \S+ ([a-z][\w\-]*)\(", line) for line in hlo_entry(hlo))
+    return [m[1] for m in found if m and m[1] not in NOT_KERNELS]
+
+
+def assert_variants_fuse_alike(kernels: dict[str, int], most: int = 2) -> dict[str, int]:
+    """§3.2: ``kernels[variant]``, the kernels of each variant of the line (another activation, no
+    bias): each compiles to the matmul and at most one more kernel for everything elementwise, as many
+    as the course's ReLU(X @ W + b) ("relu+bias") does."""
+    assert all(n <= most for n in kernels.values()), f"a matmul and one fused elementwise kernel each: {kernels}"
+    assert len(set(kernels.values())) == 1, f"every variant compiles like ReLU(X @ W + b): {kernels}"
+    return kernels
+
+
 def hlo_opcodes(hlo: str) -> list[str]:
     """The opcode of every instruction of an optimized HLO module (fused computations included)."""
     return re.findall(r"^\s*(?:ROOT )?%?[\w.\-]+ = \S+ ([a-z][\w\-]*)\(", hlo, re.M)

@@ -1,0 +1,42 @@
+"""§3.2: "실제 최신 Transformer가 반드시 ReLU와 bias를 사용하지는 않는다. GELU, SiLU, SwiGLU와 같은 변형을
+사용하거나 bias를 생략할 수 있다." The structure the week teaches carries over: X @ W with GELU or SiLU
+and no bias compiles, under jax.jit, like the course's ReLU(X @ W + b): the matmul and one fused
+kernel for the elementwise rest, however many elementwise ops the activation takes; each gives the
+float64 reference's numbers."""
+
+import numpy as np
+import pytest
+
+from stackcheck.evidence.numerics import assert_matches_reference, make_inputs
+from stackcheck.stacks.available import need
+from stackcheck.stacks.params import stack_params
+from stackcheck.stacks.records import jax_in, jax_out
+from stackcheck.toolchains import ir
+
+
+def variants(jax):
+    """name -> (the JAX line, its float64 NumPy reference)."""
+
+    def gelu(z):  # jax.nn.gelu's default, the tanh approximation
+        return 0.5 * z * (1 + np.tanh(np.sqrt(2 / np.pi) * (z + 0.044715 * z**3)))
+
+    return {
+        "relu+bias": (lambda x, w, b: jax.nn.relu(x @ w + b), lambda x, w, b: np.maximum(x @ w + b, 0)),
+        "gelu": (lambda x, w, b: jax.nn.gelu(x @ w), lambda x, w, b: gelu(x @ w)),
+        "silu": (lambda x, w, b: jax.nn.silu(x @ w), lambda x, w, b: (x @ w) / (1 + np.exp(-(x @ w)))),
+    }
+
+
+@pytest.mark.claim("S3.2-variants")
+@pytest.mark.parametrize("stack, device", stack_params("jax"))
+def test_other_activations_and_no_bias_compile_like_the_course_line(evidence, stack, device):
+    jax = need("jax")
+    x, w, b = make_inputs(64, 32, 16, seed=160)
+    args = jax_in((x, w, b), device, "float32")
+    kernels = {}
+    for name, (line, reference) in variants(jax).items():
+        compiled = jax.jit(line).lower(*args).compile()
+        kernels[name] = len(ir.hlo_kernels(compiled.as_text()))
+        want = reference(*(a.astype(np.float64) for a in (x, w, b)))
+        assert_matches_reference(jax_out(compiled(*args), "float32"), want, dtype="float32", k=32, what=name)
+    evidence(device=device, kernels=ir.assert_variants_fuse_alike(kernels))
