@@ -1,8 +1,8 @@
 """§3.2: "실제 최신 Transformer가 반드시 ReLU와 bias를 사용하지는 않는다. GELU, SiLU, SwiGLU와 같은 변형을
 사용하거나 bias를 생략할 수 있다." The structure the week teaches carries over: X @ W with GELU or SiLU
-and no bias compiles, under jax.jit, like the course's ReLU(X @ W + b): the matmul and one fused
-kernel for the elementwise rest, however many elementwise ops the activation takes; each gives the
-float64 reference's numbers."""
+and no bias compiles, under jax.jit, like the course's ReLU(X @ W + b): the matmul and at most one
+fused kernel for the elementwise rest, however many elementwise ops the activation takes (on the H200
+ReLU and bias fuse into the GEMM itself); each gives the float64 reference's numbers."""
 
 import numpy as np
 import pytest
