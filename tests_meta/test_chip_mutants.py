@@ -244,8 +244,9 @@ def test_a_forward_with_a_hidden_sync_is_caught_on_the_gpu():
         return torch.relu(y @ w)
 
     runs = timing.waits_each_vs_once(checked, x, torch.cuda.synchronize, torch.cuda.synchronize, 100)
+    print("hidden sync: wait each / wait once =", round(timing.ratio(runs["wait each"], runs["wait once"]), 3))
     with pytest.raises((AssertionError, pytest.skip.Exception)):  # a skip: too noisy to tell, never a pass
-        timing.assert_waits_leave_the_device_idle(runs, 1.2)
+        timing.assert_waits_leave_the_device_idle(runs, 1.15)  # S6.4-sync-idle's line
 
 
 @pytest.mark.meta

@@ -13,7 +13,10 @@ from stackcheck.stacks.params import device_params
 
 STEPS = 100
 N = 1024  # recorded on the H200, 3 series each: 1.22-1.26 at N = 64 to 512, 1.485-1.491 at 1024
-MARGIN = 1.2  # a forward that waits inside reads about 1.0
+# Recorded at N = 1024 on the H200: 1.485-1.491 alone, 1.53 among 16 test workers, 1.61 and 1.64
+# among 4: the line sits 0.335 below the lowest, over twice the spread (0.155). A forward that waits
+# inside reads about 1.0.
+MARGIN = 1.15
 
 
 @pytest.mark.claim("S6.4-sync-idle")
