@@ -235,8 +235,8 @@ def test_a_forward_with_a_hidden_sync_is_caught_on_the_gpu():
     waits anyway, and the chain's two timings agree."""
     import torch
 
-    x = torch.ones(256, 256, device="cuda")
-    w = torch.full((256, 256), 1 / 256, device="cuda")
+    x = torch.ones(1024, 1024, device="cuda")  # the claim test's size: a sync's own cost is a sliver of a step
+    w = torch.full((1024, 1024), 1 / 1024, device="cuda")
 
     def checked(y):
         if not torch.isfinite(y).all():  # bool() of a GPU tensor waits for it
