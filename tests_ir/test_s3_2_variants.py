@@ -38,5 +38,6 @@ def test_other_activations_and_no_bias_compile_like_the_course_line(evidence, st
         compiled = jax.jit(line).lower(*args).compile()
         kernels[name] = len(ir.hlo_kernels(compiled.as_text()))
         want = reference(*(a.astype(np.float64) for a in (x, w, b)))
-        assert_matches_reference(jax_out(compiled(*args), "float32"), want, dtype="float32", k=32, what=name)
+        got = jax_out(compiled(*args), "float32")
+        assert_matches_reference(got, want, dtype="float32", k=32, what=name, stack=stack, device=device)
     evidence(device=device, kernels=ir.assert_variants_fuse_alike(kernels))
