@@ -1,9 +1,11 @@
 """§9.1: PJRT is the API between JAX and the device: a client that owns devices and compiles, the
-buffers results live in, and the loaded executable that runs. Read off what JAX hands back."""
+buffers results live in, and the loaded executable that runs. Read off what JAX hands back; and the
+implementation's forward, called again, runs the executable already loaded (PJRT compiles nothing)."""
 
 import numpy as np
 import pytest
 
+from stackcheck.evidence.compiles import jax_compiles
 from stackcheck.evidence.numerics import assert_matches_reference, make_inputs, reference_forward
 from stackcheck.stacks.available import need
 from stackcheck.stacks.params import device_params
@@ -16,6 +18,9 @@ def test_client_device_buffer_and_loaded_executable(impl, device, evidence):
     jax = need("jax")
     x, w, b = jax_in(make_inputs(8, 6, 4, seed=91), device, "float32")
     y = impl.jax_forward(x, w, b)
+    with jax_compiles() as count:  # the same shapes again: the loaded executable runs, nothing compiles
+        jax.block_until_ready(impl.jax_forward(x, w, b))
+    assert count.compiles == 0, f"a second call of the forward compiled {count.compiles} programs: nothing was reused"
     (where,) = y.devices()  # the result is a buffer on one PJRT device ...
     client = where.client  # ... of a PJRT client, which owns the devices and compiles
     loaded = jax.jit(impl.jax_forward).lower(x, w, b).compile().runtime_executable()
