@@ -4,7 +4,6 @@ stackcheck.toolchains.mojo_build): the suite's own, and the course's standalone 
 (§10.5's listing, which prints its own check)."""
 
 import sys
-import tempfile
 from pathlib import Path
 
 from stackcheck.toolchains.mojo_build import listing_program_name, main
@@ -25,5 +24,4 @@ def course_programs(folder: Path) -> dict[str, Path]:
 
 
 if __name__ == "__main__":
-    with tempfile.TemporaryDirectory() as scratch:
-        sys.exit(main(sys.argv[1:], course_programs(Path(scratch))))
+    sys.exit(main(sys.argv[1:], course_programs))

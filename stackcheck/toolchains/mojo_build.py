@@ -149,14 +149,18 @@ def prebuilt_name(sizes: dict[str, int]) -> str:
     return "bias_relu_gpu_" + "_".join(f"{k}{v}" for k, v in sorted(sizes.items()))
 
 
-def main(argv: list[str], programs: dict[str, Path] | None = None) -> int:
-    """``python -m stackcheck.mojo_build DIR``: build the GPU programs (and ``programs``) into DIR."""
+def main(argv: list[str], programs=None) -> int:
+    """``python -m stackcheck.mojo_build DIR``: build the GPU programs into DIR, and those
+    ``programs(scratch)`` writes into a scratch folder (name -> source), once DIR is known."""
+    import tempfile
+
     if len(argv) != 1:
         print("usage: python -m stackcheck.mojo_build DIR", file=sys.stderr)
         return 2
-    prebuild(Path(argv[0]), list(GPU_SIZES), programs)
-    count = len(GPU_SIZES) + len(programs or {})
-    print(f"wrote {count} programs and {len(RUNTIME_LIBS)} libraries to {argv[0]}")
+    with tempfile.TemporaryDirectory() as scratch:
+        extra = programs(Path(scratch)) if programs else {}
+        prebuild(Path(argv[0]), list(GPU_SIZES), extra)
+    print(f"wrote {len(GPU_SIZES) + len(extra)} programs and {len(RUNTIME_LIBS)} libraries to {argv[0]}")
     return 0
 
 
