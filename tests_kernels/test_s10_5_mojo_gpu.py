@@ -28,60 +28,52 @@ def test_ptx_guards_every_load_and_store(sizes):
     assert mojo_build.guard_problems(ptx, sizes["N"] * sizes["M"]) == []
 
 
-def program(sizes, prebuilt: str | None) -> tuple[Path, dict]:
-    """The GPU program for ``sizes``: from --mojo-prebuilt, else built here. Returns (binary, env)."""
+def binary(request, name: str, build_here) -> tuple[Path, dict]:
+    """The GPU program ``name``: from --mojo-prebuilt, else ``build_here()`` on this machine (which
+    needs Mojo). Returns (binary, environment to run it in)."""
+    prebuilt = request.config.getoption("mojo_prebuilt")
     if prebuilt:
-        binary = Path(prebuilt) / mojo_build.prebuilt_name(sizes)
-        if not binary.exists():
+        path = Path(prebuilt) / name
+        if not path.exists():
             pytest.fail(
-                f"--mojo-prebuilt {prebuilt} has no {binary.name}: make it with "
+                f"--mojo-prebuilt {prebuilt} has no {name}: make it with "
                 f"`python -m stackcheck.mojo_build {prebuilt}` on a machine with Mojo"
             )
-        return binary, mojo_build.runtime_environment(Path(prebuilt))
+        return path, mojo_build.runtime_environment(Path(prebuilt))
     if available.stack_missing("mojo"):
         raise available.Missing(
             f"{available.stack_missing('mojo')}; or pass --mojo-prebuilt DIR with programs built elsewhere", "mojo"
         )
-    binary = mojo_build.build(mojo_build.source("bias_relu_gpu.mojo"), emit="exe", sizes=sizes)
-    return binary, mojo_build.runtime_environment()
+    return build_here(), mojo_build.runtime_environment()
 
 
 @pytest.mark.claim("S10.5-mojo-gpu")
 @pytest.mark.cuda
 @pytest.mark.parametrize("sizes", SIZES, ids=_ids(SIZES))
 def test_runs_on_the_gpu_and_checks_itself(request, sizes):
-    binary, env = program(sizes, request.config.getoption("mojo_prebuilt"))
-    done = subprocess.run([str(binary)], capture_output=True, text=True, env=env, timeout=120)
-    assert done.returncode == 0, f"{binary.name} failed ({done.returncode}):\n{done.stdout}\n{done.stderr}"
+    program, env = binary(
+        request,
+        mojo_build.prebuilt_name(sizes),
+        lambda: mojo_build.build(mojo_build.source("bias_relu_gpu.mojo"), emit="exe", sizes=sizes),
+    )
+    done = subprocess.run([str(program)], capture_output=True, text=True, env=env, timeout=120)
+    assert done.returncode == 0, f"{program.name} failed ({done.returncode}):\n{done.stdout}\n{done.stderr}"
     assert f"bias_relu check passed: N = {sizes['N']} M = {sizes['M']}" in done.stdout, done.stdout
 
 
-def course_program(tmp_path, prebuilt: str | None) -> tuple[Path, dict]:
-    """The course's §10.5 listing as a GPU program: from --mojo-prebuilt, else built here."""
-    name = mojo_build.listing_program_name("10.5")
-    if prebuilt:
-        binary = Path(prebuilt) / name
-        if not binary.exists():
-            pytest.fail(f"--mojo-prebuilt {prebuilt} has no {name}: make it with `python -m stackcheck.mojo_build`")
-        return binary, mojo_build.runtime_environment(Path(prebuilt))
-    if available.stack_missing("mojo"):
-        raise available.Missing(
-            f"{available.stack_missing('mojo')}; or pass --mojo-prebuilt DIR with programs built elsewhere", "mojo"
-        )
+def course_program(tmp_path) -> Path:
+    """The course's §10.5 listing, as written, built here into a GPU program."""
     pytest.importorskip("sybil", reason="the course's listings are read with Sybil (pip install sybil)")
-    from stackcheck.course import listings
+    from stackcheck.mojo_build import course_programs
 
-    found = [ls for ls in listings.listings_of(listings.sybil().parse(listings.shipped())) if ls.section == "10.5"]
-    src = tmp_path / Path(found[0].file).name
-    src.write_text(found[0].source, encoding="utf-8")
-    return mojo_build.build(src, emit="exe"), mojo_build.runtime_environment()
+    return mojo_build.build(course_programs(tmp_path)[mojo_build.listing_program_name("10.5")], emit="exe")
 
 
 @pytest.mark.claim("S10.5-mojo-gpu")
 @pytest.mark.cuda
 def test_the_courses_program_runs_as_written_and_passes_its_own_check(request, tmp_path, evidence):
-    binary, env = course_program(tmp_path, request.config.getoption("mojo_prebuilt"))
-    done = subprocess.run([str(binary)], capture_output=True, text=True, env=env, timeout=120)
+    program, env = binary(request, mojo_build.listing_program_name("10.5"), lambda: course_program(tmp_path))
+    done = subprocess.run([str(program)], capture_output=True, text=True, env=env, timeout=120)
     evidence(stdout=done.stdout[-400:])
     assert done.returncode == 0, f"the §10.5 program failed ({done.returncode}):\n{done.stdout}\n{done.stderr}"
     assert "bias_relu check passed" in done.stdout and "No compatible GPU found" not in done.stdout, done.stdout
