@@ -243,8 +243,7 @@ def test_a_forward_with_a_hidden_sync_is_caught_on_the_gpu():
         return torch.relu(y @ w)
 
     checked(x)
-    each = [timing.device_idle_share(checked, x, torch.cuda.synchronize, 50) for _ in range(3)]
-    once = [timing.device_idle_share(checked, x, None, 50) for _ in range(3)]
+    each, once = timing.idle_shares(checked, x, torch.cuda.synchronize, 50, 3)
     print("hidden sync: idle shares, waiting each", [round(v, 3) for v in each], "once", [round(v, 3) for v in once])
     with pytest.raises(AssertionError, match="back to back"):
         timing.assert_waits_leave_the_device_idle(each, once, 0.05, 1.5)  # S6.4-sync-idle's lines

@@ -35,15 +35,8 @@ def test_waiting_after_every_step_leaves_the_gpu_idle(impl, evidence, device):
         return impl.torch_forward(y, wt, bt)
 
     step(xt)  # warm
-    shares = {"each": [], "once": []}
-    for _ in range(SERIES):  # interleaved
-        shares["each"].append(timing.device_idle_share(step, xt, lambda: impl.torch_sync(device), STEPS))
-        shares["once"].append(timing.device_idle_share(step, xt, None, STEPS))
-    evidence(
-        device=device,
-        steps=STEPS,
-        **timing.assert_waits_leave_the_device_idle(shares["each"], shares["once"], ONCE_MOST, FACTOR),
-    )
+    each, once = timing.idle_shares(step, xt, lambda: impl.torch_sync(device), STEPS, SERIES)
+    evidence(device=device, steps=STEPS, **timing.assert_waits_leave_the_device_idle(each, once, ONCE_MOST, FACTOR))
     want, got = x.astype("float64"), xt
     for _ in range(STEPS):
         want, got = (want @ w.astype("float64") + b).clip(min=0), step(got)

@@ -202,6 +202,16 @@ def device_idle_share(step: Callable, x, sync: Callable[[], None] | None, steps:
     return 1 - busy / max(reach - spans[0][0], 1e-9)
 
 
+def idle_shares(step: Callable, x, sync: Callable[[], None], steps: int, series: int) -> tuple[list, list]:
+    """§6.4: ``device_idle_share`` of ``series`` chains waited for after every step and as many waited
+    for once at the end, interleaved: (each, once)."""
+    each, once = [], []
+    for _ in range(series):
+        each.append(device_idle_share(step, x, sync, steps))
+        once.append(device_idle_share(step, x, None, steps))
+    return each, once
+
+
 def assert_waits_leave_the_device_idle(each: list[float], once: list[float], once_most: float, factor: float) -> dict:
     """§6.4: idle shares of the device (``device_idle_share``) over repeated chains, waiting after every
     step (``each``) and once at the end (``once``), by their medians. Submitted ahead, the steps'
