@@ -19,6 +19,10 @@ OPS = {
 }
 # What machine code looks like: PTX memory and predicate instructions, x86 vector moves.
 MACHINE = re.compile(r"^\s*(?:@%p\d+\s+)?(?:ld\.global|st\.global|setp\.\w+|vmovups|vfmadd\w*)\b", re.M)
+# An HLO instruction's opcode: "%dot.3 = f32[2,2]{1,0} dot(...)" -> "dot".
+HLO_OPCODE = re.compile(r"= \S+ ([a-z][\w\-]*)\(")
+# The pass number in a name of XLA's pass dump: "module_0001.jit_f.0007.algsimp.txt" -> "0007".
+PASS_NUMBER = re.compile(r"\.(\d{4})\.")
 
 
 def op_sequence(text: str) -> list[str]:
@@ -139,7 +143,7 @@ def hlo_matmul_op(hlo: str) -> str:
     for line in hlo_entry(hlo):
         if "dot_general" not in line:
             continue
-        opcode = re.search(r"= \S+ ([a-z][\w\-]*)\(", line)
+        opcode = HLO_OPCODE.search(line)
         details = (
             re.search(p, line) for p in (r'custom_call_target="([^"]+)"', r'"kind":"(__[\w$]+)"', r"kind=(k\w+)")
         )
@@ -162,7 +166,7 @@ NOT_KERNELS = {"parameter", "constant", "bitcast", "tuple", "get-tuple-element",
 def hlo_kernels(hlo: str) -> list[str]:
     """The instructions of an optimized HLO module's ENTRY that run as kernels or library calls (its
     fusions, dots, custom calls), by opcode: parameters, constants and views left out."""
-    found = (re.search(r"= \S+ ([a-z][\w\-]*)\(", line) for line in hlo_entry(hlo))
+    found = (HLO_OPCODE.search(line) for line in hlo_entry(hlo))
     return [m[1] for m in found if m and m[1] not in NOT_KERNELS]
 
 
@@ -255,10 +259,9 @@ def xla_pass_dump(forward, *args, folder) -> list[str]:
 
     options = {"xla_dump_to": str(folder), "xla_dump_hlo_pass_re": ".*", "xla_gpu_dump_llvmir": True}
     jax.jit(forward).lower(*args).compile(compiler_options=options)
-    numbered = re.compile(r"\.(\d{4})\.")
     names = [p.name for p in folder.iterdir()]
-    passes = sorted((n for n in names if numbered.search(n)), key=lambda n: int(numbered.search(n)[1]))
-    return passes + sorted(n for n in names if not numbered.search(n))
+    passes = sorted((n for n in names if PASS_NUMBER.search(n)), key=lambda n: int(PASS_NUMBER.search(n)[1]))
+    return passes + sorted(n for n in names if not PASS_NUMBER.search(n))
 
 
 def assert_xla_stages_in_order(names: list[str]) -> dict[str, str]:
@@ -266,7 +269,7 @@ def assert_xla_stages_in_order(names: list[str]) -> dict[str, str]:
     each stage."""
     first = {stage: next((i for i, n in enumerate(names) if p.search(n)), None) for stage, p in XLA_STAGES.items()}
     found = {stage: names[i] if i is not None else "missing" for stage, i in first.items()}
-    unnumbered = [n for n in names if not re.search(r"\.\d{4}\.", n)]
+    unnumbered = [n for n in names if not PASS_NUMBER.search(n)]
     assert None not in first.values(), f"every stage of XLA shows in its pass dump: {found}; other files: {unnumbered}"
     order = list(first.values())
     assert order == sorted(order), f"XLA's stages come in the course's order: {found}"
