@@ -275,7 +275,6 @@ def _exec_python(listing: Listing, ns: dict, path: str) -> None:
         with contextlib.redirect_stdout(out):
             exec(code, ns)
     except Exception as error:
-        sys.stdout.write(out.getvalue())
         first = f"{type(error).__name__}: {str(error).strip().splitlines()[0] if str(error).strip() else ''}"
         failed = ListingError(f"listing §{listing.section} ({listing.stack}) fails: {first}")
         frames = [f for f in traceback.extract_tb(error.__traceback__) if f.filename == path]
@@ -283,7 +282,8 @@ def _exec_python(listing: Listing, ns: dict, path: str) -> None:
             failed.line = frames[-1].lineno
             failed.text = (source.splitlines() or [""])[min(failed.line - listing.line, len(source.splitlines()) - 1)]
         raise failed from error
-    sys.stdout.write(out.getvalue())
+    finally:  # what the listing printed reaches the report, whether or not it failed
+        sys.stdout.write(out.getvalue())
     if listing.shown is not None:
         _compare_output(listing, out.getvalue())
 
