@@ -2,6 +2,8 @@
 
 import pytest
 
+from stackcheck.evidence.numerics import make_inputs
+
 pytestmark = pytest.mark.meta
 
 HOMEWORK = """
@@ -86,3 +88,31 @@ def test_reference_surface_is_documented():
     assert {"check_operands", "numpy_forward", "numpy_steps", "torch_forward", "broadcast_bias"} <= set(SURFACE)
     for name in SURFACE:
         assert f"``{name}" in reference.__doc__, f"{name} is missing from the surface table in reference.py"
+
+
+def test_a_fallback_traced_by_torch_compile_calls_the_students_check(tmp_path, monkeypatch):
+    """A student's own check_operands (or one imported from the reference) is what the fallback
+    torch_forward calls, also inside torch.compile: Dynamo guards the fallback's globals through their
+    module, which used to be the reference's, and failed five torch.compile tests with an internal
+    error ('NoneType' object is not subscriptable) for work that was right."""
+    torch = pytest.importorskip("torch")
+    from stackcheck.impl.loader import Impl, load_module
+
+    (tmp_path / "own_check.py").write_text(
+        "calls = []\n"
+        "def check_operands(x, w, b):\n"
+        "    calls.append(tuple(x.shape))\n"
+        "    if x.shape[1] != w.shape[0]:\n"
+        "        raise ValueError('K mismatch')\n"
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    student = load_module("own_check")
+    impl = Impl(student)
+
+    def forward(x, w, b):
+        return impl.torch_forward(x, w, b)
+
+    x, w, b = (torch.from_numpy(v) for v in make_inputs(4, 8, 3, seed=7))
+    y = torch.compile(forward, dynamic=False, backend="eager")(x, w, b)
+    assert student.calls == [(4, 8)], "the fallback ran the student's check while Dynamo traced it"
+    torch.testing.assert_close(y, torch.relu(x @ w + b))

@@ -86,6 +86,16 @@ def _last_frame_in(error: BaseException, spec: str) -> str:
     return f"{frame.filename}:{frame.lineno}: " if frame else ""
 
 
+def _fallback_namespace(module: ModuleType) -> dict:
+    """A copy of the reference module's globals, as the globals of a module of its own registered in
+    sys.modules (named after the student's): torch.compile, tracing a fallback, guards the globals it
+    reads by importing their module by name, which must give these, not the reference's own."""
+    fallback = ModuleType(f"{reference.__name__}.fallback_for_{module.__name__.replace('.', '_')}_{id(module):x}")
+    fallback.__dict__.update({k: v for k, v in vars(reference).items() if k not in ("__name__", "__spec__")})
+    sys.modules[fallback.__name__] = fallback
+    return fallback.__dict__
+
+
 def _rebound(fn, namespace: dict):
     """The reference function ``fn`` with its global names looked up in ``namespace``: a fallback
     that calls the student's versions of the other surface functions, not the reference's."""
@@ -144,7 +154,7 @@ class Impl:
         table = {n: contract.checked(n, getattr(module, n)) for n in self.provided}
         table.update({n: contract.not_attempted(n) for n in assigned or () if n not in table})
         table.update({n: contract.borrowed(n, source) for n, source in self.borrowed.items()})
-        namespace = dict(vars(reference))
+        namespace = _fallback_namespace(module) if module else dict(vars(reference))
         for name in (n for n in SURFACE if n not in table):
             table[name] = _rebound(getattr(reference, name), namespace) if module else getattr(reference, name)
         namespace.update(table)
