@@ -31,7 +31,7 @@ def assert_compiles_per_shape(counts: list[int], expected: list[int], policy: st
 
 
 @pytest.mark.claim("S12.4-dynamic")
-@pytest.mark.parametrize("stack, device", stack_params("torch_compile", devices=("cpu",)))
+@pytest.mark.parametrize("stack, device", stack_params("torch_compile", devices=("cpu", "cuda")))
 def test_a_dynamic_torch_compile_compiles_once_for_every_n(impl, stack, device):
     torch = need("torch")
     torch._dynamo.reset()
@@ -41,7 +41,7 @@ def test_a_dynamic_torch_compile_compiles_once_for_every_n(impl, stack, device):
 
 
 @pytest.mark.claim("S12.4-dynamic")
-@pytest.mark.parametrize("stack, device", stack_params("jax", devices=("cpu",)))
+@pytest.mark.parametrize("stack, device", stack_params("jax", devices=("cpu", "cuda")))
 def test_jax_jit_compiles_once_per_n(impl, stack, device):
     jax = need("jax")
     forward = fresh_jit(jax, impl.jax_forward)

@@ -22,7 +22,7 @@ def addresses(jax, forward, donate: bool, inputs, device: str):
 
 
 @pytest.mark.claim("S6.1-donate")
-@pytest.mark.parametrize("stack, device", stack_params("jax", devices=("cpu",)))
+@pytest.mark.parametrize("stack, device", stack_params("jax", devices=("cpu", "cuda")))
 def test_a_donated_input_buffer_holds_the_output(impl, evidence, stack, device):
     jax = need("jax")
     inputs = make_inputs(N, K, K, seed=61)
