@@ -83,12 +83,14 @@ def test_jax_jit_specializes_on_shape_and_dtype(impl, stack, device):
     )
 
 
-def compiles_per_call(impl, stack: str, device: str, calls: list[tuple]) -> list[int]:
-    """Programs compiled by each call of the implementation's compiled forward. The shapes must be
-    new to this process for JAX (whose caches other tests' workloads rely on); Dynamo is reset."""
+def compiles_per_call(impl, stack: str, device: str, calls: list[tuple], steps: bool = False) -> list[int]:
+    """Programs compiled by each call of the implementation's compiled forward (its Y from
+    ``jax_steps`` if ``steps``). The shapes must be new to this process for JAX (whose caches other
+    tests' workloads rely on); Dynamo is reset."""
     if stack == "jax":
         need("jax")
-        forward, counter = impl.jax_forward, jax_compiles
+        forward = (lambda x, w, b: impl.jax_steps(x, w, b)[2]) if steps else impl.jax_forward
+        counter = jax_compiles
         convert = lambda arrays: jax_in(arrays, device, "float32")  # noqa: E731
     else:
         need("torch")._dynamo.reset()
@@ -118,5 +120,19 @@ def test_the_compiled_forward_is_one_program_compiled_once(impl, stack, device):
     counts = compiles_per_call(impl, stack, device, [first, second])
     assert counts == [1, 0], (
         f"{stack}: programs compiled by the first and a repeated call: {counts} "
+        "(0 first: nothing was compiled; more than 1: op by op)"
+    )
+
+
+@pytest.mark.claim("S2.4-specialize")
+@pytest.mark.parametrize("stack, device", stack_params("jax"))
+def test_jax_steps_is_one_program_compiled_once(impl, stack, device):
+    """A, Z and Y come from one jitted program too: a jax_steps run op by op beside a jitted
+    jax_forward compiles a program per op (its shapes, 11 x 6 x 13, are used by no other test, so
+    no op of it is compiled already)."""
+    first, second = make_inputs(11, 6, 13, seed=33), make_inputs(11, 6, 13, seed=34)
+    counts = compiles_per_call(impl, stack, device, [first, second], steps=True)
+    assert counts == [1, 0], (
+        f"jax_steps: programs compiled by the first and a repeated call: {counts} "
         "(0 first: nothing was compiled; more than 1: op by op)"
     )
