@@ -48,6 +48,17 @@ def test_sequential_sum_is_exactly_left_to_right(impl):
 
 
 @pytest.mark.claim("MC13")
+@pytest.mark.parametrize("block", [64, 100])
+def test_blocked_sum_is_exactly_its_blocks_then_their_partials(impl, block):
+    """sum_blocked must be the left-to-right sums of each run of ``block`` elements, the last run
+    short (4099 elements divide by neither block), then their partials left to right, bit for bit."""
+    values = uniform((4099,), seed=14) * np.float32(1e4)
+    partials = [np.cumsum(values[i : i + block], dtype=np.float32)[-1] for i in range(0, len(values), block)]
+    blocked = np.cumsum(np.array(partials, dtype=np.float32), dtype=np.float32)[-1]
+    assert_exact(np.float32(impl.sum_blocked(values, block)), blocked, what=f"sum_blocked(v, {block})", seed=14)
+
+
+@pytest.mark.claim("MC13")
 @pytest.mark.numpy
 def test_float32_and_float64_accumulation_differ_but_agree_within_tolerance():
     x, w, b = make_inputs(16, 4096, 16, seed=13)
