@@ -2,7 +2,10 @@
 
 ReLU(-inf) = 0 (so `z * (z > 0)`, which makes NaN there, is wrong), ReLU(+inf) = +inf, and a
 negative Z gives exactly 0 (so a leaky ReLU, whose small slope fits inside the bf16 and fp16
-tolerances, is wrong). The bias carries the edge values into Z = X @ W + b."""
+tolerances, is wrong). The bias carries the edge values into Z = X @ W + b. Where the contract says so
+(NumPy, torch, torch.compile, JAX: max(Z, 0) as their own relu computes it), ReLU(NaN) is NaN, so a
+`where(z > 0, z, 0)`, which makes it 0, is wrong; the Triton and Mojo kernels of the course promise
+nothing for NaN (§10.4: "NaN 전파 ... 보장하는 범용 activation 구현이 아니다")."""
 
 import numpy as np
 import pytest
@@ -35,5 +38,25 @@ def test_relu_is_exact_at_the_edges(impl, stack, device, dtype):
         dtype=tolerance_row(stack, device, dtype),
         k=K,
         what="Y where Z is finite",
+        **where,
+    )
+
+
+NAN_BIAS = np.array([np.nan, 1.5, -1.5], dtype=np.float32)
+
+
+@pytest.mark.claim("X-numerics")
+@pytest.mark.parametrize("stack, device, dtype", stack_params("numpy", "torch", "torch_compile", "jax", dtypes=True))
+def test_relu_keeps_nan(impl, stack, device, dtype):
+    x, w, _ = make_inputs(N, K, len(NAN_BIAS), dtype, seed=18)
+    y = run_forward(impl, stack, device, x, w, NAN_BIAS, dtype)
+    where = dict(stack=stack, device=device, seed=18)
+    assert np.isnan(y[:, 0]).all(), f"ReLU(NaN) is NaN, as max(Z, 0) gives it; got {y[:, 0].tolist()}: {where}, {dtype}"
+    assert_matches_reference(
+        y[:, 1:],
+        reference_forward(x, w, NAN_BIAS)[:, 1:],
+        dtype=tolerance_row(stack, device, dtype),
+        k=K,
+        what="Y beside the NaN column",
         **where,
     )
