@@ -59,8 +59,8 @@ def _math_graph(impl, mojo: bool, kind: str = "math"):
         for dtype in LOW_PRECISION:
             low = getattr(DType, dtype)
             y_low = impl.max_steps(*(ops.cast(v, low) for v in (x, w, b)))[2]
-            outputs.append(ops.cast(y_low, DType.float32))
-            names.append(f"y_{dtype}")
+            outputs.append(ops.cast(y_low, DType.float32))  # NumPy has no bfloat16: Y comes out as float32
+            names.append(f"y_{dtype}" if y_low.dtype == low else f"y_{dtype} as {y_low.dtype.name}")
         if mojo:
             outputs.append(impl.mojo_relu(outputs[1]))
             names.append("y_mojo")

@@ -13,7 +13,16 @@ from typing import Callable
 
 import numpy as np
 
-from stackcheck.stacks.records import STACKS, jax_in, jax_out, numpy_in, numpy_out, torch_in, torch_out
+from stackcheck.stacks.records import (
+    STACKS,
+    assert_dtype_kept,
+    jax_in,
+    jax_out,
+    numpy_in,
+    numpy_out,
+    torch_in,
+    torch_out,
+)
 
 
 def _max_outputs(impl, device, x, w, b) -> dict[str, np.ndarray]:
@@ -53,7 +62,13 @@ def _max_steps(impl, device, dtype, x, w, b):
 
 
 def _max_forward(impl, device, dtype, x, w, b):
-    return _max_outputs(impl, device, x, w, b)["y" if dtype == "float32" else f"y_{dtype}"]
+    outs = _max_outputs(impl, device, x, w, b)
+    if dtype == "float32":
+        return outs["y"]
+    # the graph names a low-precision Y by the dtype max_steps gave it ("y_bfloat16 as float32")
+    changed = [name.split(" as ")[1] for name in outs if name.startswith(f"y_{dtype} as ")]
+    assert_dtype_kept(changed[0] if changed else dtype, dtype)
+    return outs[f"y_{dtype}"]
 
 
 def _triton_steps(impl, device, dtype, x, w, b):

@@ -31,7 +31,7 @@ def jax_device(device: str):
     return jax.devices(jax_platform(device))[0]
 
 
-def _kept(got, dtype: str) -> None:
+def assert_dtype_kept(got, dtype: str) -> None:
     if str(got).removeprefix("torch.") != dtype:
         raise AssertionError(f"the result is {got}, but the inputs were {dtype}: the path changed the dtype")
 
@@ -41,7 +41,7 @@ def numpy_in(arrays, device: str, dtype: str):
 
 
 def numpy_out(out, dtype: str) -> np.ndarray:
-    _kept(np.asarray(out).dtype, dtype)
+    assert_dtype_kept(np.asarray(out).dtype, dtype)
     return np.asarray(out, dtype=np.float64)
 
 
@@ -54,7 +54,7 @@ def torch_in(arrays, device: str, dtype: str):
 def torch_out(t, dtype: str) -> np.ndarray:
     import torch
 
-    _kept(t.dtype, dtype)
+    assert_dtype_kept(t.dtype, dtype)
     return t.detach().to("cpu", torch.float64).numpy()
 
 
@@ -67,7 +67,7 @@ def jax_in(arrays, device: str, dtype: str):
 
 
 def jax_out(a, dtype: str) -> np.ndarray:
-    _kept(a.dtype, dtype)
+    assert_dtype_kept(a.dtype, dtype)
     return np.asarray(a.astype("float32"), dtype=np.float64)
 
 
