@@ -165,6 +165,22 @@ def test_a_stub_met_in_a_child_process_is_not_attempted(pytester, suite_file):
     assert "compiling graph structure-gpu" not in result.stdout.str()
 
 
+def test_a_test_that_waits_for_a_compile_gets_the_compiles_time_not_the_homework_limit(pytester, suite_file):
+    """A clean CI run failed the test above with "timed out after 60 s": a test that waits for a cold MAX
+    graph compile (marked max_graph) is given the compile's limit; the student's own tests keep 60 s."""
+    folder = pytester.path / "hw"
+    folder.mkdir()
+    (folder / "homework.py").write_text(
+        "ASSIGNED = ('kernels',)\n\ndef mojo_package():\n    raise NotImplementedError\n"
+    )
+    tests = [suite_file("tests_kernels/test_s10_4_gpu_target.py"), suite_file("tests_kernels/test_s11_2_mask.py")]
+    reprec = pytester.inline_run(f"--homework={folder}", *tests, "--collect-only", "-p", "no:cacheprovider")
+    items = reprec.getcalls("pytest_collection_finish")[0].session.items
+    limits = {item.nodeid.split("::")[0].rsplit("/", 1)[-1]: item.get_closest_marker("timeout") for item in items}
+    assert limits["test_s10_4_gpu_target.py"].args == (900.0,), limits
+    assert limits["test_s11_2_mask.py"] is None, "a test of the student's kernel keeps the homework's limit"
+
+
 SEGFAULTS = '''
 
 def sum_blocked(values, block=8):

@@ -24,6 +24,7 @@ from stackcheck.stacks.records import STACKS
 
 OUTPUT_LINES = 40  # captured output kept per section (head and tail) when a student's code runs
 HOMEWORK = pytest.StashKey["Homework"]()
+OWN_TIMEOUT = pytest.StashKey[bool]()  # the homework set pytest-timeout's limit (none was given)
 CRASHED = pytest.StashKey[str]()  # what killed an earlier run in this test
 
 
@@ -76,6 +77,7 @@ def select_impl(config: pytest.Config) -> Impl:
     config.stash[HOMEWORK] = Homework(parts, assigned, path, os.path.join(os.path.dirname(path), "answers.toml"))
     if hasattr(config.option, "timeout") and config.option.timeout is None and not os.environ.get("PYTEST_TIMEOUT"):
         config.option.timeout = contract.TIMEOUT_S  # read by pytest-timeout's own pytest_configure, after this
+        config.stash[OWN_TIMEOUT] = True
     return Impl(module, assigned, borrowing)
 
 
@@ -154,7 +156,8 @@ def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool 
 @pytest.hookimpl(trylast=True)
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Drop the suite's self-tests and the tests of stacks the homework does not touch; mark the tests
-    that killed an earlier run of this submission (``--homework-crashed``, from stackcheck grade)."""
+    that killed an earlier run of this submission (``--homework-crashed``, from stackcheck grade); give
+    a test that waits for a MAX graph compile the compile's time, not the homework's per-test limit."""
     work = config.stash.get(HOMEWORK, None)
     if work is None:
         return
@@ -164,6 +167,8 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             item.stash[CRASHED] = crashed[item.nodeid]
     keep, drop = [], []
     for item in items:
+        if config.stash.get(OWN_TIMEOUT, False) and item.get_closest_marker("max_graph"):
+            item.add_marker(pytest.mark.timeout(contract.COMPILE_TIMEOUT_S))  # waits for a compile, not the student
         stacks = [s for s in STACKS if item.get_closest_marker(s)]
         direct = [s for s in stacks if not any(s in STACKS[o].uses for o in stacks)]  # triton, not its torch
         off = item.get_closest_marker("meta") or not all(assignment.stack_runs(s, work.assigned) for s in direct)
