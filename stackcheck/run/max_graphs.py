@@ -60,12 +60,26 @@ def _math_graph(impl, mojo: bool, kind: str = "math"):
             low = getattr(DType, dtype)
             y_low = impl.max_steps(*(ops.cast(v, low) for v in (x, w, b)))[2]
             outputs.append(ops.cast(y_low, DType.float32))  # NumPy has no bfloat16: Y comes out as float32
-            names.append(f"y_{dtype}" if y_low.dtype == low else f"y_{dtype} as {y_low.dtype.name}")
+            names.append(_low_precision_name(dtype, y_low.dtype.name))
         if mojo:
             outputs.append(impl.mojo_relu(outputs[1]))
             names.append("y_mojo")
         graph.output(*outputs)
     return graph, names, InferenceSession(devices=[device])
+
+
+def _low_precision_name(dtype: str, returned: str) -> str:
+    """The math graph's name for Y computed in ``dtype``, which max_steps gave back as ``returned``."""
+    return f"y_{dtype}" if returned == dtype else f"y_{dtype} as {returned}"
+
+
+def low_precision_y(outputs: dict, dtype: str) -> tuple:
+    """(Y computed in ``dtype``, the dtype max_steps gave it back in), from the math graph's outputs
+    (each Y cast to float32 there: NumPy has no bfloat16)."""
+    for name, y in outputs.items():
+        if name == f"y_{dtype}" or name.startswith(f"y_{dtype} as "):
+            return y, name.partition(" as ")[2] or dtype
+    raise KeyError(f"the math graph has no Y in {dtype}: {sorted(outputs)}")
 
 
 def on_device(kind: str, device: str) -> str:

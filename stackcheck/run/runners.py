@@ -62,13 +62,14 @@ def _max_steps(impl, device, dtype, x, w, b):
 
 
 def _max_forward(impl, device, dtype, x, w, b):
+    from stackcheck.run import max_graphs
+
     outs = _max_outputs(impl, device, x, w, b)
     if dtype == "float32":
         return outs["y"]
-    # the graph names a low-precision Y by the dtype max_steps gave it ("y_bfloat16 as float32")
-    changed = [name.split(" as ")[1] for name in outs if name.startswith(f"y_{dtype} as ")]
-    assert_dtype_kept(changed[0] if changed else dtype, dtype)
-    return outs[f"y_{dtype}"]
+    y, returned = max_graphs.low_precision_y(outs, dtype)
+    assert_dtype_kept(returned, dtype)
+    return y
 
 
 def _triton_steps(impl, device, dtype, x, w, b):
