@@ -33,14 +33,16 @@ def pytest_configure(config: pytest.Config) -> None:
 
 @pytest.hookimpl(optionalhook=True, tryfirst=True)
 def pytest_xdist_auto_num_workers(config: pytest.Config) -> int | None:
-    """``-n auto`` in a stackcheck run on a GPU host: a few workers a GPU (gpus.auto_workers), not one
-    a core. PYTEST_XDIST_AUTO_NUM_WORKERS, xdist's own override, still wins."""
+    """``-n auto`` in a stackcheck run on a GPU host: a few workers a GPU (gpus.auto_workers), as many
+    as its memory holds (device_profile.Profile.workers), not one a core.
+    PYTEST_XDIST_AUTO_NUM_WORKERS, xdist's own override, still wins."""
     import os
 
     from stackcheck.plugin import options
 
     if os.environ.get("PYTEST_XDIST_AUTO_NUM_WORKERS") or not options.activates(config):
         return None
-    from stackcheck.evidence import gpus
+    from stackcheck.evidence import device_profile, gpus
 
-    return gpus.auto_workers(os.cpu_count())
+    profile = device_profile.current()
+    return gpus.auto_workers(os.cpu_count(), per_gpu=profile.workers if profile else gpus.WORKERS_PER_GPU)

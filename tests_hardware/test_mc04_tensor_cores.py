@@ -22,16 +22,18 @@ def gemv(dtype: str, tf32: bool) -> counters.Request:
     return counters.request("matmul", n=1, m=N, k=N, dtype=dtype, tf32=tf32)
 
 
-def case(dtype: str, tf32: bool, tensor_cores: bool, tolerance: str, id: str):
-    """(dtype, TF32 allowed, expected on the tensor pipe, the tolerance row its result is held to)"""
+def case(dtype: str, tf32: bool, tensor_cores: bool, tolerance: str, id: str, needs: tuple[str, ...] = ()):
+    """(dtype, TF32 allowed, expected on the tensor pipe, the tolerance row its result is held to);
+    ``needs``: the tensor cores the GPU must have for the case to say anything (device_profile)."""
     profiled = [gemm(dtype, tf32)] + ([gemv(dtype, tf32)] if tensor_cores else [])
-    return pytest.param(dtype, tf32, tensor_cores, tolerance, id=id, marks=pytest.mark.ncu(*profiled))
+    marks = [pytest.mark.ncu(*profiled), pytest.mark.gpu_needs(*needs)]
+    return pytest.param(dtype, tf32, tensor_cores, tolerance, id=id, marks=marks)
 
 
 CASES = [
-    case("bfloat16", False, True, "bfloat16", id="bf16"),
+    case("bfloat16", False, True, "bfloat16", id="bf16", needs=("bf16-tensor-cores",)),
     case("float16", False, True, "float16", id="fp16"),
-    case("float32", True, True, "tfloat32", id="fp32-tf32"),
+    case("float32", True, True, "tfloat32", id="fp32-tf32", needs=("tf32",)),
     case("float32", False, False, "float32", id="fp32-ieee"),
 ]
 

@@ -31,6 +31,7 @@ def bias_relu_checked(impl, device: str, n: int = 257, m: int = 129):
 @pytest.mark.claim("MC05")
 @pytest.mark.parametrize("device", device_params("triton", devices=("cuda",)))
 @pytest.mark.ncu(BIAS_RELU, FUSED)
+@pytest.mark.gpu_needs("tf32")  # the fused kernel's float32 dot is on the tensor pipe only in TF32
 def test_bias_relu_counts_no_tensor_pipe_and_the_fused_dot_does(impl, device, evidence):
     elementwise, fused = counters.profile(BIAS_RELU), counters.profile(FUSED)
     evidence(bias_relu=[k.summary() for k in elementwise], fused=[k.summary() for k in fused])

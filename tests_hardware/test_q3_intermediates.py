@@ -5,6 +5,7 @@ the H200's DRAM counters, and on any machine from XLA's cost analysis."""
 import numpy as np
 import pytest
 
+from stackcheck.evidence import device_profile
 from stackcheck.evidence.numerics import as_numpy, assert_matches_reference, make_inputs, reference_forward
 from stackcheck.homework.checkpoints import intermediate_traffic_mb
 from stackcheck.stacks.available import need
@@ -12,9 +13,20 @@ from stackcheck.toolchains import counters, ir
 
 # §7's example: A, Z and Y are 16 MB each (2048 x 2048 float32)
 COURSE_N = COURSE_M = 2048
-# measured well past the H200's 60 MB L2: each [N, M] float32 tensor is 256 MiB
+# measured well past any L2 (the H200's is 60 MB): each [N, M] float32 tensor is 256 MiB
 N = M = 8192
-K = 256
+
+
+def inner_size(profile: device_profile.Profile | None) -> int:
+    """K: the compulsory bytes count X and W once, so both must stay in L2 while the GEMM reads them
+    (at most half of it); 256 where that fits (16 MiB), less on a small L2 (a T4's 4 MiB: K = 32)."""
+    k = 256
+    while profile is not None and k > 8 and (N + M) * k * 4 > profile.l2_bytes // 2:
+        k //= 2
+    return k
+
+
+K = inner_size(device_profile.current())
 EAGER, FUSED = (
     counters.request(w, metrics=counters.TRAFFIC, n=N, m=M, k=K) for w in ("eager_forward", "fused_forward")
 )

@@ -33,10 +33,9 @@ def test_inductor_fuses_bias_and_relu_after_a_library_matmul(impl, torch_inputs,
 
 @pytest.mark.claim("S5.2-fusion")
 @pytest.mark.parametrize("device", device_params("torch_compile", devices=("cuda",)))
+@pytest.mark.gpu_needs("gemm-templates")
 def test_max_autotune_fuses_matmul_add_and_relu_in_one_template(impl, torch_inputs, example_inputs, evidence, device):
-    torch = need("torch")
-    if torch.cuda.get_device_capability() < (8, 0):
-        pytest.skip("Triton GEMM templates need compute capability 8.0+")
+    need("torch")
     from torch._inductor import config
 
     # Triton GEMM templates only, and epilogues fused whenever legal, not when a benchmark happens

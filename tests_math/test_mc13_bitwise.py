@@ -115,6 +115,7 @@ def test_eager_vs_compiled_bits_are_reported_and_tolerance_decides(impl, evidenc
 
 @pytest.mark.claim("MC13")
 @pytest.mark.precision  # the test sets TF32 itself, both ways
+@pytest.mark.gpu_needs("tf32")
 @pytest.mark.parametrize("stack, device", stack_params("torch", devices=("cuda",)))
 def test_tf32_and_float32_matmuls_differ_in_bits_and_each_meets_its_own_tolerance(impl, evidence, stack, device):
     """The same float32 formula, with TF32 off and on: different bits; each within the tolerance of

@@ -58,10 +58,11 @@ def test_nvidia_smi_rows_are_parsed_into_fields(tmp_path, monkeypatch):
 def test_auto_workers_are_a_few_per_gpu_and_never_more_than_the_cores():
     from stackcheck.evidence.gpus import WORKERS_PER_GPU, auto_workers
 
-    assert auto_workers(16, {"CUDA_VISIBLE_DEVICES": "0"}) == WORKERS_PER_GPU
-    assert auto_workers(32, {"CUDA_VISIBLE_DEVICES": "0,1"}) == 2 * WORKERS_PER_GPU
-    assert auto_workers(2, {"CUDA_VISIBLE_DEVICES": "0,1"}) == 2
-    assert auto_workers(16, {"CUDA_VISIBLE_DEVICES": ""}) is None, "no GPU: xdist counts the cores"
+    assert auto_workers(16, environ={"CUDA_VISIBLE_DEVICES": "0"}) == WORKERS_PER_GPU
+    assert auto_workers(32, environ={"CUDA_VISIBLE_DEVICES": "0,1"}) == 2 * WORKERS_PER_GPU
+    assert auto_workers(2, environ={"CUDA_VISIBLE_DEVICES": "0,1"}) == 2
+    assert auto_workers(16, per_gpu=1, environ={"CUDA_VISIBLE_DEVICES": "0,1"}) == 2, "an 8 GB card: one a GPU"
+    assert auto_workers(16, environ={"CUDA_VISIBLE_DEVICES": ""}) is None, "no GPU: xdist counts the cores"
 
 
 @pytest.mark.parametrize("override, expected", [("", "5"), ("3", "3")])
@@ -69,7 +70,8 @@ def test_n_auto_on_a_gpu_host_starts_a_few_workers_a_gpu(pytester, monkeypatch, 
     """`-n auto` asks the plugin; xdist's own PYTEST_XDIST_AUTO_NUM_WORKERS still wins."""
     pytest.importorskip("xdist")
     monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "")  # no GPU: auto_workers defers, so fake one below
-    monkeypatch.setattr("stackcheck.evidence.gpus.auto_workers", lambda cores, environ=None: 5)  # not the core count
+    fake = lambda cores, per_gpu=4, environ=None: 5  # noqa: E731 - not the core count
+    monkeypatch.setattr("stackcheck.evidence.gpus.auto_workers", fake)
     monkeypatch.setenv("PYTEST_XDIST_AUTO_NUM_WORKERS", override)
     pytester.makepyfile("def test_one(): pass")
     config = pytester.parseconfigure("-n", "auto", "-p", "no:cacheprovider")

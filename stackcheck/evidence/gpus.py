@@ -63,15 +63,15 @@ def pin(environ=os.environ) -> str | None:
 WORKERS_PER_GPU = 4  # measured on H200s: past 4 workers a GPU, the first compiles and imports dominate
 
 
-def auto_workers(cores: int | None, environ=os.environ) -> int | None:
-    """``-n auto`` where GPUs are visible: WORKERS_PER_GPU workers a GPU, at most one a core. The
-    suite is host-bound (compiles, imports, small kernels), so a GPU serves several workers, but
-    one worker a core, xdist's default, would start 16 CUDA contexts on a 16-core single-GPU
-    host. None without a GPU: xdist's own count (the cores) stands."""
+def auto_workers(cores: int | None, per_gpu: int = WORKERS_PER_GPU, environ=os.environ) -> int | None:
+    """``-n auto`` where GPUs are visible: ``per_gpu`` workers a GPU (the device profile's, from its
+    memory), at most one a core. The suite is host-bound (compiles, imports, small kernels), so a
+    GPU serves several workers, but one worker a core, xdist's default, would start 16 CUDA
+    contexts on a 16-core single-GPU host. None without a GPU: xdist's own count (the cores) stands."""
     visible = visible_gpus(environ)
     if not visible:
         return None
-    return max(1, min(cores or 1, WORKERS_PER_GPU * len(visible)))
+    return max(1, min(cores or 1, per_gpu * len(visible)))
 
 
 def smi_rows() -> dict[str, dict[str, str]]:

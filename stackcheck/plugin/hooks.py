@@ -16,7 +16,7 @@ import pytest
 
 from stackcheck.claims import catalogue
 from stackcheck.evidence import gpus, numerics
-from stackcheck.plugin import course, homework, options
+from stackcheck.plugin import course, gpu_gates, homework, options
 from stackcheck.plugin.recorder import DRAWN, MISSING, PROPS, RECORDER, REVISIT, Recorder
 from stackcheck.report import render as rendering
 from stackcheck.run import max_graphs
@@ -42,6 +42,9 @@ MARKERS = {
     "compiled for that GPU), compiled in the background from collection on",
     "ncu(request, ...)": "the counters.Request workloads a test profiles with Nsight Compute, all profiled in "
     "the background from collection on, one ncu session per cache/metrics pair",
+    "gpu_needs(*needs, line=None)": "what a cuda test needs from the GPU (device_profile.NEEDS: bf16-tensor-cores, "
+    "tf32, flash-attention, gemm-templates, triton-bf16); a GPU without it skips the test with the reason. "
+    "line: the profile's line for the test, None where its architecture has none",
 }
 # Words learners type for a device marker that does not exist.
 SYNONYMS = {"gpu": "cuda", "nvidia": "cuda", "cuda_gpu": "cuda", "host": "cpu", "xla_tpu": "tpu"}
@@ -200,6 +203,12 @@ def missing_for(item: pytest.Item) -> tuple[str, str] | None:
         reason = available.device_missing(device, stack)
         if reason:
             return reason, device
+    if device == "cpu" and "triton" in stacks:  # Triton on the CPU is its interpreter
+        from stackcheck.toolchains import triton_kernels
+
+        reason = triton_kernels.interpreter_problem()
+        if reason:
+            return reason, "triton"
     return None
 
 
@@ -235,6 +244,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
                 },
             )
         )
+    gpu_gates.gate([i for i in items if MISSING_REASON not in i.stash], lambda i: item_device(i) == "cuda")
     # MAX tests last: the compiles started at collection time then overlap everything else.
     items.sort(key=lambda item: bool(max_graph_kinds(item)))
 
@@ -264,7 +274,7 @@ def pytest_stackcheck_report_sections(report: dict) -> list[tuple[str, list[str]
 def pytest_collection_finish(session: pytest.Session) -> None:
     """Start each MAX graph's compile (about a minute cold) and every ncu profile the selected tests
     need at once, on background threads, so they overlap the other tests."""
-    runnable = [item for item in session.items if MISSING_REASON not in item.stash]
+    runnable = [item for item in session.items if MISSING_REASON not in item.stash and gpu_gates.GATE not in item.stash]
     kinds = {k for item in runnable for k in max_graph_kinds(item)}
     # Under xdist every worker collects every test: one worker compiles at collection, and the
     # others compile what they run when they run it, from MAX's disk cache by then.
@@ -296,6 +306,7 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
         pytest.fail(f"unknown claim id(s) {unknown}: every id must be in {catalogue.catalogue_path()}", pytrace=False)
     if MISSING_REASON in item.stash:
         raise available.Missing(*item.stash[MISSING_REASON])  # one location for all: pytest folds them by reason
+    gpu_gates.skip_if_gated(item)
 
 
 @pytest.hookimpl(wrapper=True)
@@ -334,7 +345,12 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
 def rerun_command(item: pytest.Item) -> str:
     """The command that reruns ``item`` alone, against the same homework when there is one."""
     folder = homework.folder(item.config)
-    return f"python -m pytest{f' --homework={folder}' if folder else ''} '{rerun_id(item)}'"
+    return f"python -m pytest{f' --homework={quoted(str(folder))}' if folder else ''} {quoted(rerun_id(item))}"
+
+
+def quoted(word: str) -> str:
+    """``word`` in single quotes for a POSIX shell, whatever it holds (a space, a bracket, a quote)."""
+    return "'" + word.replace("'", "'\"'\"'") + "'"
 
 
 def rerun_id(item: pytest.Item) -> str:

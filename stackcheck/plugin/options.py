@@ -37,6 +37,7 @@ STACKCHECK_OPTIONS = (
     "homework_part",
     "course",
     "baseline",
+    "gpu_table",
 )
 ENV_OPT_IN = "STACKCHECK"  # STACKCHECK=1 in the environment: a stackcheck run
 
@@ -48,6 +49,7 @@ PLUGIN_MODULES = (
     "stackcheck.plugin.homework",
     "stackcheck.plugin.course",
     "stackcheck.plugin.baseline",
+    "stackcheck.plugin.gpu_gates",
 )
 
 
@@ -129,6 +131,16 @@ def add(parser: pytest.Parser) -> None:
         metavar="OLD.json",
         help="a previous --curriculum-report JSON: report what changed (claims, listings, versions) "
         "and fail when a verified claim or a working listing now fails",
+    )
+    group.addoption(
+        "--gpu-table",
+        nargs="?",
+        const="-",
+        default=None,
+        metavar="PATH",
+        help="run no test: judge the selected cuda tests against each recorded GPU profile (T4, L4, A100, "
+        "RTX 4090, an 8 GB laptop GPU, H200) and this machine's, and print which claims each verifies, "
+        "skips and why, or has no line for (PATH: also write that table as Markdown)",
     )
     parser.addini(
         "stackcheck",

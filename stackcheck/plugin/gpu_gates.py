@@ -1,0 +1,117 @@
+"""What a cuda test needs from the GPU, judged against a device profile (stackcheck.evidence.device_profile).
+
+A test lists its needs in ``@pytest.mark.gpu_needs("flash-attention", ...)`` and, where it judges a
+timing or counter line that differs by architecture, gives ``line=FUNCTION`` (a profile -> its line,
+None where there is none). On a GPU that lacks a need, the test is skipped with the reason before
+it runs. ``--gpu-table`` runs no test: it judges the selected cuda tests against every recorded
+profile and this machine's, and prints the claim x GPU table that docs/gpu.md publishes.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from stackcheck.evidence import device_profile
+
+GATE = pytest.StashKey[str]()
+TABLE = pytest.StashKey[list[str]]()
+NOT_RUN = "from the profile, not run"
+
+
+def outcome(item: pytest.Item, profile: device_profile.Profile) -> tuple[str, str]:
+    """("runs" | "skipped" | "no line", why) for a cuda ``item`` on ``profile``."""
+    missing = profile.missing(*(n for mark in item.iter_markers("gpu_needs") for n in mark.args))
+    if missing:
+        return "skipped", "needs " + " and ".join(missing)
+    lines = [mark.kwargs["line"] for mark in item.iter_markers("gpu_needs") if "line" in mark.kwargs]
+    if any(line(profile) is None for line in lines):
+        return "no line", f"no line for {profile.family_keys()[0]}"
+    return "runs", ""
+
+
+def gate(items: list[pytest.Item], is_cuda) -> None:
+    """Stash the skip reason of each cuda item this machine's GPU cannot run (read at setup)."""
+    gated = [item for item in items if is_cuda(item) and item.get_closest_marker("gpu_needs")]
+    profile = device_profile.current() if gated else None
+    if profile is None:
+        return
+    for item in gated:
+        verdict, why = outcome(item, profile)
+        if verdict == "skipped":
+            claims = [c for mark in item.iter_markers("claim") for c in mark.args]
+            item.stash[GATE] = f"{', '.join(claims) or item.name}: {why}; this is {profile.sm} ({profile.name})"
+
+
+def skip_if_gated(item: pytest.Item) -> None:
+    if GATE in item.stash:
+        pytest.skip(item.stash[GATE])
+
+
+def claim_cell(outcomes: list[tuple[str, str]]) -> str:
+    """One claim on one GPU, from its cuda tests' outcomes."""
+    runs = sum(verdict == "runs" for verdict, _ in outcomes)
+    reasons = sorted({why for verdict, why in outcomes if verdict != "runs"})
+    if runs == len(outcomes):
+        return "verified"
+    if runs:
+        return f"verified ({runs} of {len(outcomes)} tests; the rest: {'; '.join(reasons)})"
+    if any(verdict == "no line" for verdict, _ in outcomes):
+        return "no line here"
+    return "skipped: " + "; ".join(reasons)
+
+
+def table(items: list[pytest.Item], profiles: dict[str, device_profile.Profile], run_on: set[str]) -> list[str]:
+    """The claim x GPU table of ``items`` (cuda tests), as Markdown lines: a row for each claim whose
+    outcome differs between the GPUs, then one for the claims verified on every one. A profile whose
+    key is not in ``run_on`` is labelled as judged from its profile, not run."""
+    claims: dict[str, list[pytest.Item]] = {}
+    for item in items:
+        for claim in sorted({c for mark in item.iter_markers("claim") for c in mark.args}):
+            claims.setdefault(claim, []).append(item)
+    head = [f"{p.name} ({p.sm}{'' if key in run_on else ', ' + NOT_RUN})" for key, p in profiles.items()]
+    lines = ["| claim | " + " | ".join(head) + " |", "|---|" + "---|" * len(head)]
+    everywhere = []
+    for claim, members in sorted(claims.items()):
+        cells = [claim_cell([outcome(item, p) for item in members]) for p in profiles.values()]
+        if set(cells) == {"verified"}:
+            everywhere.append(claim)
+        else:
+            lines.append(f"| {claim} | " + " | ".join(cells) + " |")
+    if everywhere:
+        lines.append(
+            f"| the other {len(everywhere)} ({', '.join(everywhere)}) | " + " | ".join(["verified"] * len(head)) + " |"
+        )
+    return lines
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    if not config.getoption("gpu_table", None):
+        return
+    cuda = [item for item in items if item.get_closest_marker("cuda")]
+    profiles = dict(device_profile.recorded())
+    here = device_profile.current()
+    if here is not None and here not in profiles.values():
+        profiles["this machine"] = here
+    config.stash[TABLE] = table(cuda, profiles, run_on={"h200", "this machine"})
+    config.hook.pytest_deselected(items=list(items))
+    items[:] = []
+
+
+def pytest_terminal_summary(terminalreporter, config: pytest.Config) -> None:
+    lines = config.stash.get(TABLE, None)
+    if lines is None:
+        return
+    terminalreporter.section("claims x GPUs (cuda tests, judged from each device profile)")
+    for line in lines:
+        terminalreporter.write_line(line)
+    target = config.getoption("gpu_table")
+    if target != "-":
+        with open(target, "w", encoding="utf-8") as f:
+            f.write("\n".join(lines) + "\n")
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    if TABLE in session.config.stash and exitstatus == pytest.ExitCode.NO_TESTS_COLLECTED:
+        session.exitstatus = pytest.ExitCode.OK  # the table was the work asked for

@@ -1,0 +1,157 @@
+"""The device profile (stackcheck.evidence.device_profile) against the six recorded GPUs: what each
+one gates, the sizes and workers it gets, its lines, its Mojo target, and the claim x GPU table that
+docs/gpu.md publishes (`pytest -m cuda --gpu-table`). No kernel runs: the T4, L4, A100, RTX 4090
+and laptop GPU are judged from their profiles, never run here."""
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from stackcheck.evidence import device_profile
+
+pytestmark = pytest.mark.meta
+
+ROOT = Path(__file__).resolve().parent.parent
+PROFILES = device_profile.recorded()
+# What a test may never do on any of them: judge bf16 on a card without bf16 tensor cores, and so on.
+EXPECTED_GATES = {
+    "t4": {"bf16-tensor-cores", "tf32", "flash-attention", "gemm-templates", "triton-bf16"},
+    "l4": {"gemm-templates"},  # 58 SMs: Inductor keeps its GEMM templates for 68 and more
+    "a100": set(),
+    "rtx4090": set(),
+    "laptop8gb": {"gemm-templates"},
+    "h200": set(),
+}
+
+
+@pytest.fixture(scope="module")
+def gpu_table(tmp_path_factory) -> list[str]:
+    """`pytest -m cuda --gpu-table` of this checkout, on a machine without a GPU (no column of its own)."""
+    target = tmp_path_factory.mktemp("table") / "gpu-table.md"
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", "-m", "cuda", f"--gpu-table={target}", "-q", "-p", "no:cacheprovider"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env={**os.environ, "CUDA_VISIBLE_DEVICES": "", device_profile.ENV: ""},
+    )
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    return target.read_text(encoding="utf-8").splitlines()
+
+
+def test_the_six_profiles_are_recorded_with_their_architectures():
+    assert set(PROFILES) == set(EXPECTED_GATES)
+    assert {key: p.sm for key, p in PROFILES.items()} == {
+        "t4": "sm_75",
+        "l4": "sm_89",
+        "a100": "sm_80",
+        "rtx4090": "sm_89",
+        "laptop8gb": "sm_89",
+        "h200": "sm_90",
+    }
+    assert PROFILES["rtx4090"].geforce and not PROFILES["l4"].geforce
+    assert PROFILES["h200"].arch.memory.startswith("HBM") and PROFILES["t4"].arch.memory.startswith("GDDR")
+
+
+@pytest.mark.parametrize("key", list(EXPECTED_GATES))
+def test_each_profile_gates_what_its_gpu_cannot_show(key):
+    profile = PROFILES[key]
+    gated = {need for need in device_profile.NEEDS if profile.lacks(need)}
+    assert gated == EXPECTED_GATES[key]
+    if gated:
+        assert profile.lacks(*gated).endswith(f"this is {profile.sm} ({profile.name})")
+
+
+@pytest.mark.parametrize("key", list(EXPECTED_GATES))
+def test_each_profile_gets_workloads_that_fit_its_memory_and_l2(key):
+    """Workers from memory (an 8 GB card runs one); every sized workload inside one worker's share."""
+    from tests_hardware import test_q3_intermediates as q3
+    from tests_hardware import test_q5_why_compiled as q5
+    from tests_hardware import test_s2_3_split as s23
+    from tests_hardware import test_s3_1_flash as s31
+
+    profile = PROFILES[key]
+    assert 1 <= profile.workers <= 4 and profile.workers * profile.budget_bytes <= profile.memory_bytes
+    assert (key == "laptop8gb") == (profile.workers == 1 and profile.memory_bytes < 10 * 2**30)
+    length = s31.sequence_length(profile)
+    assert s31.PEAK_OVER_SCORES * s31.B * s31.H * length**2 * 2 <= profile.budget_bytes or length == 1024
+    assert (q3.N + q3.M) * q3.inner_size(profile) * 4 <= profile.l2_bytes // 2  # X and W stay in L2
+    assert q3.N * q3.M * 4 >= 4 * profile.l2_bytes  # A and Z do not
+    assert 8 * q5.chain_size(profile) * 4 <= profile.budget_bytes
+    assert (s23.N + s23.M) * s23.inner_size(profile) * 12 <= profile.budget_bytes // 2
+    assert s23.inner_size(profile) >= 2**18, "K stays thousands of times the output's side"
+
+
+def test_the_h200_keeps_the_sizes_its_lines_were_recorded_at():
+    from tests_hardware import test_q3_intermediates as q3
+    from tests_hardware import test_q5_why_compiled as q5
+    from tests_hardware import test_s2_3_split as s23
+    from tests_hardware import test_s3_1_flash as s31
+
+    h200 = PROFILES["h200"]
+    assert (s31.sequence_length(h200), q3.inner_size(h200), q5.chain_size(h200), s23.inner_size(h200)) == (
+        16384,
+        256,
+        2**28,
+        2**22,
+    )
+    assert h200.workers == 4
+
+
+@pytest.mark.parametrize("key", list(EXPECTED_GATES))
+def test_each_profile_builds_mojo_for_its_own_gpu(key, monkeypatch):
+    from stackcheck.toolchains import mojo_build
+
+    monkeypatch.setenv(device_profile.ENV, key)
+    assert mojo_build.local_target() == f"nvidia:{PROFILES[key].sm.removeprefix('sm_')}"
+    assert mojo_build.local_target() in mojo_build.TARGETS
+
+
+def test_bf16_lines_exist_where_published_figures_set_them():
+    from tests_hardware.test_s12_5_perf_portability import bf16_line
+
+    lines = {key: bf16_line(p) for key, p in PROFILES.items()}
+    assert lines == {"t4": 2.0, "l4": 1.5, "a100": 3.0, "rtx4090": None, "laptop8gb": None, "h200": 3.0}
+
+
+def test_a_gpu_without_a_line_reports_its_measurement_and_is_not_verified():
+    with pytest.raises(pytest.skip.Exception, match=r"measured, no line for sm_89-geforce .*'bf16_speedup': 2.1"):
+        device_profile.no_line(PROFILES["rtx4090"], {"bf16_speedup": 2.1})
+
+
+def test_an_unknown_profile_or_need_is_refused(monkeypatch):
+    monkeypatch.setenv(device_profile.ENV, "v100")
+    with pytest.raises(ValueError, match="no such recorded profile; known: t4, l4"):
+        device_profile.current()
+    with pytest.raises(ValueError, match="unknown GPU need"):
+        PROFILES["t4"].lacks("fp64-tensor-cores")
+
+
+def test_a_newer_gpu_keeps_what_its_predecessors_had():
+    b200 = device_profile.Profile("NVIDIA B300", (10, 3), 148, 2**27, 232448, 288 * 2**30)
+    assert b200.arch.family == "Blackwell" and not b200.lacks("flash-attention", "bf16-tensor-cores")
+
+
+@pytest.mark.parametrize("key", list(EXPECTED_GATES))
+def test_docs_publish_the_claim_by_gpu_table(gpu_table, key):
+    """docs/gpu.md holds `pytest -m cuda --gpu-table` as it is now, this GPU's column included."""
+    page = (ROOT / "docs" / "gpu.md").read_text(encoding="utf-8")
+    block = re.search(r"<!-- gpu-table -->\n(.*?)<!-- /gpu-table -->", page, re.S)
+    assert block, "docs/gpu.md has no <!-- gpu-table --> block"
+    stale = "docs/gpu.md's claim x GPU table is stale: run pytest -m cuda --gpu-table=PATH and paste PATH"
+    assert block.group(1).strip().splitlines() == gpu_table, stale
+    head = [cell.strip() for cell in gpu_table[0].strip("|").split("|")]
+    column = next(i for i, cell in enumerate(head) if cell.startswith(PROFILES[key].name + " ("))
+    label = "" if key == "h200" else "from the profile, not run"
+    assert label in head[column]
+
+
+def test_the_table_names_what_each_gpu_cannot_show(gpu_table):
+    row = {line.split("|")[1].strip(): line for line in gpu_table[2:]}
+    assert "skipped: needs flash attention" in row["S3.1-flash"].split("|")[2], "the T4 has no flash attention"
+    assert "no line for sm_89-geforce" in row["S12.5-perf-portability"], "a GeForce card's bf16 has no line"
