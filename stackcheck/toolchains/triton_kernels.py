@@ -9,6 +9,7 @@ compiled kernel, so one process can test both.
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 from dataclasses import dataclass
 
@@ -56,6 +57,38 @@ def jit_both(fn):
 
 
 compiled_kernel, interpreted_kernel = jit_both(_bias_relu_kernel)
+
+
+def _loop_bound_kernel(y_ptr, n):
+    for i in range(0, n, 1):  # a loop over a runtime bound, as the tiled matmul's K loop
+        tl.store(y_ptr + i, i)
+
+
+with interpreter(True):
+    _interpreted_loop = triton.jit(_loop_bound_kernel)
+
+UPSTREAM_INT_DEFECT = "https://github.com/triton-lang/triton/issues/9171"
+
+
+@functools.cache
+def interpreter_problem() -> str | None:
+    """Why Triton's CPU interpreter cannot run the suite's kernels here (None when it can), probed
+    with one tiny loop: some Triton releases (3.6 among them) turn a runtime loop bound into an int
+    with int() of a one-element array, which NumPy 2.4 made an error."""
+    import numpy as np
+
+    y = torch.zeros(2, dtype=torch.int32)
+    try:
+        _interpreted_loop[(1,)](y, 2)
+    except triton.runtime.errors.InterpreterError as error:
+        if "0-dimensional arrays" not in str(error):
+            raise
+        return (
+            f"Triton {triton.__version__}'s CPU interpreter cannot run with NumPy {np.__version__}: it calls int() "
+            f"on a one-element array, an error since NumPy 2.4 ({UPSTREAM_INT_DEFECT}); "
+            "pip install 'numpy<2.4', or a Triton release that has the fix (3.9 runs)"
+        )
+    return None
 
 
 RECORDING: list[list] = []  # the open recorded_launches() lists; every launch is appended to each
