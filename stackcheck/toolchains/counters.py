@@ -31,7 +31,8 @@ from stackcheck.paths import data
 from stackcheck.paths.tools import tool_path
 from stackcheck.stacks import available
 
-# Short names for the sm_90 metrics this suite reads (each verified to read on an H200).
+# Short names for the metrics this suite reads (each verified to read on an H200). A GPU before
+# Hopper has no gmma counter: ``usable_metrics`` asks ncu which of them this GPU has.
 METRICS = {
     "gmma": "sm__inst_executed_pipe_tensor_op_gmma.sum",  # warpgroup MMA (wgmma): Hopper's Tensor Cores
     "hmma": "sm__inst_executed_pipe_tensor_op_hmma.sum",  # mma.sync on the tensor pipe
@@ -51,6 +52,12 @@ TIMEOUT_S = 120  # one workload; a batch gets this for each workload it holds, u
 BATCH_TIMEOUT_S = 540
 MARKER = re.compile(r"\bspin_kernel\b")  # torch.cuda._sleep's kernel, launched before each batched workload
 INSTALL_HINT = "Nsight Compute comes with the CUDA toolkit; put `ncu` on PATH"
+PERMISSION_HINT = (
+    "the driver lets only administrators read GPU counters: run as root, or load the driver with "
+    "NVreg_RestrictProfilingToAdminUsers=0 (https://developer.nvidia.com/ERR_NVGPUCTRPERM); hosted "
+    "notebooks such as Colab do not grant it"
+)
+OPTIONAL = ("gmma",)  # read where the GPU has it (Hopper's warpgroup MMA), else taken as 0
 
 
 @dataclass
@@ -63,8 +70,9 @@ class Kernel:
     @property
     def tensor_pipe(self) -> float:
         """Instructions issued to the Tensor Core pipe. On sm_90 the hmma counter includes the
-        warpgroup (gmma) ones (an H200 reads the same number for both on a bf16 GEMM), so the larger."""
-        return max(self.values["gmma"], self.values["hmma"])
+        warpgroup (gmma) ones (an H200 reads the same number for both on a bf16 GEMM), so the larger;
+        a GPU before Hopper has no gmma counter."""
+        return max(self.values.get("gmma", 0.0), self.values["hmma"])
 
     @property
     def dram_bytes(self) -> float:
@@ -106,6 +114,29 @@ class Request:
 
 def request(workload: str, cache: str = "all", metrics: list[str] | None = None, **kwargs) -> Request:
     return Request(workload, tuple(sorted(kwargs.items())), cache, tuple(metrics or DEFAULT_METRICS))
+
+
+_USABLE: dict[str, frozenset] = {}
+
+
+def usable_metrics(metrics: tuple) -> list[str]:
+    """``metrics`` less the optional ones this GPU has no counter for, asked of ``ncu --query-metrics``
+    once per process (the preflight: no workload runs). ncu's refusal raises Missing with the fix."""
+    if "names" not in _USABLE:
+        done = subprocess.run(
+            [tool_path("ncu") or "ncu", "--query-metrics"], capture_output=True, text=True, timeout=120
+        )
+        _refused(done.stdout + done.stderr)
+        _USABLE["names"] = frozenset(line.split()[0] for line in done.stdout.splitlines() if line.strip())
+    return [m for m in metrics if m not in OPTIONAL or METRICS[m].rsplit(".", 1)[0] in _USABLE["names"]]
+
+
+def _refused(output: str) -> None:
+    errors = [line for line in output.splitlines() if line.startswith("==ERROR==")]
+    if errors:
+        message = errors[0].removeprefix("==ERROR==").strip()
+        hint = f" ({PERMISSION_HINT})" if "ERR_NVGPUCTRPERM" in output else ""
+        raise available.Missing(f"ncu cannot read counters here: {message}{hint}", "ncu")
 
 
 def command(workloads: list[tuple[str, dict]], session: tuple) -> list[str]:
@@ -208,8 +239,11 @@ def _session(members: list[Request], session: tuple) -> list[dict]:
     timeout = min(BATCH_TIMEOUT_S, TIMEOUT_S * len(members))
     workloads = [(r.workload, dict(r.kwargs)) for r in members]
     try:
-        done = subprocess.run(command(workloads, session), capture_output=True, text=True, timeout=timeout, env=environ)
-        kernels = parse(done.stdout, done.stderr, done.returncode, list(session[1]))
+        metrics = usable_metrics(session[1])
+        done = subprocess.run(
+            command(workloads, (session[0], metrics)), capture_output=True, text=True, timeout=timeout, env=environ
+        )
+        kernels = parse(done.stdout, done.stderr, done.returncode, metrics)
     except subprocess.TimeoutExpired:
         return [{"error": f"ncu on {', '.join(map(str, members))} ran past {timeout} s"}] * len(members)
     except available.Missing as missing:
@@ -246,9 +280,7 @@ def parse(stdout: str, stderr: str, returncode: int, metrics: list[str]) -> list
     """ncu's CSV (one row per kernel and metric) as Kernels in launch order. ncu's own refusal
     (no permission for the counters, a profiler library that does not load) raises Missing with its
     message; a workload that failed raises AssertionError with its last lines."""
-    errors = [line for line in (stdout + stderr).splitlines() if line.startswith("==ERROR==")]
-    if errors:
-        raise available.Missing(f"ncu cannot read counters here: {errors[0].removeprefix('==ERROR==').strip()}", "ncu")
+    _refused(stdout + stderr)
     if returncode != 0:
         tail = "\n".join((stderr or stdout).strip().splitlines()[-8:])
         raise AssertionError(f"the profiled workload exited with {returncode}:\n{tail}")
