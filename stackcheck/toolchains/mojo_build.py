@@ -1,9 +1,11 @@
 """Building the suite's Mojo programs, cached by source hash and toolchain version (course §10.5).
 
-``ptx(source)`` works on any machine: ``mojo build --target-accelerator nvidia:90 --emit asm``
-writes the GPU kernel's PTX beside the host assembly. ``executable(source)`` builds a binary
-for an NVIDIA GPU. A GPU machine without the Mojo toolchain runs binaries built elsewhere:
-``--mojo-prebuilt DIR`` points at a folder made by ``python -m stackcheck.mojo_build DIR``.
+``kernel_ptx(source, ...)`` works on any machine: ``mojo build --target-accelerator nvidia:90 --emit
+asm`` writes the GPU kernel's PTX beside the host assembly (the inspection claims read sm_90's).
+``build(source, emit="exe")`` builds a binary for the GPU this machine has (``local_target``: its
+compute capability, from the device profile), nvidia:90 where there is none. A GPU machine without
+the Mojo toolchain runs binaries built elsewhere: ``--mojo-prebuilt DIR`` points at a folder made by
+``python -m stackcheck.mojo_build DIR [nvidia:CC]``.
 """
 
 from __future__ import annotations
@@ -16,10 +18,12 @@ import subprocess
 import sys
 from pathlib import Path
 
+from stackcheck.evidence import device_profile
 from stackcheck.paths import data
 from stackcheck.paths.tools import mojo_executable
 
-TARGET = "nvidia:90"
+TARGET = "nvidia:90"  # what the PTX inspection reads, on any machine
+TARGETS = ("nvidia:75", "nvidia:80", "nvidia:86", "nvidia:89", "nvidia:90")  # what a learner's GPU may be
 RUNTIME_LIBS = (
     "libKGENCompilerRTShared.so",
     "libAsyncRTMojoBindings.so",
@@ -51,12 +55,20 @@ def _defines(sizes: dict[str, int]) -> list[str]:
     return [f"-D{k}={v}" for k, v in sorted(sizes.items())]
 
 
-def build(src: Path, *, emit: str, sizes: dict[str, int] | None = None) -> Path:
-    """Build ``src`` (emit 'asm' or 'exe') for the GPU; reuse the cached product when nothing changed."""
+def local_target() -> str:
+    """``nvidia:<compute capability>`` of this machine's GPU; nvidia:90 without one."""
+    profile = device_profile.current()
+    return f"nvidia:{profile.sm.removeprefix('sm_')}" if profile else TARGET
+
+
+def build(src: Path, *, emit: str, sizes: dict[str, int] | None = None, target: str | None = None) -> Path:
+    """Build ``src`` (emit 'asm' or 'exe') for the GPU ``target`` (default: nvidia:90 for asm, this
+    machine's GPU for an executable); reuse the cached product when nothing changed."""
 
     sizes = sizes or {}
+    target = target or (TARGET if emit == "asm" else local_target())
     key = hashlib.sha256(
-        src.read_bytes() + repr((emit, TARGET, sorted(sizes.items()), toolchain_version())).encode()
+        src.read_bytes() + repr((emit, target, sorted(sizes.items()), toolchain_version())).encode()
     ).hexdigest()[:16]
     folder = cache_root() / f"{src.stem}-{key}"
     product = folder / (src.stem + (".s" if emit == "asm" else ""))
@@ -69,7 +81,7 @@ def build(src: Path, *, emit: str, sizes: dict[str, int] | None = None) -> Path:
         "build",
         *_defines(sizes),
         "--target-accelerator",
-        TARGET,
+        target,
         *(["--emit", "asm"] if emit == "asm" else []),
         "-o",
         str(staging / product.name),
@@ -128,18 +140,20 @@ def guard_problems(ptx: str, element_count: int) -> list[str]:
     return problems
 
 
-def prebuild(folder: Path, sizes_list: list[dict[str, int]], programs: dict[str, Path] | None = None) -> None:
-    """Write executables for each size set, and each of ``programs`` (name -> source) under its
-    name, plus the Mojo runtime libraries, into ``folder``."""
+def prebuild(
+    folder: Path, sizes_list: list[dict[str, int]], programs: dict[str, Path] | None = None, target: str = TARGET
+) -> None:
+    """Write executables for the GPU ``target``, for each size set and each of ``programs`` (name ->
+    source) under its name, plus the Mojo runtime libraries, into ``folder``."""
     import importlib.util
 
     folder.mkdir(parents=True, exist_ok=True)
     src = source("bias_relu_gpu.mojo")
     for sizes in sizes_list:
-        exe = build(src, emit="exe", sizes=sizes)
+        exe = build(src, emit="exe", sizes=sizes, target=target)
         shutil.copy2(exe, folder / prebuilt_name(sizes))
     for name, program in (programs or {}).items():
-        shutil.copy2(build(program, emit="exe"), folder / name)
+        shutil.copy2(build(program, emit="exe", target=target), folder / name)
     lib = Path(importlib.util.find_spec("modular").submodule_search_locations[0]) / "lib"
     for name in RUNTIME_LIBS:
         shutil.copy2(lib / name, folder / name)
@@ -150,17 +164,22 @@ def prebuilt_name(sizes: dict[str, int]) -> str:
 
 
 def main(argv: list[str], programs=None) -> int:
-    """``python -m stackcheck.mojo_build DIR``: build the GPU programs into DIR, and those
-    ``programs(scratch)`` writes into a scratch folder (name -> source), once DIR is known."""
+    """``python -m stackcheck.mojo_build DIR [nvidia:CC]``: build the GPU programs for that GPU
+    (default nvidia:90, an H100/H200) into DIR, and those ``programs(scratch)`` writes into a scratch
+    folder (name -> source), once DIR is known."""
     import tempfile
 
-    if len(argv) != 1:
-        print("usage: python -m stackcheck.mojo_build DIR", file=sys.stderr)
+    if len(argv) not in (1, 2) or (len(argv) == 2 and not re.fullmatch(r"nvidia:\d{2,3}a?", argv[1])):
+        print(
+            "usage: python -m stackcheck.mojo_build DIR [nvidia:CC]  (CC: the GPU compute capability, e.g. nvidia:75)",
+            file=sys.stderr,
+        )
         return 2
+    target = argv[1] if len(argv) == 2 else TARGET
     with tempfile.TemporaryDirectory() as scratch:
         extra = programs(Path(scratch)) if programs else {}
-        prebuild(Path(argv[0]), list(GPU_SIZES), extra)
-    print(f"wrote {len(GPU_SIZES) + len(extra)} programs and {len(RUNTIME_LIBS)} libraries to {argv[0]}")
+        prebuild(Path(argv[0]), list(GPU_SIZES), extra, target=target)
+    print(f"wrote {len(GPU_SIZES) + len(extra)} programs for {target} and {len(RUNTIME_LIBS)} libraries to {argv[0]}")
     return 0
 
 
