@@ -28,7 +28,8 @@ def test_jax_hands_the_forward_from_layer_to_layer(impl, device):
     assert isinstance(lowered, layers.exposed(row["high-level IR"][1])) and "stablehlo" in lowered.as_text()
     assert isinstance(compiled, layers.exposed(row["compiler"][1]))
     y = compiled(*args)
-    assert y.devices() <= set(layers.exposed(row["device runtime"][1])()), "the result lives on a PJRT device"
+    pjrt_devices = layers.exposed(row["device runtime"][1])(jax_platform(device))
+    assert y.devices() <= set(pjrt_devices), "the result lives on a PJRT device"
     assert {d.platform for d in y.devices()} == {jax_platform(device)}, f"the result should be on {device}"
     assert_matches_reference(np.asarray(y), reference_forward(x, w, b), dtype="float32", k=4)
 

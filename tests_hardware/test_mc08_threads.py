@@ -11,12 +11,21 @@ from stackcheck.stacks.available import need
 from stackcheck.stacks.params import device_params
 
 BLOCK, WARPS = 128, 4  # one element per thread: Triton's default 4 warps of 32 threads per program
-SHAPES = {"cuda": (4097, 4096), "cpu": (257, 255)}  # 2^24 + 4096 elements; a partial last program
+GPU_SHAPE = (4097, 4096)  # 2^24 + 4096 elements; a partial last program
+CPU_COLUMNS = 255
+
+
+def cpu_shape(cores: int) -> tuple[int, int]:
+    """At least 512 programs, and more than 100 a core on a larger host; a partial last program."""
+    programs = max(512, 101 * cores)
+    return programs * BLOCK // CPU_COLUMNS + 1, CPU_COLUMNS
 
 
 def launched_threads(impl, launches, device):
+    import os
+
     torch = need("torch")
-    n, m = SHAPES[device]
+    n, m = GPU_SHAPE if device == "cuda" else cpu_shape(os.cpu_count() or 1)
     a, b = uniform((n, m), seed=81), uniform((m,), seed=82)
     y = impl.triton_bias_relu(torch.from_numpy(a).to(device), torch.from_numpy(b).to(device), block_size=BLOCK)
     assert_matches_reference(

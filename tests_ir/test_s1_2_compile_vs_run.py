@@ -9,7 +9,7 @@ from stackcheck.evidence.compiles import jax_compiles
 from stackcheck.evidence.numerics import assert_matches_reference, make_inputs, reference_forward
 from stackcheck.stacks.available import need
 from stackcheck.stacks.params import stack_params
-from stackcheck.stacks.records import jax_in, jax_out
+from stackcheck.stacks.records import jax_device, jax_in, jax_out
 from stackcheck.toolchains.ir import op_sequence
 
 SHAPES = (8, 4, 3)
@@ -20,7 +20,9 @@ SHAPES = (8, 4, 3)
 def test_jax_compiles_from_shapes_and_dtypes_alone(impl, stack, device):
     jax = need("jax")
     x, w, b = make_inputs(*SHAPES, seed=12)
-    specs = [jax.ShapeDtypeStruct(v.shape, jax.numpy.float32) for v in (x, w, b)]  # no value anywhere
+    # no value anywhere: shapes, a dtype, and the device it will run on (a GPU host's default is its GPU)
+    placed = jax.sharding.SingleDeviceSharding(jax_device(device))
+    specs = [jax.ShapeDtypeStruct(v.shape, jax.numpy.float32, sharding=placed) for v in (x, w, b)]
     compiled = jax.jit(impl.jax_forward).lower(*specs).compile()
     text = compiled.as_text()
     assert re.search(r'\bdot\(|custom_call_target="[^"]*(cublas|gemm|matmul)', text, re.I), (
