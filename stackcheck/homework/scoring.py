@@ -4,6 +4,7 @@ student's functions, plus the checkpoints; feedback for each claim in the course
 from __future__ import annotations
 
 import os
+import shlex
 
 from stackcheck.claims import catalogue
 
@@ -82,7 +83,7 @@ def lines(result: dict) -> list[str]:
     if "no_score" in result:
         return [result["no_score"]]
     folder = os.path.dirname(result.get("file", "")) if result.get("file") else ""
-    rerun = f"python -m pytest --homework={folder}" if folder else "python -m pytest"
+    rerun = f"python -m pytest --homework={shlex.quote(folder)}" if folder else "python -m pytest"
     out = [f"score: {result['percent']:g} % ({result['earned']:g} of {result['points']:g} points)"]
     if result["passport"]:
         out[0] += f" | checkpoints passport: {result['passport']}"
@@ -101,7 +102,7 @@ def lines(result: dict) -> list[str]:
                 f"     {item['title']}",
                 f"     {item['ko']}",
                 f"     first failure: {item['feedback']}",
-                f"     rerun: {rerun} '{item['first_failure']}'",
+                f"     rerun: {rerun} {shlex.quote(item['first_failure'])}",
             ]
             out += [f"     revisit first: {item['revisit']}"] if item.get("revisit") else []
     for name, source in sorted(result.get("borrowed", {}).items()):

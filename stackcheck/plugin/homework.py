@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -102,7 +103,8 @@ def graded_run(config: pytest.Config) -> bool:
         if not all(f.is_dir() for f in folders):
             raise pytest.UsageError(
                 f"--homework: pytest's root folder {config.rootpath} does not hold stackcheck's tests; "
-                f"grade from the checkout: cd {data.ROOT} && python -m pytest --homework={os.path.dirname(work.file)}"
+                f"grade from the checkout: cd {shlex.quote(str(data.ROOT))} && "
+                f"python -m pytest --homework={shlex.quote(os.path.dirname(work.file))}"
             )
         config.args = [str(f) for f in folders]
     if config.args_source != pytest.Config.ArgsSource.ARGS:  # a whole part; named tests show their details
