@@ -7,12 +7,12 @@ import json
 import subprocess
 import sys
 import time
+import tomllib
 import types
 from pathlib import Path
 
 import numpy as np
 import pytest
-import tomllib
 
 from stackcheck import cli
 from stackcheck.homework import assignment, checkpoints, scoring

@@ -5,10 +5,10 @@ takes a parameter it ignores, and every claim with tests has a mutant that prove
 
 import ast
 import re
+import tomllib
 from pathlib import Path
 
 import pytest
-import tomllib
 
 from stackcheck.claims import catalogue
 

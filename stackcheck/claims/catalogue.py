@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import functools
 import re
-from pathlib import Path
-
 import tomllib
+from pathlib import Path
 
 from stackcheck.paths import data
 

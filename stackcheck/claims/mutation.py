@@ -18,11 +18,11 @@ import signal
 import subprocess
 import sys
 import time
+import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-import tomllib
 
 # Imported by the server before it forks: what most mutant runs would import again.
 PRELOAD = (

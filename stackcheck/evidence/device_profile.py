@@ -22,9 +22,8 @@ import json
 import os
 import subprocess
 import sys
-from dataclasses import dataclass
-
 import tomllib
+from dataclasses import dataclass
 
 from stackcheck.evidence import gpus
 from stackcheck.paths import data

@@ -7,10 +7,10 @@ import functools
 import json
 import re
 import time
+import tomllib
 import unicodedata
 
 import numpy as np
-import tomllib
 
 from stackcheck.paths import data
 from stackcheck.stacks import available

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import json
 import sys
+import tomllib
 
 import numpy as np
 import pytest
-import tomllib
 
 from stackcheck.evidence import precision, repro
 from stackcheck.impl.loader import Impl
