@@ -5,7 +5,7 @@ the H200's DRAM counters, and on any machine from XLA's cost analysis."""
 import numpy as np
 import pytest
 
-from stackcheck.evidence import device_profile
+from stackcheck.evidence import device_profile, per_gpu
 from stackcheck.evidence.numerics import as_numpy, assert_matches_reference, make_inputs, reference_forward
 from stackcheck.homework.checkpoints import intermediate_traffic_mb
 from stackcheck.stacks.available import need
@@ -14,27 +14,9 @@ from stackcheck.toolchains import counters, ir
 # §7's example: A, Z and Y are 16 MB each (2048 x 2048 float32)
 COURSE_N = COURSE_M = 2048
 
-
-def outer_size(profile: device_profile.Profile | None) -> int:
-    """N = M: each [N, M] float32 tensor (A, Z, Y) at least 4 times the L2, so none stays there
-    between kernels: 8192 (256 MiB; the H200's L2 is 60 MiB), 16384 on an RTX 4090's 72 MiB."""
-    n = 8192
-    while profile is not None and n * n * 4 < 4 * profile.l2_bytes:
-        n *= 2
-    return n
-
-
-def inner_size(profile: device_profile.Profile | None) -> int:
-    """K: the compulsory bytes count X and W once, so both must stay in L2 while the GEMM reads them
-    (at most half of it); 256 where that fits (16 MiB), less on a small L2 (a T4's 4 MiB: K = 32)."""
-    n, k = outer_size(profile), 256
-    while profile is not None and k > 8 and 2 * n * k * 4 > profile.l2_bytes // 2:
-        k //= 2
-    return k
-
-
-N = M = outer_size(device_profile.current())
-K = inner_size(device_profile.current())
+# measured past any L2, with X and W inside it: sizes from the GPU (per_gpu.q3_outer, q3_inner)
+N = M = per_gpu.q3_outer(device_profile.current())
+K = per_gpu.q3_inner(device_profile.current())
 EAGER, FUSED = (
     counters.request(w, metrics=counters.TRAFFIC, n=N, m=M, k=K) for w in ("eager_forward", "fused_forward")
 )

@@ -4,22 +4,12 @@ and runs several times faster; a single large GEMM gains about nothing (Python s
 
 import pytest
 
-from stackcheck.evidence import device_profile, timing
+from stackcheck.evidence import device_profile, per_gpu, timing
 from stackcheck.evidence.numerics import assert_matches_reference, uniform
 from stackcheck.stacks.available import need
 from stackcheck.toolchains import counters
 
-
-def chain_size(profile: device_profile.Profile | None) -> int:
-    """float32 values: 2^28 (1 GiB a tensor), less where eager's input, output and intermediates
-    (8 tensors at most alive) do not fit one test's share of the GPU's memory."""
-    n = 2**28
-    while profile is not None and n > 2**22 and 8 * n * 4 > profile.budget_bytes:
-        n //= 2
-    return n
-
-
-N = chain_size(device_profile.current())
+N = per_gpu.chain_values(device_profile.current())  # 2^28 float32 values, less on a small GPU
 EAGER, COMPILED = (counters.request("chain", metrics=counters.TRAFFIC, n=N, compiled=c) for c in (False, True))
 # Recorded on the H200: the fused chain 5.65-6.89x faster (median / line 2.1 over the spread squared,
 # 1.49); one GEMM, eager over compiled, 0.917-0.972 (1 - band is 0.75: 0.945 / 0.75 = 1.26 over 1.12).

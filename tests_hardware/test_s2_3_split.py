@@ -4,24 +4,14 @@ the one `x @ w` launches two or more kernels (partial products, then their reduc
 
 import pytest
 
-from stackcheck.evidence import device_profile
+from stackcheck.evidence import device_profile, per_gpu
 from stackcheck.evidence.numerics import assert_exact, uniform
 from stackcheck.stacks.available import need
 from stackcheck.toolchains import counters
 
 N = M = 64
 
-
-def inner_size(profile: device_profile.Profile | None) -> int:
-    """K: 2^22, less where X and W in float32 and float64 (1536 K bytes) pass half one test's share
-    of the GPU's memory (an 8 GB card: 2^21). K stays thousands of times the output's side."""
-    k = 2**22
-    while profile is not None and k > 2**18 and (N + M) * k * 12 > profile.budget_bytes // 2:
-        k //= 2
-    return k
-
-
-K = inner_size(device_profile.current())
+K = per_gpu.split_k(device_profile.current(), N, M)  # 2^22, less on a small GPU
 LONG_K = counters.request("matmul", metrics=["time_ns"], n=N, m=M, k=K, dtype="float32")
 
 

@@ -5,21 +5,11 @@ peak is a small fraction of it."""
 
 import pytest
 
-from stackcheck.evidence import device_profile, verdicts
+from stackcheck.evidence import device_profile, per_gpu, verdicts
 from stackcheck.evidence.numerics import assert_matches_reference, uniform
 from stackcheck.stacks.available import need
 
 B, H, D = 1, 8, 64
-LONGEST = 16384
-PEAK_OVER_SCORES = 5  # the math backend's peak over the bf16 scores: 18 GiB for 4 GiB at L = 16k on the H200
-
-
-def sequence_length(profile: device_profile.Profile | None) -> int:
-    """The longest power-of-two L up to 16k whose math-backend peak fits one test's share of memory."""
-    length = LONGEST
-    while profile is not None and length > 1024 and PEAK_OVER_SCORES * B * H * length**2 * 2 > profile.budget_bytes:
-        length //= 2
-    return length
 
 
 @pytest.mark.claim("S3.1-flash")
@@ -31,7 +21,7 @@ def test_flash_attention_never_holds_the_score_matrix(evidence):
     from torch.nn.attention import SDPBackend, sdpa_kernel
     from torch.nn.functional import scaled_dot_product_attention
 
-    length = sequence_length(device_profile.current())
+    length = per_gpu.flash_length(device_profile.current(), heads=B * H)
     evidence(sequence_length=length)
     q, k, v = (torch.from_numpy(uniform((B, H, length, D), seed=31 + i)).to("cuda", torch.bfloat16) for i in range(3))
 

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from stackcheck.evidence import device_profile
+from stackcheck.evidence import device_profile, per_gpu
 
 pytestmark = pytest.mark.meta
 
@@ -72,39 +72,32 @@ def test_each_profile_gates_what_its_gpu_cannot_show(key):
 @pytest.mark.parametrize("key", list(EXPECTED_GATES))
 def test_each_profile_gets_workloads_that_fit_its_memory_and_l2(key):
     """Workers from memory (an 8 GB card runs one); every sized workload inside one worker's share."""
-    from tests_hardware import test_q3_intermediates as q3
-    from tests_hardware import test_q5_why_compiled as q5
-    from tests_hardware import test_s2_3_split as s23
-    from tests_hardware import test_s3_1_flash as s31
-
     profile = PROFILES[key]
     assert 1 <= profile.workers <= 4 and profile.workers * profile.budget_bytes <= profile.memory_bytes
     assert (key == "laptop8gb") == (profile.workers == 1 and profile.memory_bytes < 10 * 2**30)
-    length = s31.sequence_length(profile)
-    assert s31.PEAK_OVER_SCORES * s31.B * s31.H * length**2 * 2 <= profile.budget_bytes or length == 1024
-    n = q3.outer_size(profile)
-    assert 2 * n * q3.inner_size(profile) * 4 <= profile.l2_bytes // 2  # X and W stay in L2
+    length = per_gpu.flash_length(profile, heads=8)
+    assert per_gpu.FLASH_PEAK_OVER_SCORES * 8 * length**2 * 2 <= profile.budget_bytes or length == 1024
+    n = per_gpu.q3_outer(profile)
+    assert 2 * n * per_gpu.q3_inner(profile) * 4 <= profile.l2_bytes // 2  # X and W stay in L2
     assert n * n * 4 >= 4 * profile.l2_bytes and 3 * n * n * 4 <= profile.budget_bytes  # A and Z do not
-    assert 8 * q5.chain_size(profile) * 4 <= profile.budget_bytes
-    assert (s23.N + s23.M) * s23.inner_size(profile) * 12 <= profile.budget_bytes // 2
-    assert s23.inner_size(profile) >= 2**18, "K stays thousands of times the output's side"
+    assert 8 * per_gpu.chain_values(profile) * 4 <= profile.budget_bytes
+    assert 128 * per_gpu.split_k(profile, 64, 64) * 12 <= profile.budget_bytes // 2
+    assert per_gpu.split_k(profile, 64, 64) >= 2**18, "K stays thousands of times the output's side"
 
 
-def test_the_h200_keeps_the_sizes_its_lines_were_recorded_at():
-    from tests_hardware import test_q3_intermediates as q3
-    from tests_hardware import test_q5_why_compiled as q5
-    from tests_hardware import test_s2_3_split as s23
-    from tests_hardware import test_s3_1_flash as s31
-
-    h200 = PROFILES["h200"]
-    assert (s31.sequence_length(h200), q3.outer_size(h200), q3.inner_size(h200), q5.chain_size(h200)) == (
-        16384,
-        8192,
-        256,
-        2**28,
+def sizes(profile):
+    return (
+        per_gpu.flash_length(profile, heads=8),
+        per_gpu.q3_outer(profile),
+        per_gpu.q3_inner(profile),
+        per_gpu.chain_values(profile),
+        per_gpu.split_k(profile, 64, 64),
     )
-    assert s23.inner_size(h200) == 2**22
-    assert h200.workers == 4
+
+
+def test_the_h200_and_a_machine_without_a_gpu_keep_the_sizes_the_lines_were_recorded_at():
+    assert sizes(PROFILES["h200"]) == sizes(None) == (16384, 8192, 256, 2**28, 2**22)
+    assert PROFILES["h200"].workers == 4
 
 
 @pytest.mark.parametrize("key", list(EXPECTED_GATES))
@@ -117,9 +110,7 @@ def test_each_profile_builds_mojo_for_its_own_gpu(key, monkeypatch):
 
 
 def test_bf16_lines_exist_where_published_figures_set_them():
-    from tests_hardware.test_s12_5_perf_portability import bf16_line
-
-    lines = {key: bf16_line(p) for key, p in PROFILES.items()}
+    lines = {key: per_gpu.bf16_line(p) for key, p in PROFILES.items()}
     assert lines == {"t4": 2.0, "l4": 1.5, "a100": 3.0, "rtx4090": None, "laptop8gb": None, "h200": 3.0}
 
 

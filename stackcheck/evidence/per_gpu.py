@@ -1,0 +1,75 @@
+"""What a GPU test sizes or judges by the GPU it runs on (stackcheck.evidence.device_profile): its
+workload's size, from the GPU's memory and L2, and its line where the physics differs by
+architecture. ``None`` for a profile (no GPU here) gives the sizes the H200's lines were recorded at.
+The tests read these; tests_plugin/test_device_profiles.py checks them against every recorded GPU."""
+
+from __future__ import annotations
+
+from stackcheck.evidence.device_profile import Profile
+
+FLASH_PEAK_OVER_SCORES = 5  # S3.1: the math backend's peak over the bf16 scores (18 GiB for 4 GiB on the H200)
+
+
+def flash_length(profile: Profile | None, heads: int) -> int:
+    """S3.1: the longest power-of-two sequence up to 16k whose math-backend peak (``heads`` bf16
+    [L, L] score matrices, five times over) fits one test's share of memory."""
+    length = 16384
+    while (
+        profile is not None and length > 1024 and FLASH_PEAK_OVER_SCORES * heads * length**2 * 2 > profile.budget_bytes
+    ):
+        length //= 2
+    return length
+
+
+def q3_outer(profile: Profile | None) -> int:
+    """Q3: N = M, each [N, M] float32 tensor (A, Z, Y) at least 4 times the L2, so none stays there
+    between kernels: 8192 (256 MiB; the H200's L2 is 60 MiB), 16384 on an RTX 4090's 72 MiB."""
+    n = 8192
+    while profile is not None and n * n * 4 < 4 * profile.l2_bytes:
+        n *= 2
+    return n
+
+
+def q3_inner(profile: Profile | None) -> int:
+    """Q3: K. The compulsory bytes count X and W once, so both must stay in L2 while the GEMM reads
+    them (at most half of it): 256 where that fits (16 MiB), less on a small L2 (a T4's 4 MiB: 32)."""
+    n, k = q3_outer(profile), 256
+    while profile is not None and k > 8 and 2 * n * k * 4 > profile.l2_bytes // 2:
+        k //= 2
+    return k
+
+
+def chain_values(profile: Profile | None) -> int:
+    """Q5: float32 values of the 8-op chain, 2^28 (1 GiB a tensor), less where eager's input, output
+    and intermediates (8 tensors at most alive) do not fit one test's share of memory."""
+    n = 2**28
+    while profile is not None and n > 2**22 and 8 * n * 4 > profile.budget_bytes:
+        n //= 2
+    return n
+
+
+def split_k(profile: Profile | None, n: int, m: int) -> int:
+    """S2.3: K of [n, K] @ [K, m], 2^22, less where X and W in float32 and float64 (12 bytes a value)
+    pass half one test's share of memory (an 8 GB card: 2^21); K stays thousands of times n and m."""
+    k = 2**22
+    while profile is not None and k > 2**18 and (n + m) * k * 12 > profile.budget_bytes // 2:
+        k //= 2
+    return k
+
+
+# S12.5, bf16 over fp32 on one matmul. Recorded: the H200's tensor cores 9.3-13.0x over 7 series
+# (median / line 3.4, spread squared 1.95). Other GPUs, from published peaks until a run there
+# records them: the A100's bf16 tensor cores 312 over 19.5 TFLOP/s of fp32 (16x, as the H200's 990
+# over 67), so the H200's line; an L4's or an A10's 4x (121 over 30, 125 over 31), half of it. A
+# GeForce card's tensor cores accumulate fp32 at half rate, 2x its fp32 peak (an RTX 4090's 165
+# over 83): no line, as for a GPU not listed.
+BF16_OVER_FP32 = {"sm_90": 3.0, "sm_80": 3.0, "sm_89": 1.5, "sm_86": 1.5, "sm_89-geforce": None, "sm_86-geforce": None}
+NO_BF16_UNITS_AT_MOST = 2.0  # without bf16 matrix units: half the bytes, at most 2x
+
+
+def bf16_line(profile: Profile) -> float | None:
+    """S12.5: this GPU's line for bf16 over fp32: the fast line where its tensor cores take bf16,
+    the 2x of half the bytes where they do not (a T4), None where no line is set."""
+    if profile.lacks("bf16-tensor-cores"):
+        return NO_BF16_UNITS_AT_MOST
+    return profile.line(BF16_OVER_FP32)
