@@ -4,6 +4,7 @@ named `stackcheck`, under a path with a space, with a virtual environment inside
 `git clone … stackcheck && cd stackcheck && python -m venv .venv` makes (under `with space/`)."""
 
 import shutil
+import site
 import subprocess
 import venv
 from pathlib import Path
@@ -38,6 +39,12 @@ def test_the_path_sensitive_tests_pass_from_a_folder_named_stackcheck_with_a_spa
         shutil.copy2(ROOT / name, clone / name)
     venv.create(clone / ".venv", system_site_packages=True, with_pip=False)
     python = clone / ".venv" / "bin" / "python"
+    # this interpreter's packages, also where it is a venv itself (--system-site-packages then
+    # reaches the base Python's, which has no pytest: the H200 image)
+    inner = subprocess.run(
+        [str(python), "-c", "import site; print(site.getsitepackages()[0])"], capture_output=True, text=True
+    )
+    (Path(inner.stdout.strip()) / "outer.pth").write_text("\n".join(site.getsitepackages()) + "\n")
     done = subprocess.run(
         [str(python), "-m", "pytest", "-p", "no:cacheprovider", "-q", *PATH_SENSITIVE],
         cwd=clone,
