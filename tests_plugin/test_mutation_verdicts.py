@@ -30,6 +30,16 @@ def test_a_mutant_whose_tests_only_skipped_as_inconclusive_is_inconclusive():
         )
 
 
+def test_a_mutant_whose_tests_could_not_run_here_is_skipped_with_the_reason():
+    """On the H200 image Triton's interpreter cannot run (NumPy 2.5): the mutant is neither caught nor
+    survived. A skip from anywhere but the plugin's missing-stack site still counts as survived."""
+    missing = "SKIPPED [1] ../work/main/stackcheck/plugin/hooks.py:308: Triton 3.6.0's CPU interpreter cannot run"
+    with pytest.raises(pytest.skip.Exception, match="S6.3-shape tests could not run here: Triton 3.6.0's CPU"):
+        assert_caught(result(missing, "1 skipped in 0.20s"), MUTANT)
+    with pytest.raises(AssertionError, match="survived"):
+        assert_caught(result("SKIPPED [1] tests_x.py:3: not applicable", "1 skipped in 0.20s"), MUTANT)
+
+
 def test_a_mutant_whose_tests_passed_survived():
     with pytest.raises(AssertionError, match="mutant host_pull survived"):
         assert_caught(result("3 passed in 1.00s"), MUTANT)
