@@ -183,6 +183,39 @@ def test_a_test_that_waits_for_a_compile_gets_the_compiles_time_not_the_homework
     assert limits["test_s11_2_mask.py"] is None, "a test of the student's kernel keeps the homework's limit"
 
 
+def test_a_torch_compile_test_gets_inductors_cold_compile_time(pytester, suite_file):
+    """On the H200's 16-core host, loaded, a correct torch_compiled_forward ran past 60 s in its cold
+    compile and the solution scored 80 %: a torch.compile test gets 300 s, an eager one keeps 60 s.
+    In a process of its own: an in-process run after the MAX one above aborts in MAX's bindings."""
+    folder = pytester.path / "hw"
+    folder.mkdir()
+    (folder / "homework.py").write_text(
+        "ASSIGNED = ('math',)\n\ndef torch_compiled_forward(x, w, b):\n    raise NotImplementedError\n"
+    )
+    pytester.makepyfile(
+        limits_probe="def pytest_collection_finish(session):\n"
+        "    for item in session.items:\n"
+        "        mark = item.get_closest_marker('timeout')\n"
+        "        print('LIMIT', item.nodeid.rsplit('::', 1)[-1], mark.args if mark else None)\n"
+    )
+    tests = [suite_file("tests_math/test_s8_1_backend.py"), suite_file("tests_math/test_s2_2_hand.py")]
+    result = pytester.runpytest_subprocess(
+        f"--homework={folder}",
+        *tests,
+        "-m",
+        "not max",
+        "-p",
+        "limits_probe",
+        "--collect-only",
+        "-p",
+        "no:cacheprovider",
+    )
+    limits = dict(line.split(" ", 2)[1:] for line in result.outlines if line.startswith("LIMIT "))
+    compiled = {v for n, v in limits.items() if "torch_compile-cpu" in n}
+    eager = {v for n, v in limits.items() if "[numpy-cpu]" in n}
+    assert compiled == {"(300.0,)"} and eager == {"None"}, limits
+
+
 SEGFAULTS = '''
 
 def sum_blocked(values, block=8):

@@ -159,7 +159,8 @@ def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Drop the suite's self-tests and the tests of stacks the homework does not touch; mark the tests
     that killed an earlier run of this submission (``--homework-crashed``, from stackcheck grade); give
-    a test that waits for a MAX graph compile the compile's time, not the homework's per-test limit."""
+    a test that waits for a MAX graph compile, or for torch.compile, the compile's time, not the
+    homework's per-test limit."""
     work = config.stash.get(HOMEWORK, None)
     if work is None:
         return
@@ -171,6 +172,8 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     for item in items:
         if config.stash.get(OWN_TIMEOUT, False) and item.get_closest_marker("max_graph"):
             item.add_marker(pytest.mark.timeout(contract.COMPILE_TIMEOUT_S))  # waits for a compile, not the student
+        elif config.stash.get(OWN_TIMEOUT, False) and item.get_closest_marker("torch_compile"):
+            item.add_marker(pytest.mark.timeout(contract.TORCH_COMPILE_TIMEOUT_S))  # Inductor's cold compile
         stacks = [s for s in STACKS if item.get_closest_marker(s)]
         direct = [s for s in stacks if not any(s in STACKS[o].uses for o in stacks)]  # triton, not its torch
         off = item.get_closest_marker("meta") or not all(assignment.stack_runs(s, work.assigned) for s in direct)
