@@ -156,7 +156,11 @@ class Runner:
         self.process: subprocess.Popen | None = None
 
     def _start(self) -> subprocess.Popen:
-        environ = {k: v for k, v in os.environ.items() if k not in PRIVATE}
+        # Mutant runs are CPU runs (-m cpu): the server and its forked children see no GPU. On a GPU
+        # host the server's imports set CUDA up, and a forked child's first torch.compile then died
+        # with "Cannot re-initialize CUDA in forked subprocess" (the H200 image); MAX's children
+        # probed the GPU too. Hidden, every machine's verdict is the CPU machine's.
+        environ = {k: v for k, v in os.environ.items() if k not in PRIVATE} | {"CUDA_VISIBLE_DEVICES": ""}
         process = subprocess.Popen(
             [sys.executable, "-m", "stackcheck.claims.mutation"],
             cwd=self.root,
