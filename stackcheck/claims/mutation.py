@@ -156,11 +156,7 @@ class Runner:
         self.process: subprocess.Popen | None = None
 
     def _start(self) -> subprocess.Popen:
-        # Mutant runs are CPU runs (-m cpu): the server and its forked children see no GPU. On a GPU
-        # host the server's imports set CUDA up, and a forked child's first torch.compile then died
-        # with "Cannot re-initialize CUDA in forked subprocess" (the H200 image); MAX's children
-        # probed the GPU too. Hidden, every machine's verdict is the CPU machine's.
-        environ = {k: v for k, v in os.environ.items() if k not in PRIVATE} | {"CUDA_VISIBLE_DEVICES": ""}
+        environ = {k: v for k, v in os.environ.items() if k not in PRIVATE}
         process = subprocess.Popen(
             [sys.executable, "-m", "stackcheck.claims.mutation"],
             cwd=self.root,
