@@ -3,6 +3,7 @@ folder, with the path spelt either way; no score for a run that reached none of 
 code; rerun lines that grade the same homework; a non-zero exit whenever anything is wrong."""
 
 import json
+import shlex
 import shutil
 import sys
 import tempfile
@@ -78,7 +79,7 @@ def test_a_run_that_reaches_no_student_code_has_no_score(run, homework):
 def test_from_inside_a_folder_outside_the_checkout_the_way_that_works_is_named(run, outside):
     code, out, err = run(outside, "--homework=.")
     assert code == pytest.ExitCode.USAGE_ERROR, out[-2000:]
-    assert f"cd {ROOT} && python -m pytest --homework={outside}" in err, err
+    assert f"cd {shlex.quote(str(ROOT))} && python -m pytest --homework={shlex.quote(str(outside))}" in err, err
 
 
 @pytest.mark.parametrize("flag", ["--homework", "--course", "--impl"])

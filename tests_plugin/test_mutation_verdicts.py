@@ -40,6 +40,17 @@ def test_a_mutant_whose_tests_could_not_run_here_is_skipped_with_the_reason():
         assert_caught(result("SKIPPED [1] tests_x.py:3: not applicable", "1 skipped in 0.20s"), MUTANT)
 
 
+def test_a_clone_whose_path_holds_a_space_reads_the_failed_tests():
+    """A clone under "with space/": the mutant run names its tests by that path. Read with \\S+ the
+    FAILED lines matched nothing, and 50 caught mutants read as 'it broke []' (a clean CI run there)."""
+    line = "FAILED ../ws/with space/stackcheck/tests_runtime/test_s6_3_shape.py::test_jax_shape_is_free_values_wait[x]"
+    lines = [line, "Revisit first, course §1.2 [MC01]: NumPy code runs on the host", "F [S6.3-shape]", "FS6.3-shape"]
+    assert_caught(result(*lines, "1 failed in 1.00s", ret=1), MUTANT)
+    missing = "SKIPPED [1] ../ws/with space/stackcheck/plugin/hooks.py:308: no cuda device visible"
+    with pytest.raises(pytest.skip.Exception, match="could not run here: no cuda device visible"):
+        assert_caught(result(missing, "1 skipped in 0.20s"), MUTANT)
+
+
 def test_a_mutant_whose_tests_passed_survived():
     with pytest.raises(AssertionError, match="mutant host_pull survived"):
         assert_caught(result("3 passed in 1.00s"), MUTANT)

@@ -217,7 +217,9 @@ def mutant_args(root: Path, mutant: Mutant) -> list[str]:
     ]
 
 
-MISSING_SKIP = re.compile(r"SKIPPED \[\d+\] \S*stackcheck/plugin/hooks\.py:\d+: (.*)")
+# A run's lines name the suite's files by path, which may hold a space (a clone under "with space/")
+MISSING_SKIP = re.compile(r"SKIPPED \[\d+\] .*?stackcheck/plugin/hooks\.py:\d+: (.*)")
+FAILED_TEST = re.compile(r"FAILED .+?\.py::(\w+)")
 
 
 def assert_caught(result: pytest.RunResult, mutant: Mutant) -> None:
@@ -238,7 +240,7 @@ def assert_caught(result: pytest.RunResult, mutant: Mutant) -> None:
         )
     if not any(f"F{mutant.claim}" in line for line in result.outlines):
         raise AssertionError(f"the claim table must report {mutant.claim} failed:\n{tail}")
-    failed = {m.group(1) for line in result.outlines for m in [re.match(r"FAILED \S+?::(\w+)", line)] if m}
+    failed = {m.group(1) for line in result.outlines for m in [FAILED_TEST.match(line)] if m}
     if mutant.breaks not in failed:
         raise AssertionError(
             f"mutant {mutant.name} must break {mutant.breaks} of {mutant.test}; it broke {sorted(failed)}:\n{tail}"
