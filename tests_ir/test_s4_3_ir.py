@@ -57,6 +57,29 @@ def test_max_graph_text(impl, example_inputs):
 def test_matcher_normalizes_names_and_rejects_a_missing_op():
     assert ir.op_sequence("%0 = stablehlo.dot_general\n%1 = stablehlo.add\n%2 = stablehlo.maximum") == MATH
     assert ir.op_sequence("%1 = rmo.matmul(%a)\n%2 = rmo.add(%1)\n%3 = rmo.mo.relu(%2)") == MATH
-    assert ir.op_sequence("extern_kernels.addmm(...)") == ["matmul"], "addmm is a matmul, not an add"
+    assert ir.op_sequence("extern_kernels.addmm(...)") == ["matmul", "add"], "addmm is a matmul and its bias add"
+
+
+@pytest.mark.meta
+@pytest.mark.parametrize(
+    "spelling, families",
+    [
+        ("addmm = torch.ops.aten.addmm.default(b, x, w)\nrelu = torch.ops.aten.relu.default(addmm)", MATH),
+        ("linear = torch._C._nn.linear(x, t, b)\nrelu = torch.relu(linear)", MATH),
+        ("mm = aten.mm.default(x, w)\nadd = aten.add.Tensor(mm, b)\nclamp_min = aten.clamp_min.default(add, 0)", MATH),
+        (
+            "%matmul = call_function[target=torch.matmul](args = (%x, %w))\n%add = ...add](args = (%matmul, %b))\n"
+            "%clamp = call_function[target=torch.clamp](args = (%add,), kwargs = {min: 0})",
+            MATH,
+        ),
+        ("z = aten.add.Tensor(mm, b)\ny = aten.threshold.default(z, 0, 0)", ["add", "relu"]),
+        ("%2 = stablehlo.maximum %1, %0", ["relu"]),
+    ],
+    ids=["addmm", "linear", "clamp_min-of-add", "clamp", "threshold", "stablehlo-maximum"],
+)
+def test_one_classifier_reads_every_spelling_of_the_course_ops(spelling, families):
+    """§4.3's ops are families, whatever the spelling: a fused addmm or linear holds the matmul and
+    the bias add, and clamp_min(z, 0) is the ReLU even when its input is named add."""
+    assert ir.op_sequence(spelling) == families
     with pytest.raises(AssertionError, match="expected the ops matmul -> add -> relu"):
         ir.assert_ops_in_order("d = dot_general a b\ng = max d 0.0", MATH, "a graph without the bias")

@@ -10,13 +10,17 @@ from __future__ import annotations
 
 import re
 
-# canonical op -> pattern; "add" must not match "addmm", so it needs a word boundary after it
+# op family -> pattern; "add" must not match "addmm", so it needs a word boundary after it. The ReLU
+# is any of the spellings that compute max(z, 0): relu, maximum/max, clamp_min/clamp, threshold.
 OPS = {
-    "matmul": re.compile(r"\b(?:matmul|addmm|mm|dot_general|dot)\b"),
+    "matmul": re.compile(r"\b(?:matmul|mm|dot_general|dot)\b"),
     "broadcast": re.compile(r"\b(?:broadcast_in_dim|broadcast_to|broadcast|expand)\b"),
     "add": re.compile(r"\badd\b"),
-    "relu": re.compile(r"\b(?:relu|maximum|max)\b"),
+    "relu": re.compile(r"\b(?:relu|maximum|max|clamp_min|clamp|threshold)\b"),
 }
+# Fused ops, each counted as every family it holds: addmm and linear (nn.Linear's forward) are a
+# matmul and its bias add.
+FUSED = {("matmul", "add"): re.compile(r"\b(?:addmm|linear)\b")}
 # What machine code looks like: PTX memory and predicate instructions, x86 vector moves.
 MACHINE = re.compile(r"^\s*(?:@%p\d+\s+)?(?:ld\.global|st\.global|setp\.\w+|vmovups|vfmadd\w*)\b", re.M)
 # An HLO instruction's opcode: "%dot.3 = f32[2,2]{1,0} dot(...)" -> "dot".
@@ -26,12 +30,15 @@ PASS_NUMBER = re.compile(r"\.(\d{4})\.")
 
 
 def op_sequence(text: str) -> list[str]:
-    """Canonical ops in the order their lines appear (the first op each line names)."""
+    """Op families in the order their lines appear: the first op each line names (the op it calls,
+    before the names of its inputs: ``clamp_min = aten.clamp_min(add, 0)`` is a ReLU), a fused op as
+    each family it holds (``addmm`` is a matmul, then an add)."""
     found = []
     for line in text.splitlines():
-        hits = [(m.start(), op) for op, pattern in OPS.items() if (m := pattern.search(line))]
+        hits = [(m.start(), (op,)) for op, pattern in OPS.items() if (m := pattern.search(line))]
+        hits += [(m.start(), ops) for ops, pattern in FUSED.items() if (m := pattern.search(line))]
         if hits:
-            found.append(min(hits)[1])
+            found += min(hits)[1]
     return found
 
 
