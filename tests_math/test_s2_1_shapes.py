@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 from stackcheck.evidence.numerics import assert_matches_reference, make_inputs, reference_forward
+from stackcheck.impl.contract import shape_spelled
 from stackcheck.run.runners import run_forward
 from stackcheck.stacks.available import need
 from stackcheck.stacks.params import stack_params, tolerance_row
@@ -31,7 +32,7 @@ def test_k_mismatch_is_a_shape_error_naming_both_shapes(impl, stack, device):
     with pytest.raises(ValueError) as info:
         run_forward(impl, stack, device, x, w, b)
     message = str(info.value)
-    assert re.search(r"\[2, 3\]", message) and re.search(r"\[4, 2\]", message), (
+    assert re.search(shape_spelled((2, 3)), message) and re.search(shape_spelled((4, 2)), message), (
         f"the error must name both shapes X[2, 3] and W[4, 2]; got: {message!r}"
     )
     assert re.search(r"\bK\b", message), f"the error must say the contraction dimension K disagrees: {message!r}"

@@ -116,3 +116,27 @@ def test_a_fallback_traced_by_torch_compile_calls_the_students_check(tmp_path, m
     y = torch.compile(forward, dynamic=False, backend="eager")(x, w, b)
     assert student.calls == [(4, 8)], "the fallback ran the student's check while Dynamo traced it"
     torch.testing.assert_close(y, torch.relu(x @ w + b))
+
+
+@pytest.mark.parametrize(
+    "shape, message, named",
+    [
+        ((2, 3), "X has shape [2, 3]", True),
+        ((2, 3), "X has shape (2, 3)", True),
+        ((2, 3), "torch.Size([2, 3])", True),
+        ((2, 3), "a 2x3 X", True),
+        ((1, 3, 4), "X must be 2-D, got (1, 3, 4)", True),
+        ((5,), "b has shape (5,)", True),
+        ((2, 3), "X has shape [2, 30]", False),
+        ((2, 3), "X has shape [12, 3]", False),
+        ((5,), "b has shape [15]", False),
+    ],
+)
+def test_a_shape_is_named_in_any_common_spelling_and_only_itself(shape, message, named):
+    """The contract asks a message to name the operand's shape (course §2.1), not to format it one
+    way: a student's (1, 3, 4) lost 16 of 44 S2.1-shapes tests when only [1, 3, 4] was read."""
+    import re
+
+    from stackcheck.impl.contract import shape_spelled
+
+    assert bool(re.search(shape_spelled(shape), message)) is named

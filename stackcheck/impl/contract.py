@@ -20,6 +20,18 @@ COMPILE_TIMEOUT_S = 900.0
 TORCH_COMPILE_TIMEOUT_S = 300.0
 
 
+def shape_spelled(shape) -> str:
+    """A regex for ``shape`` in any common spelling of an error message, since the contract asks a
+    message to name the shape, not to format it one way: [2, 3], (2, 3), [2,3], torch.Size([2, 3]),
+    2x3 and 2 x 3; (5,) and [5] for one dimension."""
+    dims = [str(int(d)) for d in shape]
+    listed = r"\s*,\s*".join(dims) + r"\s*,?"
+    forms = [rf"[\[(]\s*{listed}\s*[\])]"]
+    if len(dims) > 1:
+        forms.append(r"\b" + r"\s*[x×]\s*".join(dims) + r"\b")
+    return "(?:" + "|".join(forms) + ")"
+
+
 class NotAttempted(NotImplementedError):
     """An assigned function the student has not written (a stub, or a name the file lacks)."""
 
