@@ -26,10 +26,7 @@ TILE_MARGIN = 2.0  # median / line: 1.85 and 3.3, over the spreads squared, 1.01
 # line 1.6, spread squared 1.06). Where there are none: at most 2x (half the bytes). GPU lines:
 # stackcheck.evidence.per_gpu.
 FAST_ON_CPU = 1.5
-# The most shared memory one block may use, by compute capability (CUDA C++ Programming Guide,
-# "Technical Specifications per Compute Capability"): T4, A100, A10 / RTX 30x0, L4 / RTX 40x0,
-# H100 / H200. A GPU checks its own row.
-SHARED_PER_BLOCK = {75: 64 * 1024, 80: 163 * 1024, 86: 99 * 1024, 89: 99 * 1024, 90: 227 * 1024}
+SHARED_PER_BLOCK = per_gpu.SHARED_PER_BLOCK  # bytes a block may use, by compute capability
 TILE_ARCHS = (75, 80, 86, 90)  # the generations the one tile is compiled for
 PORTABLE_TILE = (128, 128, 64, 3, 8)  # Triton 3.9 asks 64, 128, 128 and 192 KiB for it on sm_75 to sm_90
 

@@ -7,6 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from stackcheck.claims import mutation
+
 pytestmark = pytest.mark.meta
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -15,7 +17,7 @@ ROOT = Path(__file__).resolve().parent.parent
 def test_the_colab_notebook_runs_and_shows_its_report(tmp_path, monkeypatch):
     nbformat = pytest.importorskip("nbformat", reason="pip install 'stackcheck[notebook]'")
     nbclient = pytest.importorskip("nbclient", reason="pip install 'stackcheck[notebook]'")
-    for name in [k for k in os.environ if k.startswith("PYTEST_XDIST") or k == "STACKCHECK_GPUS"]:
+    for name in set(mutation.PRIVATE) & set(os.environ):
         monkeypatch.delenv(name)  # the notebook's pytest is a run of its own, not this run's worker
     notebook = nbformat.read(ROOT / "examples" / "colab_selfcheck.ipynb", as_version=4)
     nbclient.NotebookClient(

@@ -7,15 +7,13 @@ GPU it finds, and MAX compiles its graphs for the GPU it finds; neither is built
 
 import pytest
 
-from stackcheck.evidence import device_profile
+from stackcheck.evidence import device_profile, per_gpu
 from stackcheck.stacks import available
 
 pytestmark = pytest.mark.meta
 
 ARCHS = (75, 80, 86, 89, 90)
-# The shared memory a block may opt into: the recorded profiles' (T4, A100, L4, H200), and for sm_86
-# (A10, RTX 30x0) the CUDA C++ Programming Guide's 99 KiB.
-SHARED = {int(p.sm[3:]): p.shared_per_block_optin for p in device_profile.recorded().values()} | {86: 99 * 1024}
+SHARED = per_gpu.SHARED_PER_BLOCK  # the shared memory a block may opt into, by compute capability
 # Where the launching test is gated: the need that skips it on that GPU (device_profile.NEEDS).
 BF16_TILES_NEED = "triton-bf16"
 

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from stackcheck.claims import mutation
 from stackcheck.evidence import device_profile, per_gpu
 
 pytestmark = pytest.mark.meta
@@ -33,7 +34,7 @@ def gpu_table(tmp_path_factory) -> list[str]:
     """`pytest -m cuda --gpu-table` of this checkout, on a machine without a GPU (no column of its own)."""
     target = tmp_path_factory.mktemp("table") / "gpu-table.md"
     # a fresh run, not one of this run's xdist workers (which would pin the child to its GPU)
-    environ = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_XDIST", "STACKCHECK_GPUS"))}
+    environ = {k: v for k, v in os.environ.items() if k not in mutation.PRIVATE}
     done = subprocess.run(
         [sys.executable, "-m", "pytest", "-m", "cuda", f"--gpu-table={target}", "-q", "-p", "no:cacheprovider"],
         cwd=ROOT,
@@ -125,6 +126,14 @@ def test_an_unknown_profile_or_need_is_refused(monkeypatch):
         device_profile.current()
     with pytest.raises(ValueError, match="unknown GPU need"):
         PROFILES["t4"].lacks("fp64-tensor-cores")
+
+
+def test_each_profile_reports_the_shared_memory_its_generation_allows():
+    """The driver's shared memory per block, recorded in each profile, is per_gpu's row for its
+    compute capability (the table S12.5 and the cross-compile self-test judge tiles by)."""
+    for profile in PROFILES.values():
+        cc = profile.capability[0] * 10 + profile.capability[1]
+        assert profile.shared_per_block_optin == per_gpu.SHARED_PER_BLOCK[cc], profile
 
 
 def test_a_newer_gpu_keeps_what_its_predecessors_had():

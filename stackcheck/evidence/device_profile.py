@@ -156,12 +156,17 @@ def no_line(profile: Profile, measured: dict) -> None:
     pytest.skip(f"measured, no line for {profile.family_keys()[0]} ({profile.name}): {measured}")
 
 
+def _from_row(row: dict) -> Profile:
+    """A profile from a TOML or JSON row, whose capability is a list."""
+    return Profile(**{**row, "capability": tuple(row["capability"])})
+
+
 @functools.cache
 def recorded() -> dict[str, Profile]:
     """The profiles of fixtures/gpu_profiles.toml, by key."""
     with open(data.path("fixtures", "gpu_profiles.toml"), "rb") as f:
         table = tomllib.load(f)
-    return {key: Profile(**{**row, "capability": tuple(row["capability"])}) for key, row in table.items()}
+    return {key: _from_row(row) for key, row in table.items()}
 
 
 # Asks the driver (CUDA's driver API through ctypes) in a child process: no CUDA context in ours.
@@ -192,7 +197,7 @@ def probe() -> Profile | None:
         row = json.loads(done.stdout)
     except (subprocess.SubprocessError, OSError, ValueError):
         return None
-    return Profile(**{**row, "capability": tuple(row["capability"])})
+    return _from_row(row)
 
 
 _CURRENT: dict[str, Profile | None] = {}

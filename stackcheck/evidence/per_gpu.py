@@ -7,6 +7,10 @@ from __future__ import annotations
 
 from stackcheck.evidence.device_profile import Profile
 
+# The most shared memory one block may use, by compute capability (CUDA C++ Programming Guide,
+# "Technical Specifications per Compute Capability"): T4, A100, A10 / RTX 30x0, L4 / RTX 40x0,
+# H100 / H200. S12.5 and the cross-compile self-test read it; a GPU checks its own row.
+SHARED_PER_BLOCK = {75: 64 * 1024, 80: 163 * 1024, 86: 99 * 1024, 89: 99 * 1024, 90: 227 * 1024}
 FLASH_PEAK_OVER_SCORES = 5  # S3.1: the math backend's peak over the bf16 scores (18 GiB for 4 GiB on the H200)
 
 

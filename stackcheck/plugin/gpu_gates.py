@@ -18,6 +18,10 @@ TABLE = pytest.StashKey[list[str]]()
 NOT_RUN = "from the profile, not run"
 
 
+def _claims(item: pytest.Item) -> list[str]:
+    return [c for mark in item.iter_markers("claim") for c in mark.args]
+
+
 def outcome(item: pytest.Item, profile: device_profile.Profile) -> tuple[str, str]:
     """("runs" | "skipped" | "no line", why) for a cuda ``item`` on ``profile``."""
     missing = profile.missing(*(n for mark in item.iter_markers("gpu_needs") for n in mark.args))
@@ -38,8 +42,7 @@ def gate(items: list[pytest.Item], is_cuda) -> None:
     for item in gated:
         verdict, why = outcome(item, profile)
         if verdict == "skipped":
-            claims = [c for mark in item.iter_markers("claim") for c in mark.args]
-            item.stash[GATE] = f"{', '.join(claims) or item.name}: {why}; this is {profile.sm} ({profile.name})"
+            item.stash[GATE] = f"{', '.join(_claims(item)) or item.name}: {why}; this is {profile.sm} ({profile.name})"
 
 
 def skip_if_gated(item: pytest.Item) -> None:
@@ -66,7 +69,7 @@ def table(items: list[pytest.Item], profiles: dict[str, device_profile.Profile],
     key is not in ``run_on`` is labelled as judged from its profile, not run."""
     claims: dict[str, list[pytest.Item]] = {}
     for item in items:
-        for claim in sorted({c for mark in item.iter_markers("claim") for c in mark.args}):
+        for claim in sorted(set(_claims(item))):
             claims.setdefault(claim, []).append(item)
     head = [f"{p.name} ({p.sm}{'' if key in run_on else ', ' + NOT_RUN})" for key, p in profiles.items()]
     lines = ["| claim | " + " | ".join(head) + " |", "|---|" + "---|" * len(head)]
