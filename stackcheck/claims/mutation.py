@@ -41,6 +41,13 @@ PRELOAD = (
     "stackcheck.toolchains.triton_kernels",
     "stackcheck.toolchains.inductor",
 )
+# Mutant runs are CPU runs (-m cpu), so the server and its forked children see no GPU, as on the
+# CPU machine. Measured on the H200 image: with the GPU visible, the server's imports ask torch for
+# a device count, which marks every forked child, and a child's first torch.compile dies with
+# "Cannot re-initialize CUDA in forked subprocess"; with only CUDA_VISIBLE_DEVICES="" a child
+# segfaults in JAX's CUDA plugin (jax_plugins/xla_cuda13 _check_cuda_versions). Both hidden,
+# the mutants are caught with their own hints.
+CPU_ONLY = {"CUDA_VISIBLE_DEVICES": "", "JAX_PLATFORMS": "cpu"}
 # Variables of the calling pytest process that must not leak into the runs.
 PRIVATE = (
     "PYTEST_XDIST_WORKER",
@@ -156,7 +163,7 @@ class Runner:
         self.process: subprocess.Popen | None = None
 
     def _start(self) -> subprocess.Popen:
-        environ = {k: v for k, v in os.environ.items() if k not in PRIVATE}
+        environ = {k: v for k, v in os.environ.items() if k not in PRIVATE} | CPU_ONLY
         process = subprocess.Popen(
             [sys.executable, "-m", "stackcheck.claims.mutation"],
             cwd=self.root,
