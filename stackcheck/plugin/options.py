@@ -38,6 +38,7 @@ STACKCHECK_OPTIONS = (
     "course",
     "baseline",
     "gpu_table",
+    "cross_compile",
 )
 ENV_OPT_IN = "STACKCHECK"  # STACKCHECK=1 in the environment: a stackcheck run
 
@@ -141,6 +142,12 @@ def add(parser: pytest.Parser) -> None:
         help="run no test: judge the selected cuda tests against each recorded GPU profile (T4, L4, A100, "
         "RTX 4090, an 8 GB laptop GPU, H200) and this machine's, and print which claims each verifies, "
         "skips and why, or has no line for (PATH: also write that table as Markdown)",
+    )
+    group.addoption(
+        "--cross-compile",
+        action="store_true",
+        help="also compile every MAX GPU graph for each GPU a learner may have (sm_75 to sm_90), in MAX's "
+        "virtual device mode: about a minute a target on 2 cores, cold (CI runs it)",
     )
     parser.addini(
         "stackcheck",

@@ -43,27 +43,98 @@ def _input_types(ref, chains: int):
     return [TensorType(DType.float32, [f"{d}{c}" for d in shape], device=ref) for c in range(chains) for shape in dims]
 
 
-def _math_graph(impl, mojo: bool, kind: str = "math"):
+def _math_outputs(impl, mojo: bool, x, w, b, dtypes=LOW_PRECISION, float32=True) -> tuple[list, list[str]]:
+    """The math graph's values: A, Z, Y; Y in each low precision, cast back; Y through the Mojo op.
+    (``float32`` False, ``mojo`` False: Y in ``dtypes`` alone, a part of ``_in_parts``.)"""
     from max.dtype import DType
+    from max.graph import ops
+
+    outputs, names = (list(impl.max_steps(x, w, b)), ["a", "z", "y"]) if float32 else ([], [])
+    for dtype in dtypes:
+        low = getattr(DType, dtype)
+        y_low = impl.max_steps(*(ops.cast(v, low) for v in (x, w, b)))[2]
+        outputs.append(ops.cast(y_low, DType.float32))  # NumPy has no bfloat16: Y comes out as float32
+        names.append(_low_precision_name(dtype, y_low.dtype.name))
+    if mojo:
+        outputs.append(impl.mojo_relu(outputs[1]))
+        names.append("y_mojo")
+    return outputs, names
+
+
+def _structure_outputs(impl, mojo: bool, *values) -> tuple[list, list[str]]:
+    """Y = ReLU(X @ W + b) alone, so the compiler may fuse it; and, from separate inputs (so the
+    two chains share nothing), the same with the Mojo custom ReLU in place of the built-in one."""
+    outputs, names = [impl.max_steps(*values[:3])[2]], ["y"]
+    if mojo:
+        outputs.append(impl.mojo_relu(impl.max_steps(*values[3:6])[1]))
+        names.append("y_mojo")
+    return outputs, names
+
+
+def _special_outputs(impl, mojo: bool, z) -> tuple[list, list[str]]:
+    """A float32 vector Z straight into the relus, so the values §10.4 sets apart (NaN, -0) reach them
+    as given rather than through a matmul, which turns -0 into +0: the built-in relu ("y") and, with
+    Mojo, the custom op ("y_mojo")."""
+    from max.graph import ops
+
+    outputs, names = [ops.relu(z)], ["y"]
+    if mojo:
+        outputs.append(impl.mojo_relu(z))
+        names.append("y_mojo")
+    return outputs, names
+
+
+def _vector_type(ref):
+    from max.dtype import DType
+    from max.graph import TensorType
+
+    return TensorType(DType.float32, ["R"], device=ref)
+
+
+# graph: (its name, its input types for a device, its outputs from those inputs)
+_GRAPHS = {
+    "math": ("stackcheck_math", lambda ref, mojo: _input_types(ref, 1), _math_outputs),
+    "structure": ("stackcheck_structure", lambda ref, mojo: _input_types(ref, 2 if mojo else 1), _structure_outputs),
+    "special": ("stackcheck_special", lambda ref, mojo: [_vector_type(ref)], _special_outputs),
+}
+
+
+def _graph(graph_name: str, impl, mojo: bool, kind: str, outputs_of=None):
+    """Graph ``graph_name`` built from ``impl``'s builders for the device of ``kind`` ("-gpu": the
+    GPU; §10.3: the same graph, another device), with a session for that device; ``outputs_of`` in
+    place of the graph's own outputs (a part of it, ``_in_parts``)."""
     from max.engine import InferenceSession
-    from max.graph import DeviceRef, Graph, ops
+    from max.graph import DeviceRef, Graph
 
     device = device_of(kind)
     ref = DeviceRef.from_device(device)
-    types = _input_types(ref, 1)
+    title, input_types, own_outputs = _GRAPHS[graph_name]
+    outputs_of = outputs_of or own_outputs
     extensions = [impl.mojo_package()] if mojo else []
-    names = ["a", "z", "y"]
-    with Graph("stackcheck_math", input_types=types, custom_extensions=extensions) as graph:
-        x, w, b = (value.tensor for value in graph.inputs)
-        outputs = list(impl.max_steps(x, w, b))
-        for dtype in LOW_PRECISION:
-            low = getattr(DType, dtype)
-            y_low = impl.max_steps(*(ops.cast(v, low) for v in (x, w, b)))[2]
-            outputs.append(ops.cast(y_low, DType.float32))  # NumPy has no bfloat16: Y comes out as float32
-            names.append(_low_precision_name(dtype, y_low.dtype.name))
-        if mojo:
-            outputs.append(impl.mojo_relu(outputs[1]))
-            names.append("y_mojo")
+    with Graph(title, input_types=input_types(ref, mojo), custom_extensions=extensions) as graph:
+        outputs, names = outputs_of(impl, mojo, *(value.tensor for value in graph.inputs))
+        graph.output(*outputs)
+    return graph, names, InferenceSession(devices=[device])
+
+
+def _every_gpu_graph(impl, mojo: bool):
+    """The math, structure and special graphs side by side in one graph for the GPU, each on inputs
+    of its own (nothing shared, so each fuses as it does alone): what ``pytest -m cuda`` compiles,
+    in one compile per GPU target."""
+    from max.engine import InferenceSession
+    from max.graph import DeviceRef, Graph
+
+    device = device_of("every-gpu")
+    ref = DeviceRef.from_device(device)
+    types = {name: input_types(ref, mojo) for name, (_, input_types, _) in _GRAPHS.items()}
+    extensions = [impl.mojo_package()] if mojo else []
+    with Graph("stackcheck_every_gpu", input_types=sum(types.values(), []), custom_extensions=extensions) as graph:
+        values, outputs, names = [value.tensor for value in graph.inputs], [], []
+        for name, (_, _, outputs_of) in _GRAPHS.items():
+            taken, values = values[: len(types[name])], values[len(types[name]) :]
+            more, more_names = outputs_of(impl, mojo, *taken)
+            outputs += more
+            names += [f"{name}:{n}" for n in more_names]
         graph.output(*outputs)
     return graph, names, InferenceSession(devices=[device])
 
@@ -75,8 +146,12 @@ def _low_precision_name(dtype: str, returned: str) -> str:
 
 def low_precision_y(outputs: dict, dtype: str) -> tuple:
     """(Y computed in ``dtype``, the dtype max_steps gave it back in), from the math graph's outputs
-    (each Y cast to float32 there: NumPy has no bfloat16)."""
+    (each Y cast to float32 there: NumPy has no bfloat16). A dtype MAX refused here skips the test."""
     for name, y in outputs.items():
+        if isinstance(y, Refused) and y.dtype == dtype:
+            import pytest
+
+            pytest.skip(y.reason)
         if name == f"y_{dtype}" or name.startswith(f"y_{dtype} as "):
             return y, name.partition(" as ")[2] or dtype
     raise KeyError(f"the math graph has no Y in {dtype}: {sorted(outputs)}")
@@ -95,58 +170,10 @@ def device_of(kind: str):
     return Accelerator() if kind.endswith("-gpu") else CPU()
 
 
-def _structure_graph(impl, mojo: bool, kind: str = "structure"):
-    """Y = ReLU(X @ W + b) alone, so the compiler may fuse it; and, from separate inputs (so the
-    two chains share nothing), the same with the Mojo custom ReLU in place of the built-in one.
-    ``kind`` "structure-gpu" builds it for the GPU (§10.3: the same graph, another device)."""
-    from max.engine import InferenceSession
-    from max.graph import DeviceRef, Graph
-
-    device = device_of(kind)
-    ref = DeviceRef.from_device(device)
-    chains = 2 if mojo else 1
-    extensions = [impl.mojo_package()] if mojo else []
-    with Graph("stackcheck_structure", input_types=_input_types(ref, chains), custom_extensions=extensions) as graph:
-        values = [v.tensor for v in graph.inputs]
-        outputs = [impl.max_steps(*values[:3])[2]]
-        names = ["y"]
-        if mojo:
-            outputs.append(impl.mojo_relu(impl.max_steps(*values[3:])[1]))
-            names.append("y_mojo")
-        graph.output(*outputs)
-    return graph, names, InferenceSession(devices=[device])
-
-
-def _special_graph(impl, mojo: bool, kind: str = "special"):
-    """A float32 vector Z straight into the relus, so the values §10.4 sets apart (NaN, -0) reach them
-    as given rather than through a matmul, which turns -0 into +0: the built-in relu ("y") and, with
-    Mojo, the custom op ("y_mojo")."""
-    from max.dtype import DType
-    from max.engine import InferenceSession
-    from max.graph import DeviceRef, Graph, TensorType, ops
-
-    device = device_of(kind)
-    ref = DeviceRef.from_device(device)
-    extensions = [impl.mojo_package()] if mojo else []
-    with Graph(
-        "stackcheck_special", input_types=[TensorType(DType.float32, ["R"], device=ref)], custom_extensions=extensions
-    ) as graph:
-        z = graph.inputs[0].tensor
-        outputs, names = [ops.relu(z)], ["y"]
-        if mojo:
-            outputs.append(impl.mojo_relu(z))
-            names.append("y_mojo")
-        graph.output(*outputs)
-    return graph, names, InferenceSession(devices=[device])
-
-
 _BUILDERS = {
-    "math": _math_graph,
-    "structure": _structure_graph,
-    "special": _special_graph,
-    "math-gpu": lambda impl, mojo: _math_graph(impl, mojo, "math-gpu"),
-    "structure-gpu": lambda impl, mojo: _structure_graph(impl, mojo, "structure-gpu"),
-    "special-gpu": lambda impl, mojo: _special_graph(impl, mojo, "special-gpu"),
+    kind: (lambda impl, mojo, graph_name=name, kind=kind: _graph(graph_name, impl, mojo, kind))
+    for name in _GRAPHS
+    for kind in (name, f"{name}-gpu")
 }
 
 
@@ -164,7 +191,7 @@ def _key(kind: str, impl):
 def prefetch(kind: str, impl) -> None:
     """Build graph ``kind`` now and compile it on a background thread (MAX releases the GIL while
     it compiles), so a cold compile overlaps the tests that run before the first MAX test. A kind
-    naming a GPU architecture ("sm_90") compiles the structure graph for it (``compiled_for_gpu``)."""
+    naming a GPU target ("sm_90", "sm_75/every") compiles for it in a child (``compiled_for_gpu``)."""
     if kind.startswith("sm_"):
         if _key(kind, impl) not in _ARTIFACTS:
             _ARTIFACTS[_key(kind, impl)] = _COMPILER.submit(_compile_in_subprocess, impl, kind)
@@ -179,13 +206,65 @@ def prefetch(kind: str, impl) -> None:
         failed.set_exception(error)
         _MODELS[key] = (None, failed, None)
         return
-    future = _COMPILER.submit(_load, session, graph)
+    future = _COMPILER.submit(_load, session, graph, kind, impl)
     _MODELS[key] = (graph, future, names)
 
 
-def _load(session, graph):
+def _load(session, graph, kind: str, impl):
+    """The compiled graph; a math graph MAX will not compile whole is tried in parts (``_in_parts``)."""
     with _compile_lock():
-        return session.load(graph)
+        try:
+            return session.load(graph)
+        except Exception as whole:
+            if kind.removesuffix("-gpu") != "math":
+                raise
+            return _in_parts(session, kind, impl, whole)
+
+
+class Refused:
+    """Y in a low precision that MAX would not compile for this device: its tests skip with ``reason``."""
+
+    def __init__(self, dtype: str, reason: str):
+        self.dtype, self.reason = dtype, reason
+
+
+class _Parts:
+    """The math graph as graphs compiled apart: float32 (and the Mojo op), then each low precision."""
+
+    def __init__(self, parts: list, refused: dict):
+        self.parts, self.refused = parts, refused
+
+    def outputs(self, buffers) -> dict:
+        from max.driver import CPU
+
+        found = dict(self.refused)
+        for compiled, names in self.parts:
+            found |= {name: out.to(CPU()).to_numpy() for name, out in zip(names, compiled.execute(*buffers))}
+        return found
+
+
+def _in_parts(session, kind: str, impl, whole: Exception) -> _Parts:
+    """The try-compile probe: when the math graph does not compile whole (a GPU whose kernels lack a
+    dtype), its float32 chain compiles alone and each low precision in a graph of its own, so one
+    dtype the device cannot run skips its own tests (``low_precision_y``) and fails no others."""
+    import functools
+
+    mojo = with_mojo()
+    graph, names, _ = _graph("math", impl, mojo, kind, functools.partial(_math_outputs, dtypes=()))
+    try:
+        parts = [(session.load(graph), names)]
+    except Exception:
+        raise whole from None  # not a dtype's doing: the whole graph's error is the one to read
+    refused = {}
+    for dtype in LOW_PRECISION:
+        low = functools.partial(_math_outputs, dtypes=(dtype,), float32=False)
+        graph, names, _ = _graph("math", impl, False, kind, low)
+        try:
+            parts.append((session.load(graph), names))
+        except Exception as error:
+            reason = f"MAX did not compile Y in {dtype} for {kind}: {type(error).__name__}: {str(error)[:300]}"
+            refused[f"y_{dtype}"] = Refused(dtype, reason)
+    return _Parts(parts, refused)
 
 
 @contextlib.contextmanager
@@ -253,17 +332,21 @@ def run(kind: str, impl, *arrays, runnable=None) -> dict[str, np.ndarray]:
     compiled = runnable or compiled
     device = device_of(kind)
     buffers = [Buffer.from_numpy(np.ascontiguousarray(v, dtype=np.float32)).to(device) for v in arrays]
+    if isinstance(compiled, _Parts):
+        return compiled.outputs(buffers)
     return {name: out.to(CPU()).to_numpy() for name, out in zip(names, compiled.execute(*buffers))}
 
 
-def compiled_for_gpu(impl, arch: str) -> bytes:
-    """Graph "structure-gpu" compiled for an NVIDIA GPU of ``arch`` (e.g. "sm_90") on any machine,
-    in MAX's compile-only virtual device mode, as MEF bytes; started by ``prefetch(arch, impl)``."""
-    prefetch(arch, impl)
-    return _result(_ARTIFACTS[_key(arch, impl)])
+def compiled_for_gpu(impl, target: str) -> bytes:
+    """A GPU graph compiled for an NVIDIA GPU on any machine, in MAX's compile-only virtual device
+    mode, as MEF bytes; started by ``prefetch(target, impl)``. ``target`` is an architecture
+    ("sm_90": graph "structure-gpu" for it) or an architecture and "every" ("sm_75/every": the
+    graph of every GPU graph, ``_every_gpu_graph``)."""
+    prefetch(target, impl)
+    return _result(_ARTIFACTS[_key(target, impl)])
 
 
-def _compile_in_subprocess(impl, arch: str) -> bytes:
+def _compile_in_subprocess(impl, target: str) -> bytes:
     """In a process of its own: the virtual device mode is process-wide, and a GPU compile cannot
     follow a CPU session in one process. The child grades like this process: in homework mode it
     builds the same Impl (assigned names never fall back), and a stub or a borrowed function it
@@ -271,9 +354,9 @@ def _compile_in_subprocess(impl, arch: str) -> bytes:
     spec = getattr(impl.module, "__file__", None) or ""
     assigned = ",".join(sorted(impl.assigned)) if impl.assigned is not None else "-"
     with tempfile.TemporaryDirectory() as folder:  # the child takes the compile lock once its graph is built
-        out = Path(folder) / f"structure-{arch}.mef"
+        out = Path(folder) / "graph.mef"
         done = subprocess.run(
-            [sys.executable, "-m", "stackcheck.run.max_graphs", arch, str(out), spec, assigned],
+            [sys.executable, "-m", "stackcheck.run.max_graphs", target, str(out), spec, assigned],
             capture_output=True,
             text=True,
             timeout=900,
@@ -282,7 +365,7 @@ def _compile_in_subprocess(impl, arch: str) -> bytes:
         if raised.exists():
             _raise_as_the_child_did(json.loads(raised.read_text()))
         if done.returncode:
-            raise RuntimeError(f"compiling graph structure-gpu for {arch} failed:\n" + done.stderr.strip()[-1500:])
+            raise RuntimeError(f"compiling the MAX graph for {target} failed:\n" + done.stderr.strip()[-1500:])
         return out.read_bytes()
 
 
@@ -295,19 +378,21 @@ def _raise_as_the_child_did(raised: dict) -> None:
     raise error
 
 
-def _compile_for_gpu(arch: str, out: str, spec: str, assigned: str) -> None:
+def _compile_for_gpu(target: str, out: str, spec: str, assigned: str) -> None:
     from max import driver
 
     from stackcheck.impl import integrity
     from stackcheck.impl.loader import Impl, load_module
 
+    arch, _, every = target.partition("/")
     driver.set_virtual_device_api("cuda")
     driver.set_virtual_device_target_arch(arch)
     driver.set_virtual_device_count(1)
     names = None if assigned == "-" else frozenset(filter(None, assigned.split(",")))
     impl = Impl(load_module(spec) if spec else None, names, integrity.borrowed(spec) if names and spec else None)
     try:
-        graph, _, session = _structure_graph(impl, with_mojo(), "structure-gpu")
+        build = _every_gpu_graph if every else _BUILDERS["structure-gpu"]
+        graph, _, session = build(impl, with_mojo())
     except (NotImplementedError, contract.Borrowed, contract.TimedOut) as error:
         report = {"kind": type(error).__name__, "message": str(error), "stubs": sorted(contract.STUBS_CALLED)}
         Path(out).with_suffix(".raised.json").write_text(json.dumps(report))
@@ -316,7 +401,7 @@ def _compile_for_gpu(arch: str, out: str, spec: str, assigned: str) -> None:
         session.compile(graph).export_mef(out)
 
 
-if __name__ == "__main__":  # python -m stackcheck.run.max_graphs ARCH OUT.mef IMPL ASSIGNED|-: see compiled_for_gpu
+if __name__ == "__main__":  # python -m stackcheck.run.max_graphs TARGET OUT.mef IMPL ASSIGNED|-: see compiled_for_gpu
     _compile_for_gpu(*sys.argv[1:5])
     # MAX 26.7 aborts at interpreter shutdown after a virtual-device compile ("terminate called
     # without an active exception", 9 runs in 15 here), with the MEF already written: skip teardown.

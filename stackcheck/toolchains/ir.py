@@ -369,6 +369,15 @@ def cuda_objects(blob: bytes) -> list[bytes]:
     return found
 
 
+def cubin_sm(cubin: bytes) -> int:
+    """The SM a cubin's machine code is for (75 for sm_75; 90 for sm_90 and sm_90a), read from its
+    ELF header's e_flags: bits 8-15 from CUDA's ELF ABI version 8 on, bits 0-7 before."""
+    import struct
+
+    (flags,) = struct.unpack_from("<I", cubin, 0x30)
+    return (flags >> 8) & 0xFF if cubin[8] >= 8 else flags & 0xFF
+
+
 def sass_kernels(cubins: list[bytes]) -> dict[str, dict]:
     """Each kernel in ``cubins``: its target and the set of SASS opcodes (without modifiers) it uses."""
     kernels = {}
