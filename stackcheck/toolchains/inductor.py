@@ -50,22 +50,42 @@ def compile_and_read(fn, *args, **compile_kwargs) -> Generated:
     )
 
 
-def eager_ops(fn, *args) -> tuple[object, list[dict]]:
+def eager_ops(fn, *args, names: tuple[str, ...] = ()) -> tuple[object, list[dict]]:
     """(fn's result, every ATen op eager mode ran for it: its name and the shapes of its tensor
-    inputs and outputs), recorded with a dispatch mode."""
+    inputs and outputs), recorded with a dispatch mode. Each op's ``written`` lists its outputs:
+    shape, ``fresh`` (written to memory of its own, not a view of an input's) and ``sources``, the
+    ``names`` of the arguments its values come from (a tensor made from none, ``torch.ones``, has
+    none): what an op did with b, whatever the op is called."""
     import torch
     from torch.utils._python_dispatch import TorchDispatchMode
     from torch.utils._pytree import tree_leaves
 
-    def shapes(tree):
-        return [tuple(t.shape) for t in tree_leaves(tree) if isinstance(t, torch.Tensor)]
+    def tensors(tree):
+        return [t for t in tree_leaves(tree) if isinstance(t, torch.Tensor)]
 
     ops = []
+    sources = {id(t): (frozenset([name]), t) for name, t in zip(names, args)}  # the tensor kept alive with its id
 
     class Record(TorchDispatchMode):
         def __torch_dispatch__(self, func, types, args=(), kwargs=None):
             out = func(*args, **(kwargs or {}))
-            ops.append({"op": func.overloadpacket.__name__, "inputs": shapes((args, kwargs)), "outputs": shapes(out)})
+            ins, outs = tensors((args, kwargs)), tensors(out)
+            came = frozenset().union(*(sources.get(id(t), (frozenset(), None))[0] for t in ins))
+            storages = {t.untyped_storage().data_ptr() for t in ins}
+            written = []
+            for t in outs:
+                sources[id(t)] = (came, t)
+                fresh = t.untyped_storage().data_ptr() not in storages
+                written.append({"shape": tuple(t.shape), "fresh": fresh, "sources": sorted(came)})
+            shapes = [tuple(t.shape) for t in ins]
+            ops.append(
+                {
+                    "op": func.overloadpacket.__name__,
+                    "inputs": shapes,
+                    "outputs": [w["shape"] for w in written],
+                    "written": written,
+                }
+            )
             return out
 
     with Record():
