@@ -123,6 +123,7 @@ TASKS = {
 
 
 STUBS_CALLED: set[str] = set()  # stubs called since the plugin last cleared it (each test's setup)
+CALLED: dict[str, int] = {}  # calls of each --impl module function in this process (its ``checked`` wrapper)
 
 
 def _stub_called(name: str, error: BaseException) -> None:
@@ -191,6 +192,7 @@ def checked(name: str, fn: Callable) -> Callable:
         return fn
 
     def call(*args, **kwargs):
+        CALLED[name] = CALLED.get(name, 0) + 1
         try:
             if isolation.applies(name, args, kwargs):
                 value = isolation.call(name, task.section, fn, args, kwargs)

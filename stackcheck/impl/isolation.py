@@ -8,8 +8,9 @@ the call fails with a message naming the function, and the run and the other sco
 Only CPU calls are moved: a CUDA context does not survive a fork, and the compiled GPU kernel reports
 an illegal address as an exception anyway. What crosses back: the return value, the exception (its
 type and message, with the child's traceback as a note), the whole memory of the tensors the call
-wrote into (``out=`` and the storage around it), and the grids it launched
-(stackcheck.toolchains.triton_kernels.recorded_launches)."""
+wrote into (``out=`` and the storage around it), the grids it launched
+(stackcheck.toolchains.triton_kernels.recorded_launches) and the ATen ops it ran
+(stackcheck.toolchains.inductor.eager_ops)."""
 
 from __future__ import annotations
 
@@ -62,8 +63,9 @@ def call(name: str, section: str, fn, args: tuple, kwargs: dict):
         status = os.waitpid(pid, 0)[1]
     if message is None:
         raise Crashed(_crash_text(name, section, status))
-    kind, payload, written, launched = pickle.loads(message)
-    _copy_back(args, kwargs, written)
+    with _unrecorded():
+        kind, payload, written, launched = pickle.loads(message)
+        _copy_back(args, kwargs, written)
     for recording, grids in zip(_recordings(), launched):
         recording.extend(grids)
     if kind == "raise":
@@ -94,10 +96,11 @@ def _child(fn, args, kwargs, fd: int) -> None:
 
     faulthandler.disable()  # the parent says what happened, once; not a dump of the child's stacks
     torch.set_num_threads(1)  # an OpenMP pool does not survive a fork; one thread needs none
-    tensors = _tensors(args, kwargs)
-    memories = _memories(tensors)
-    before = [m.clone() for m in memories]
-    launches_before = [len(r) for r in _recordings()]
+    with _unrecorded():  # the child's own bookkeeping is not the call's
+        tensors = _tensors(args, kwargs)
+        memories = _memories(tensors)
+        before = [m.clone() for m in memories]
+        launches_before = [len(r) for r in _recordings()]
     try:
         try:
             value = fn(*args, **kwargs)
@@ -105,9 +108,10 @@ def _child(fn, args, kwargs, fd: int) -> None:
             result = ("return", ("arg", same[0]) if same else ("value", value))
         except BaseException as error:  # noqa: BLE001 - every failure crosses back to the test
             result = ("raise", _portable(error))
-        written = {i: m for i, (m, old) in enumerate(zip(memories, before)) if not torch.equal(m, old)}
-        launched = [r[n:] for r, n in zip(_recordings(), launches_before)]
-        data = pickle.dumps((*result, written, launched))
+        with _unrecorded():
+            written = {i: m for i, (m, old) in enumerate(zip(memories, before)) if not torch.equal(m, old)}
+            launched = [r[n:] for r, n in zip(_recordings(), launches_before)]
+            data = pickle.dumps((*result, written, launched))
     except BaseException as error:  # noqa: BLE001 - a result that cannot cross: say so
         data = pickle.dumps(("raise", RuntimeError(f"its result cannot be returned: {error}"), {}, []))
     with os.fdopen(fd, "wb") as pipe:
@@ -115,12 +119,20 @@ def _child(fn, args, kwargs, fd: int) -> None:
     os._exit(0)
 
 
-def _recordings() -> list[list]:
-    """The launch recordings open in this process (the ``launches`` fixture's), which the child's
-    launches must reach."""
-    from stackcheck.toolchains import triton_kernels
+def _unrecorded():
+    """A block whose torch ops no recording sees (an eager_ops dispatch mode, inherited by the child)."""
+    from torch.utils._python_dispatch import _disable_current_modes
 
-    return triton_kernels.RECORDING
+    return _disable_current_modes()
+
+
+def _recordings() -> list[list]:
+    """The recordings open in this process, which what the child did must reach: Triton launches
+    (the ``launches`` fixture's) and eager ATen ops (``inductor.eager_ops``), so a test reads the same
+    evidence of a call run here or in the child."""
+    from stackcheck.toolchains import inductor, triton_kernels
+
+    return [*triton_kernels.RECORDING, *inductor.RECORDING]
 
 
 def _tensors(args: tuple, kwargs: dict) -> list:

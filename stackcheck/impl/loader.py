@@ -32,7 +32,7 @@ def load_module(spec: str) -> ModuleType:
     is an ImplError whose message is one line naming the file and line where it can."""
     as_path = spec.endswith(".py") or os.sep in spec or os.path.exists(spec)
     try:
-        return _load_file(spec) if as_path else importlib.import_module(spec)
+        return _kernels_for_either_device(_load_file(spec) if as_path else importlib.import_module(spec))
     except SyntaxError as error:
         shown = spec if error.filename and os.path.abspath(error.filename) == os.path.abspath(spec) else error.filename
         where = f"{shown}:{error.lineno}" if shown else spec
@@ -48,6 +48,22 @@ def load_module(spec: str) -> ModuleType:
     except Exception as error:  # the module ran and raised: say where
         frame = _last_frame_in(error, spec)
         raise ImplError(f"--impl {spec}: {frame}importing it raised {type(error).__name__}: {error}") from None
+
+
+def _kernels_for_either_device(module: ModuleType) -> ModuleType:
+    """Each plain ``@triton.jit`` kernel of ``module`` launched by Triton's interpreter for CPU tensors
+    too (triton_kernels.EitherDevice): without it, such a kernel fails on a machine with no GPU."""
+    if "triton" not in sys.modules:
+        return module
+    from triton.runtime.jit import JITFunction
+
+    kernels = {name: value for name, value in vars(module).items() if type(value) is JITFunction}
+    if kernels:
+        from stackcheck.toolchains.triton_kernels import EitherDevice
+
+        for name, kernel in kernels.items():
+            setattr(module, name, EitherDevice(kernel))
+    return module
 
 
 def _load_file(spec: str) -> ModuleType:
@@ -178,6 +194,14 @@ class Impl:
     def student_names(self, names) -> list[str]:
         """Of ``names``, those graded as the student's: the assigned ones in homework mode."""
         return sorted(set(names) & (self.assigned or set()))
+
+    def calls(self) -> str:
+        """Which of the module's functions the tests of this process called, and how often: a function
+        that was never called was not judged here."""
+        counts = [(n, contract.CALLED.get(n, 0)) for n in self.provided]
+        called = ", ".join(f"{n} ({c})" for n, c in counts if c) or "none"
+        idle = ", ".join(n for n, c in counts if not c) or "none"
+        return f"--impl {self.module.__name__}: called {called}; never called by these tests: {idle}"
 
     def __repr__(self) -> str:
         return f"<Impl: {self.describe()}>"

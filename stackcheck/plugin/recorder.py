@@ -277,6 +277,8 @@ class Recorder:
             tr.section(f"stackcheck: {title}", sep="-")
             for line in lines:
                 tr.write_line(line, **rendering.markup(line))
+        if self.impl.module is not None and self.impl.assigned is None and not self.is_controller:
+            tr.write_line("   " + self.impl.calls())  # the workers' counts stay in the workers
         if self.written:
             tr.write_line("   report: " + ", ".join(str(p) for p in self.written))
         for problem in self.problems:

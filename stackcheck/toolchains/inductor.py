@@ -50,6 +50,9 @@ def compile_and_read(fn, *args, **compile_kwargs) -> Generated:
     )
 
 
+RECORDING: list[list] = []  # the open eager_ops() lists: a call run in a forked child (impl.isolation) fills them too
+
+
 def eager_ops(fn, *args, names: tuple[str, ...] = ()) -> tuple[object, list[dict]]:
     """(fn's result, every ATen op eager mode ran for it: its name and the shapes of its tensor
     inputs and outputs), recorded with a dispatch mode. Each op's ``written`` lists its outputs:
@@ -88,8 +91,12 @@ def eager_ops(fn, *args, names: tuple[str, ...] = ()) -> tuple[object, list[dict
             )
             return out
 
-    with Record():
-        result = fn(*args)
+    RECORDING.append(ops)
+    try:
+        with Record():
+            result = fn(*args)
+    finally:
+        del RECORDING[next(i for i, open_one in enumerate(RECORDING) if open_one is ops)]  # by identity
     return result, ops
 
 

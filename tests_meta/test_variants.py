@@ -1,0 +1,121 @@
+"""Meta-tests, the mirror of the mutants: correct implementations written differently from
+stackcheck/impl/reference.py (tests_meta/variants/, one module each) pass every claim test that
+reaches the functions they write (issue 34: correct work in any style passes).
+
+What a variant reaches is read from the tests, not listed by hand: a test file that asks for
+``impl.NAME``, or runs a stack's forward through stackcheck.run.runners, or builds a MAX graph
+(whose builders are ``max_steps``, ``mojo_relu`` and ``mojo_package``), each narrowed to the stacks of
+the functions the variant writes. A run must call each of them (the plugin's "--impl ...: called"
+line), so a variant no test reaches is a failure, not a pass."""
+
+import ast
+import importlib
+import re
+from pathlib import Path
+
+import pytest
+
+from stackcheck.impl.loader import SURFACE
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+CLAIM_FOLDERS = ("tests_math", "tests_ir", "tests_runtime", "tests_kernels", "tests_hardware", "tests_course")
+VARIANTS = sorted(p.stem for p in (HERE / "variants").glob("*.py") if p.stem != "__init__")
+# the stack markers whose tests run a function; a function in none runs in tests of every stack
+STACKS = {
+    "numpy_": "numpy",
+    "broadcast_bias": "numpy",
+    "torch_compiled_forward": "torch_compile",
+    "torch_grads": "torch or torch_compile",
+    "torch_": "torch",
+    "w_from_linear": "torch",
+    "jax_sync": None,
+    "jax_": "jax",
+    "pallas_": "jax",
+    "max_": "max",
+    "mojo_": "max or mojo",
+    "triton_": "triton",
+}
+RUNNER_SURFACE = {"numpy_steps", "numpy_forward", "torch_steps", "torch_forward", "torch_compiled_forward"}
+RUNNER_SURFACE |= {"jax_steps", "jax_forward", "triton_forward", "check_operands"}
+GRAPH_BUILDERS = {"max_steps", "mojo_relu", "mojo_package"}
+
+
+def written(name: str) -> list[str]:
+    """The surface functions variant ``name`` defines itself (not the ones it imports)."""
+    tree = ast.parse((HERE / "variants" / f"{name}.py").read_text())
+    return sorted(n.name for n in tree.body if isinstance(n, ast.FunctionDef) and n.name in SURFACE)
+
+
+def stack_of(function: str) -> str | None:
+    return next((stack for prefix, stack in STACKS.items() if function.startswith(prefix)), None)
+
+
+def reaching(functions: list[str]) -> list[str]:
+    """The claim test files that call any of ``functions``."""
+    patterns = [rf"\bimpl\.{f}\b" for f in functions]
+    if RUNNER_SURFACE & set(functions):
+        patterns.append(r"\brun_(?:steps|forward)\(")
+    if GRAPH_BUILDERS & set(functions):
+        patterns.append(r"\bmax_graphs\.")
+    found = re.compile("|".join(patterns))
+    files = [p for folder in CLAIM_FOLDERS for p in sorted((ROOT / folder).glob("test_*.py"))]
+    return [str(p.relative_to(ROOT)) for p in files if found.search(p.read_text())]
+
+
+def selection(functions: list[str]) -> str:
+    stacks = {stack_of(f) for f in functions}
+    return "cpu" if None in stacks else "cpu and (" + " or ".join(sorted(stacks)) + ")"
+
+
+def variant_args(name: str) -> list[str]:
+    functions = written(name)
+    return [
+        *reaching(functions),
+        "-m",
+        selection(functions),
+        "-p",
+        "no:cacheprovider",
+        "-q",
+        "-W",
+        "ignore::pytest.PytestAssertRewriteWarning",
+        "--impl",
+        f"tests_meta.variants.{name}",
+    ]
+
+
+@pytest.mark.meta
+@pytest.mark.parametrize("name", VARIANTS)
+def test_variant_passes_every_claim_test_it_reaches(mutant_runner, tmp_path, name):
+    __tracebackhide__ = True
+    result = mutant_runner.run(variant_args(name), tmp_path)
+    tail = "\n".join(result.outlines[-30:])
+    outcomes = result.parseoutcomes() if any(" in " in line for line in result.outlines[-3:]) else {}
+    if not outcomes.get("passed") and outcomes.get("skipped"):
+        reasons = [line for line in result.outlines if line.startswith("SKIPPED")]
+        pytest.skip(f"variant {name}: every test it reaches skipped here: {reasons[0][:300] if reasons else tail}")
+    failed = [line for line in result.outlines if line.startswith(("FAILED", "ERROR"))]
+    assert result.ret == 0 and outcomes.get("passed") and not failed, (
+        f"variant {name} ({', '.join(written(name))}) is correct, and failed (exit code {result.ret}):\n"
+        + "\n".join(failed[:20])
+        + f"\n{tail}"
+    )
+    calls = next((line for line in result.outlines if "never called by these tests:" in line), "")
+    idle = set(calls.rpartition("never called by these tests: ")[2].split(", ")) & set(written(name))
+    assert calls and not idle, f"variant {name}: no test called {sorted(idle) or 'its functions'}:\n{tail}"
+
+
+@pytest.mark.meta
+def test_every_surface_function_has_two_variants():
+    """Each function of the implementation surface is written at least two ways besides the
+    reference's, in at least 25 variants."""
+    ways = {f: [v for v in VARIANTS if f in written(v)] for f in SURFACE}
+    thin = {f: v for f, v in ways.items() if len(v) < 2}
+    assert len(VARIANTS) >= 25 and not thin, f"{len(VARIANTS)} variants; written fewer than two ways: {thin}"
+
+
+@pytest.mark.meta
+@pytest.mark.parametrize("name", VARIANTS)
+def test_each_variant_says_how_it_differs(name):
+    module = importlib.import_module(f"tests_meta.variants.{name}")
+    assert (module.__doc__ or "").strip() and written(name), f"variant {name}: a docstring, and a surface function"
