@@ -3,6 +3,7 @@ equals the built-in relu and NumPy, and stays its own kernel: the custom boundar
 the matmul epilogue that the built-in relu gets."""
 
 import re
+from pathlib import Path
 
 import pytest
 
@@ -55,7 +56,7 @@ def test_the_registered_name_ties_python_to_mojo(impl):
     ref = DeviceRef.from_device(CPU())
     out_type = TensorType(DType.float32, [2, 2], device=ref)
     with pytest.raises(Exception, match=r"study_rleu"):
-        with Graph("misspelled", input_types=[out_type], custom_extensions=[impl.mojo_package()]) as graph:
+        with Graph("misspelled", input_types=[out_type], custom_extensions=[Path(impl.mojo_package())]) as graph:
             graph.output(ops.custom("study_rleu", device=ref, values=[graph.inputs[0].tensor], out_types=[out_type])[0])
     calls = ir.max_custom_ops(max_graphs.built("structure", impl))
     assert calls == ["study_relu"], f"the graph MAX built calls the custom op by its registered name: {calls}"

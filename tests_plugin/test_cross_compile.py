@@ -3,7 +3,7 @@ may have, sm_75 (T4) to sm_90 (H100/H200), on this machine with no GPU: Triton c
 ``GPUTarget`` and Mojo cross-compiles with ``--target-accelerator``. A tiled kernel must also fit the
 shared memory one block may use on that GPU, or the test that launches it must be gated there
 (stackcheck.evidence.device_profile). MAX's GPU graphs compile for each target in MAX's virtual
-device mode (with --cross-compile: a minute a target). Kernels Inductor generates are compiled by
+device mode (with --max-compiles: a minute a target). Kernels Inductor generates are compiled by
 Inductor for the GPU it finds, and are not built ahead here."""
 
 import pytest
@@ -97,14 +97,13 @@ def test_the_mojo_gpu_programs_build_for_every_target(target, tmp_path):
 
 @pytest.mark.max
 @pytest.mark.mojo
+@pytest.mark.max_compiles
 @pytest.mark.max_graph()  # compiled in the test, for a GPU this machine may not have
 @pytest.mark.parametrize("arch", ARCHS, ids=[f"sm_{a}" for a in ARCHS])
-def test_every_max_gpu_graph_compiles_for_every_target(arch, impl, request):
+def test_every_max_gpu_graph_compiles_for_every_target(arch, impl):
     """The math graph (its bfloat16 and float16 chains too), the structure graph and the special
     graph, as ``pytest -m cuda`` builds them for the GPU, with the Mojo custom op: every GPU object
     MAX emits holds machine code for that target."""
-    if not request.config.getoption("cross_compile"):
-        pytest.skip("compiling MAX's GPU graphs for sm_75 to sm_90 takes a minute a target: run with --cross-compile")
     from stackcheck.run import max_graphs
     from stackcheck.toolchains import ir
 

@@ -192,7 +192,8 @@ def checked(name: str, fn: Callable) -> Callable:
         return fn
 
     def call(*args, **kwargs):
-        CALLED[name] = CALLED.get(name, 0) + 1
+        if not compiling():  # a count in traced code would be a guard: a recompile on every call
+            CALLED[name] = CALLED.get(name, 0) + 1
         try:
             if isolation.applies(name, args, kwargs):
                 value = isolation.call(name, task.section, fn, args, kwargs)

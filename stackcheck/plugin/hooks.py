@@ -35,6 +35,7 @@ DEVICE_HELP = {
 MARKERS = {
     "claim(*ids)": "the course claims this test proves (fixtures/catalogue.toml)",
     "meta": "a test of stackcheck itself; proves no course claim",
+    "max_compiles": "a self-test that exists to compile MAX graphs (minutes cold): skipped unless --max-compiles",
     "mutant_for(*ids)": "a meta-test proving the tests of these claims catch a wrong implementation",
     "precision": "about matmul precision; TF32/precision are not pinned",
     "demo": "a demonstration: listed with its claims in the report, never counted toward them",
@@ -307,6 +308,8 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
     if MISSING_REASON in item.stash:
         raise available.Missing(*item.stash[MISSING_REASON])  # one location for all: pytest folds them by reason
     gpu_gates.skip_if_gated(item)
+    if item.get_closest_marker("max_compiles") and not item.config.getoption("max_compiles"):
+        pytest.skip("it compiles MAX graphs for minutes cold on 2 cores: run it with --max-compiles (CI does)")
 
 
 @pytest.hookimpl(wrapper=True)

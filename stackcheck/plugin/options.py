@@ -38,7 +38,7 @@ STACKCHECK_OPTIONS = (
     "course",
     "baseline",
     "gpu_table",
-    "cross_compile",
+    "max_compiles",
 )
 ENV_OPT_IN = "STACKCHECK"  # STACKCHECK=1 in the environment: a stackcheck run
 
@@ -144,10 +144,11 @@ def add(parser: pytest.Parser) -> None:
         "skips and why, or has no line for (PATH: also write that table as Markdown)",
     )
     group.addoption(
-        "--cross-compile",
+        "--max-compiles",
         action="store_true",
-        help="also compile every MAX GPU graph for each GPU a learner may have (sm_75 to sm_90), in MAX's "
-        "virtual device mode: about a minute a target on 2 cores, cold (CI runs it)",
+        help="also run the self-tests that exist to compile MAX graphs: every MAX GPU graph for each GPU a "
+        "learner may have (sm_75 to sm_90, in MAX's virtual device mode) and the MAX and Mojo variants; "
+        "minutes of cold compiles on 2 cores (CI's second step runs them)",
     )
     parser.addini(
         "stackcheck",

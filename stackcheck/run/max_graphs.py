@@ -110,7 +110,7 @@ def _graph(graph_name: str, impl, mojo: bool, kind: str, outputs_of=None):
     ref = DeviceRef.from_device(device)
     title, input_types, own_outputs = _GRAPHS[graph_name]
     outputs_of = outputs_of or own_outputs
-    extensions = [impl.mojo_package()] if mojo else []
+    extensions = [Path(impl.mojo_package())] if mojo else []  # a str path is as good
     with Graph(title, input_types=input_types(ref, mojo), custom_extensions=extensions) as graph:
         outputs, names = outputs_of(impl, mojo, *(value.tensor for value in graph.inputs))
         graph.output(*outputs)
@@ -127,7 +127,7 @@ def _every_gpu_graph(impl, mojo: bool):
     device = device_of("every-gpu")
     ref = DeviceRef.from_device(device)
     types = {name: input_types(ref, mojo) for name, (_, input_types, _) in _GRAPHS.items()}
-    extensions = [impl.mojo_package()] if mojo else []
+    extensions = [Path(impl.mojo_package())] if mojo else []  # a str path is as good
     with Graph("stackcheck_every_gpu", input_types=sum(types.values(), []), custom_extensions=extensions) as graph:
         values, outputs, names = [value.tensor for value in graph.inputs], [], []
         for name, (_, _, outputs_of) in _GRAPHS.items():

@@ -17,6 +17,10 @@ def jax_steps(x, w, b):
     return jax.jit(_steps)(x, w, b)
 
 
+def _forward(x, w, b):
+    return _steps(x, w, b)[2]
+
+
 def jax_forward(x, w, b):
     check_operands(x, w, b)
-    return jax.jit(lambda x, w, b: _steps(x, w, b)[2])(x, w, b)
+    return jax.jit(_forward)(x, w, b)
