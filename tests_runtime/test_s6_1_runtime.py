@@ -7,7 +7,7 @@ from stackcheck.evidence.compiles import assert_matmul_compiled, inductor_code, 
 from stackcheck.evidence.numerics import assert_matches_reference, make_inputs, reference_forward
 from stackcheck.stacks.available import need
 from stackcheck.stacks.params import stack_params
-from stackcheck.stacks.records import jax_in, jax_out, torch_in, torch_out
+from stackcheck.stacks.records import jax_in, jax_out, numpy_in, numpy_out, torch_in, torch_out
 
 SHAPE = (16, 8, 4)
 
@@ -48,3 +48,22 @@ def test_jax_calls_reuse_the_program_not_the_output(impl, stack, device):
         assert_matches_reference(
             jax_out(out, "float32"), reference_forward(*d), dtype="float32", k=SHAPE[1], stack=stack, device=device
         )
+
+
+@pytest.mark.claim("S6.1-runtime")
+@pytest.mark.parametrize("stack, device", stack_params("numpy", "torch"))
+def test_a_call_reads_the_data_it_is_given_now(impl, stack, device):
+    """The program is bound to the data at each call: the same X, W, b objects, changed in place
+    since the last call, give the new Y (a forward that kept Y by its inputs' identity returns the
+    old one), and the earlier result is left as it was."""
+    first, second = inputs((37, 38))
+    expected = [reference_forward(*first), reference_forward(*second)]  # before anything changes in place
+    convert_in, convert_out = {"numpy": (numpy_in, numpy_out), "torch": (torch_in, torch_out)}[stack]
+    forward = impl.numpy_forward if stack == "numpy" else impl.torch_forward
+    operands = convert_in(first, device, "float32")
+    y_first = convert_out(forward(*operands), "float32")
+    for operand, new in zip(operands, convert_in(second, device, "float32")):
+        operand[...] = new  # the same objects, new values
+    y_second = convert_out(forward(*operands), "float32")
+    for y, reference, what in zip((y_first, y_second), expected, ("the first call's Y", "Y after X, W, b changed")):
+        assert_matches_reference(y, reference, dtype="float32", k=SHAPE[1], stack=stack, device=device, what=what)

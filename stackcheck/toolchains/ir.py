@@ -378,15 +378,24 @@ def cubin_sm(cubin: bytes) -> int:
     return (flags >> 8) & 0xFF if cubin[8] >= 8 else flags & 0xFF
 
 
+# FMNMX d, a, b, p is min(a, b) when its predicate operand p is true and max(a, b) when false: "!PT"
+# (not true) is a max, "PT" a min, a predicate register chooses at run time.
+FMNMX = re.compile(r"\bFMNMX(?:\.\w+)*\s+[^;]*,\s*(!?)(U?P\w+)\s*;")
+
+
 def sass_kernels(cubins: list[bytes]) -> dict[str, dict]:
-    """Each kernel in ``cubins``: its target and the set of SASS opcodes (without modifiers) it uses."""
+    """Each kernel in ``cubins``: its target, the set of SASS opcodes (without modifiers) it uses, and
+    what its FMNMX instructions take ("max", "min", or "either" where a predicate register decides)."""
     kernels = {}
     for cubin in cubins:
         sass = disassemble(cubin)
         target = re.search(r"^\s*\.target\s+(\S+)", sass, re.M)
         for name, body in re.findall(r"^\s*\.global\s+(\S+)\n(.*?)(?=^\s*\.global\s|\Z)", sass, re.M | re.S):
             ops = set(re.findall(r"/\*[0-9a-f]{4,}\*/\s+(?:@!?U?P\w+\s+)?([A-Z][A-Z0-9]+)", body))
-            kernels[name] = {"target": target.group(1) if target else None, "ops": ops}
+            takes = {
+                "either" if p not in ("PT", "UPT") else ("max" if bang else "min") for bang, p in FMNMX.findall(body)
+            }
+            kernels[name] = {"target": target.group(1) if target else None, "ops": ops, "fmnmx": takes}
     return kernels
 
 
@@ -394,16 +403,18 @@ def assert_custom_op_own_gpu_kernel(kernels: dict[str, dict], arch: str) -> dict
     """§10.4: ``target`` is a compile-time parameter. Compiled for ``arch``, the graph holds GPU
     machine code only; the built-in ReLU fuses into a matmul kernel (FFMA and FMNMX in one
     kernel), while the custom op stays a kernel of its own: its ``foreach`` body takes the max
-    (FMNMX) and multiplies nothing (no FFMA). A custom op is a boundary the compiler does not fuse."""
+    (FMNMX with a false predicate, never a min) and multiplies nothing (no FFMA). A custom op is a
+    boundary the compiler does not fuse."""
     wrong_target = {n: k["target"] for n, k in kernels.items() if not (k["target"] or "").startswith(arch)}
     fused = sorted(n for n, k in kernels.items() if {"FFMA", "FMNMX"} <= k["ops"])
-    custom = sorted(
-        n for n, k in kernels.items() if re.search(r"for_?each", n) and "FMNMX" in k["ops"] and "FFMA" not in k["ops"]
-    )
+    each = {n: k for n, k in kernels.items() if re.search(r"for_?each", n) and "FFMA" not in k["ops"]}
+    custom = sorted(n for n, k in each.items() if k["fmnmx"] == {"max"})
+    minimum = sorted(n for n, k in each.items() if k["fmnmx"] - {"max"})
     found = {"kernels": sorted(kernels), "relu_fused_into_matmul": fused, "custom_op_kernels": custom}
     assert kernels and not wrong_target, f"every kernel compiled for {arch}: {wrong_target or 'no kernels'}"
     assert fused, f"the built-in ReLU should fuse into a matmul kernel (FFMA and FMNMX together): {found}"
     assert custom, f"the custom op should be a foreach kernel of its own taking the max, no FFMA: {found}"
+    assert not minimum, f"a foreach kernel's FMNMX takes a min, not ReLU's max(z, 0): {minimum} ({found})"
     return found
 
 
