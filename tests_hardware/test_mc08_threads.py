@@ -37,7 +37,7 @@ def launched_threads(impl, launches, device):
         N=n,
         M=m,
     )
-    programs = sum(grid[0] for grid in launches())
+    programs = sum(int(np.prod(grid)) for grid in launches())  # a 2-D grid counts every program
     return n * m, programs * WARPS * 32
 
 

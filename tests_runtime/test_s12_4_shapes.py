@@ -4,7 +4,7 @@ program (N is a symbol); jax.jit compiles once per N (each shape is its own prog
 
 import pytest
 
-from stackcheck.evidence.compiles import fresh_jit, jax_compiles, torch_compiles
+from stackcheck.evidence.compiles import counted_compile, fresh_jit, jax_compiles
 from stackcheck.evidence.numerics import as_numpy, assert_matches_reference, make_inputs, reference_forward
 from stackcheck.stacks.available import need
 from stackcheck.stacks.params import stack_params
@@ -35,8 +35,8 @@ def assert_compiles_per_shape(counts: list[int], expected: list[int], policy: st
 def test_a_dynamic_torch_compile_compiles_once_for_every_n(impl, stack, device):
     torch = need("torch")
     torch._dynamo.reset()
-    forward = torch.compile(impl.torch_forward, dynamic=True)
-    counts = compiles_for_each_n(forward, torch_compiles, lambda v: torch_in(v, device, "float32"), stack)
+    forward, counter = counted_compile(impl.torch_forward, dynamic=True)  # its own graphs, nobody else's
+    counts = compiles_for_each_n(forward, counter, lambda v: torch_in(v, device, "float32"), stack)
     assert_compiles_per_shape(counts, [1, 0, 0], "dynamic=True: N is a symbol")
 
 

@@ -52,6 +52,30 @@ def torch_compiles():
         count.compiles = counters["stats"]["unique_graphs"] - before
 
 
+def counted_compile(fn, **options):
+    """(``torch.compile(fn, **options)`` through Inductor, a counter of the graphs compiled for it
+    alone): unlike Dynamo's global counter, a compile elsewhere in the process (another test's,
+    another thread's) is not counted."""
+    import torch
+    from torch._inductor.compile_fx import compile_fx
+
+    graphs = [0]
+
+    def inductor(gm, example_inputs):
+        graphs[0] += 1
+        return compile_fx(gm, example_inputs)
+
+    @contextlib.contextmanager
+    def counter():
+        count, before = Count(), graphs[0]
+        try:
+            yield count
+        finally:
+            count.compiles = graphs[0] - before
+
+    return torch.compile(fn, backend=inductor, **options), counter
+
+
 def fresh_jit(jax, fn):
     """A jitted ``fn`` that JAX has never seen: jit caches programs per Python function, and this
     wrapper is a new function each time, so its first call really traces and compiles."""

@@ -216,9 +216,13 @@ def mojo_package():
 
 def triton_bias_relu(a, b, block_size: int = 256, out=None):
     """§11.2. Y = ReLU(A + b) by a Triton kernel (the interpreter on CPU): a[N, M] and b[M] torch
-    tensors on one device, contiguous, same dtype, else ValueError; ``block_size`` a power of two,
-    else ValueError; masks the last block, so any N * M works; an empty A returns without a
-    launch; writes into ``out`` (a contiguous tensor like A) when given, and returns it."""
+    tensors on one device, contiguous, same dtype, else a ValueError that names what is wrong (the
+    device, the dtype, the shapes, contiguity, gradients: any wording); ``block_size`` a power of
+    two, else ValueError; one launch whose programs each take ``block_size`` elements (§11.3: a 1-D
+    grid of cdiv(N * M, block_size), or (N, cdiv(M, block_size))); masks the last block, so any
+    N * M works; an empty A returns without a launch; writes into ``out`` (a contiguous tensor like
+    A) when given, and returns it. A plain ``@triton.jit`` kernel runs on CPU tensors too (the suite
+    launches it through the interpreter)."""
     from stackcheck.toolchains.triton_kernels import bias_relu
 
     return bias_relu(a, b, block_size=block_size, out=out)
