@@ -190,8 +190,8 @@ def test_one_fast_dtype_or_one_best_tile_everywhere_is_caught():
         verdicts.assert_best_tile_differs({"skinny": {"small": 2.5, "large": 1.0}, "square": medians["square"]})
 
 
-def _sass(*ops, target="sm_90a"):
-    return {"target": target, "ops": set(ops)}
+def _sass(*ops, target="sm_90a", fmnmx="max"):
+    return {"target": target, "ops": set(ops), "fmnmx": {fmnmx} if "FMNMX" in ops else set()}
 
 
 @pytest.mark.meta
@@ -211,6 +211,9 @@ def test_a_custom_op_fused_away_or_built_for_the_cpu_is_caught():
         ir.assert_custom_op_own_gpu_kernel({**right, "matmul_naive": _sass("FFMA", "LDG", "STG")}, "sm_90")
     with pytest.raises(AssertionError, match="compiled for sm_90"):  # code for another GPU
         ir.assert_custom_op_own_gpu_kernel({k: {**v, "target": "sm_80"} for k, v in right.items()}, "sm_90")
+    with pytest.raises(AssertionError, match="takes a min"):  # FMNMX with a true predicate: min(z, 0)
+        minimum = {**right, "mogg_for_each_r1": _sass("FMNMX", "LDG", "STG", fmnmx="min")}
+        ir.assert_custom_op_own_gpu_kernel(minimum, "sm_90")
 
 
 @pytest.mark.meta

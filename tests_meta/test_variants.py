@@ -9,7 +9,6 @@ the functions the variant writes. A run must call each of them (the plugin's "--
 line), so a variant no test reaches is a failure, not a pass."""
 
 import ast
-import importlib
 import re
 from pathlib import Path
 
@@ -124,5 +123,6 @@ def test_every_surface_function_has_two_variants():
 @pytest.mark.meta
 @pytest.mark.parametrize("name", VARIANTS)
 def test_each_variant_says_how_it_differs(name):
-    module = importlib.import_module(f"tests_meta.variants.{name}")
-    assert (module.__doc__ or "").strip() and written(name), f"variant {name}: a docstring, and a surface function"
+    """Read, not imported: a variant of a stack this machine lacks is still checked."""
+    docstring = ast.get_docstring(ast.parse((HERE / "variants" / f"{name}.py").read_text()))
+    assert (docstring or "").strip() and written(name), f"variant {name}: a docstring, and a surface function"

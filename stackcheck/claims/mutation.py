@@ -227,6 +227,8 @@ def mutant_args(root: Path, mutant: Mutant) -> list[str]:
 # A run's lines name the suite's files by path, which may hold a space (a clone under "with space/")
 MISSING_SKIP = re.compile(r"SKIPPED \[\d+\] .*?stackcheck/plugin/hooks\.py:\d+: (.*)")
 FAILED_TEST = re.compile(r"FAILED .+?\.py::(\w+)")
+# the --impl module itself imports a stack that is not installed here (the loader's one-line message)
+MISSING_IMPORT = re.compile(r"no module named '(?:max|mojo|triton|jax|torch)'.*which is not installed")
 
 
 def assert_caught(result: pytest.RunResult, mutant: Mutant) -> None:
@@ -240,6 +242,7 @@ def assert_caught(result: pytest.RunResult, mutant: Mutant) -> None:
         if noisy:  # the claim's timing could not decide here: neither caught nor survived
             pytest.skip(f"mutant {mutant.name}: the {mutant.claim} tests were inconclusive here: {noisy[0][:400]}")
         missing = [m.group(1) for line in result.outlines for m in [MISSING_SKIP.search(line)] if m]
+        missing += [m.group(0) for line in result.outlines for m in [MISSING_IMPORT.search(line)] if m]
         if missing:  # a stack, device or tool the claim's tests need is not here (the plugin's one skip site)
             pytest.skip(f"mutant {mutant.name}: the {mutant.claim} tests could not run here: {missing[0][:400]}")
         raise AssertionError(

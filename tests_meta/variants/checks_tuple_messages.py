@@ -11,6 +11,7 @@ def check_operands(x, w, b):
         raise ValueError(f"cannot multiply X {shapes['X']} by W {shapes['W']}: inner dimensions {k} and {k2} differ")
     if shapes["b"] != (m,):
         raise ValueError(f"b {shapes['b']} must have shape ({m},) to match W {shapes['W']}")
-    devices = {str(getattr(t, "device", "cpu")) for t in (x, w, b)}
-    if len(devices) > 1:
-        raise ValueError(f"X, W and b are on different devices: {sorted(devices)}")
+    devices = {name: str(getattr(t, "device", "cpu")) for name, t in (("X", x), ("W", w), ("b", b))}
+    if len(set(devices.values())) > 1:
+        where = "; ".join(f"{name} is on {device}" for name, device in devices.items())
+        raise ValueError(f"X, W and b must be on one device: {where}")
