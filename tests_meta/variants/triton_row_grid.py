@@ -18,25 +18,28 @@ def _row_kernel(a_ptr, b_ptr, y_ptr, m, BLOCK: tl.constexpr):
 
 
 def triton_bias_relu(a, b, block_size: int = 256, out=None):
-    if not isinstance(a, torch.Tensor) or not isinstance(b, torch.Tensor) or a.ndim != 2 or b.ndim != 1:
-        raise ValueError(f"A must be a 2-D tensor and b 1-D: got {getattr(a, 'shape', a)} and {getattr(b, 'shape', b)}")
-    if b.shape[0] != a.shape[1]:
-        raise ValueError(f"b {tuple(b.shape)} does not match A {tuple(a.shape)}")
-    if a.device != b.device or a.device.type not in ("cpu", "cuda"):
-        raise ValueError(f"devices {a.device} and {b.device}: one CPU or CUDA device")
-    if (
-        a.dtype != b.dtype
-        or a.dtype not in (torch.float32, torch.float16, torch.bfloat16)
-        or (a.dtype == torch.bfloat16 and not a.is_cuda)
-    ):
-        raise ValueError(f"dtypes {a.dtype} and {b.dtype} are not supported here")
-    if not a.is_contiguous() or not b.is_contiguous():
-        raise ValueError("A and b must be contiguous")
-    if a.requires_grad or b.requires_grad:
-        raise ValueError("this kernel has no backward: inputs must not require grad")
-    if block_size <= 0 or block_size & (block_size - 1):
-        raise ValueError(f"block_size {block_size} must be a power of two")
-    y = torch.empty_like(a) if out is None else out
+    tensors = isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor)
+    shaped = tensors and a.ndim == 2 and b.ndim == 1
+    problems = [
+        (
+            not shaped,
+            lambda: f"A must be a 2-D tensor and b 1-D: got {getattr(a, 'shape', a)} and {getattr(b, 'shape', b)}",
+        ),
+        (shaped and b.shape[0] != a.shape[1], lambda: f"b {tuple(b.shape)} does not match A {tuple(a.shape)}"),
+        (a.device != b.device or a.device.type not in ("cpu", "cuda"), lambda: f"devices {a.device}, {b.device}"),
+        (
+            a.dtype != b.dtype or a.dtype not in (torch.float32, torch.float16, torch.bfloat16),
+            lambda: f"dtypes {a.dtype} and {b.dtype} are not supported here",
+        ),
+        (a.dtype == torch.bfloat16 and not a.is_cuda, lambda: "bfloat16 runs on CUDA only"),
+        (not (a.is_contiguous() and b.is_contiguous()), lambda: "A and b must be contiguous"),
+        (a.requires_grad or b.requires_grad, lambda: "this kernel has no backward: inputs must not require grad"),
+        (block_size <= 0 or block_size & (block_size - 1), lambda: f"block_size {block_size} is no power of two"),
+    ]
+    for failed, message in problems:
+        if failed:
+            raise ValueError(message())
+    y = out if out is not None else torch.empty_like(a)
     if a.numel():
         n, m = a.shape
         _row_kernel[(n, triton.cdiv(m, block_size))](a, b, y, m, BLOCK=block_size)
