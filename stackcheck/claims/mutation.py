@@ -229,8 +229,8 @@ def mutant_args(root: Path, mutant: Mutant) -> list[str]:
 # A run's lines name the suite's files by path, which may hold a space (a clone under "with space/")
 MISSING_SKIP = re.compile(r"SKIPPED \[\d+\] .*?stackcheck/plugin/hooks\.py:\d+: (.*)")
 FAILED_TEST = re.compile(r"FAILED .+?\.py::(\w+)")
-# the --impl module itself imports a stack that is not installed here (the loader's one-line message)
-MISSING_IMPORT = re.compile(r"no module named '(?:max|mojo|triton|jax|torch)'.*which is not installed")
+# the --impl module itself imports a module that is not installed here (the loader's one-line message)
+MISSING_IMPORT = re.compile(r"no module named '[\w.]+'.*which is not installed")
 
 
 def assert_caught(result: pytest.RunResult, mutant: Mutant) -> None:

@@ -99,42 +99,31 @@ _GRAPHS = {
 }
 
 
+# a graph made of the others side by side, each on inputs of its own
+_COMBINED = {"every": ("stackcheck_every_gpu", tuple(_GRAPHS))}
+
+
 def _graph(graph_name: str, impl, mojo: bool, kind: str, outputs_of=None):
     """Graph ``graph_name`` built from ``impl``'s builders for the device of ``kind`` ("-gpu": the
     GPU; §10.3: the same graph, another device), with a session for that device; ``outputs_of`` in
-    place of the graph's own outputs (a part of it, ``_in_parts``)."""
+    place of the graph's own outputs (a part of it, ``_in_parts``). "every": the math, structure and
+    special graphs side by side (nothing shared, so each fuses as it does alone), their outputs named
+    "math:y" and so on: what ``pytest -m cuda`` compiles, in one compile per GPU target."""
     from max.engine import InferenceSession
     from max.graph import DeviceRef, Graph
 
     device = device_of(kind)
     ref = DeviceRef.from_device(device)
-    title, input_types, own_outputs = _GRAPHS[graph_name]
-    outputs_of = outputs_of or own_outputs
+    title, parts = _COMBINED[graph_name] if graph_name in _COMBINED else (_GRAPHS[graph_name][0], (graph_name,))
+    types = [_GRAPHS[part][1](ref, mojo) for part in parts]
     extensions = [Path(impl.mojo_package())] if mojo else []  # a str path is as good
-    with Graph(title, input_types=input_types(ref, mojo), custom_extensions=extensions) as graph:
-        outputs, names = outputs_of(impl, mojo, *(value.tensor for value in graph.inputs))
-        graph.output(*outputs)
-    return graph, names, InferenceSession(devices=[device])
-
-
-def _every_gpu_graph(impl, mojo: bool):
-    """The math, structure and special graphs side by side in one graph for the GPU, each on inputs
-    of its own (nothing shared, so each fuses as it does alone): what ``pytest -m cuda`` compiles,
-    in one compile per GPU target."""
-    from max.engine import InferenceSession
-    from max.graph import DeviceRef, Graph
-
-    device = device_of("every-gpu")
-    ref = DeviceRef.from_device(device)
-    types = {name: input_types(ref, mojo) for name, (_, input_types, _) in _GRAPHS.items()}
-    extensions = [Path(impl.mojo_package())] if mojo else []  # a str path is as good
-    with Graph("stackcheck_every_gpu", input_types=sum(types.values(), []), custom_extensions=extensions) as graph:
+    with Graph(title, input_types=sum(types, []), custom_extensions=extensions) as graph:
         values, outputs, names = [value.tensor for value in graph.inputs], [], []
-        for name, (_, _, outputs_of) in _GRAPHS.items():
-            taken, values = values[: len(types[name])], values[len(types[name]) :]
-            more, more_names = outputs_of(impl, mojo, *taken)
+        for part, taken in zip(parts, types):
+            mine, values = values[: len(taken)], values[len(taken) :]
+            more, more_names = (outputs_of or _GRAPHS[part][2])(impl, mojo, *mine)
             outputs += more
-            names += [f"{name}:{n}" for n in more_names]
+            names += more_names if len(parts) == 1 else [f"{part}:{n}" for n in more_names]
         graph.output(*outputs)
     return graph, names, InferenceSession(devices=[device])
 
@@ -172,7 +161,7 @@ def device_of(kind: str):
 
 _BUILDERS = {
     kind: (lambda impl, mojo, graph_name=name, kind=kind: _graph(graph_name, impl, mojo, kind))
-    for name in _GRAPHS
+    for name in (*_GRAPHS, *_COMBINED)
     for kind in (name, f"{name}-gpu")
 }
 
@@ -341,7 +330,7 @@ def compiled_for_gpu(impl, target: str) -> bytes:
     """A GPU graph compiled for an NVIDIA GPU on any machine, in MAX's compile-only virtual device
     mode, as MEF bytes; started by ``prefetch(target, impl)``. ``target`` is an architecture
     ("sm_90": graph "structure-gpu" for it) or an architecture and "every" ("sm_75/every": the
-    graph of every GPU graph, ``_every_gpu_graph``)."""
+    graph of every GPU graph, "every-gpu")."""
     prefetch(target, impl)
     return _result(_ARTIFACTS[_key(target, impl)])
 
@@ -391,7 +380,7 @@ def _compile_for_gpu(target: str, out: str, spec: str, assigned: str) -> None:
     names = None if assigned == "-" else frozenset(filter(None, assigned.split(",")))
     impl = Impl(load_module(spec) if spec else None, names, integrity.borrowed(spec) if names and spec else None)
     try:
-        build = _every_gpu_graph if every else _BUILDERS["structure-gpu"]
+        build = _BUILDERS["every-gpu" if every else "structure-gpu"]
         graph, _, session = build(impl, with_mojo())
     except (NotImplementedError, contract.Borrowed, contract.TimedOut) as error:
         report = {"kind": type(error).__name__, "message": str(error), "stubs": sorted(contract.STUBS_CALLED)}

@@ -60,15 +60,17 @@ compiled_kernel, interpreted_kernel = jit_both(_bias_relu_kernel)
 
 
 class EitherDevice:
-    """A kernel decorated once with ``@triton.jit``, as Triton's tutorials write it (a student's own),
-    launched as the suite's are: compiled for CUDA tensors, and for CPU ones by Triton's interpreter
-    (the same source, decorated again), so it runs on a machine with no GPU. ``impl.loader`` wraps
-    each such kernel of an ``--impl`` module."""
+    """A kernel launched by its tensors' device: compiled for CUDA tensors, and for CPU ones by
+    Triton's interpreter (the same source, decorated again unless given), so it runs on a machine
+    with no GPU. The suite launches its kernels so, and ``impl.loader`` wraps each kernel of an
+    ``--impl`` module decorated once with ``@triton.jit``, as Triton's tutorials write it."""
 
-    def __init__(self, kernel):
-        self.compiled = kernel
-        with interpreter(True):
-            self.interpreted = triton.jit(kernel.fn)
+    def __init__(self, compiled, interpreted=None):
+        self.compiled = compiled
+        if interpreted is None:
+            with interpreter(True):
+                interpreted = triton.jit(compiled.fn)
+        self.interpreted = interpreted
 
     def __getitem__(self, grid):
         def launch(*args, **kwargs):
@@ -227,13 +229,8 @@ def grid(n_elements: int, block_size: int) -> tuple[int]:
 
 def launch(kernels, a: torch.Tensor, b: torch.Tensor, y: torch.Tensor, block_size: int) -> None:
     """Launch (compiled, interpreted)[device] over cdiv(n, block_size) programs."""
-    compiled, interpreted = kernels
     n = a.numel()
-    if a.device.type == "cuda":
-        compiled[grid(n, block_size)](a, b, y, n, M=a.shape[1], BLOCK_SIZE=block_size)
-    else:
-        with interpreter(True):
-            interpreted[grid(n, block_size)](a, b, y, n, M=a.shape[1], BLOCK_SIZE=block_size)
+    EitherDevice(*kernels)[grid(n, block_size)](a, b, y, n, M=a.shape[1], BLOCK_SIZE=block_size)
 
 
 def bias_relu(
