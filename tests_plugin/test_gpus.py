@@ -2,7 +2,7 @@
 
 import pytest
 
-from stackcheck.evidence.gpus import ENV_LIST, gpu_for_worker, pin, visible_gpus
+from stackcheck.evidence.gpus import ENV_LIST, gpu_for_worker, pin, shares_its_gpu, visible_gpus
 
 pytestmark = pytest.mark.meta
 
@@ -77,3 +77,11 @@ def test_n_auto_on_a_gpu_host_starts_a_few_workers_a_gpu(pytester, monkeypatch, 
     config = pytester.parseconfigure("-n", "auto", "-p", "no:cacheprovider")
     # the hook xdist's pytest_cmdline_main asks for -n auto's count (no workers started for it)
     assert config.hook.pytest_xdist_auto_num_workers(config=config) == int(expected)
+
+
+def test_a_worker_shares_its_gpu_when_workers_outnumber_gpus():
+    one_gpu = {ENV_LIST: "0", "PYTEST_XDIST_WORKER": "gw1"}
+    assert shares_its_gpu({**one_gpu, "PYTEST_XDIST_WORKER_COUNT": "4"})
+    assert not shares_its_gpu({**one_gpu, "PYTEST_XDIST_WORKER_COUNT": "1"})
+    assert not shares_its_gpu({ENV_LIST: "0,1", "PYTEST_XDIST_WORKER_COUNT": "2"})
+    assert not shares_its_gpu({})  # no xdist
