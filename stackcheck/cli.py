@@ -10,9 +10,11 @@ from __future__ import annotations
 
 import argparse
 import csv
+import dataclasses
 import importlib.util
 import json
 import re
+import shutil
 import signal
 import sys
 import tempfile
@@ -76,6 +78,12 @@ def main(argv: list[str] | None = None) -> int:
         default="visible",
         help="Gradescope visibility of the results of the --tests (the instructor's hidden tests)",
     )
+    grade.add_argument(
+        "--unsafe-no-sandbox",
+        action="store_true",
+        help="grade where Bubblewrap cannot sandbox: the limits only; a submission may write and read "
+        "whatever this user may (docs/homework.md)",
+    )
     merge = commands.add_parser("merge", help="several machines' curriculum reports as one claim x machine matrix")
     merge.add_argument("reports", nargs="+", help="curriculum reports (the JSON of --curriculum-report)")
     merge.add_argument("--out", required=True, help="the matrix to write: OUT.html, OUT.md and OUT.json")
@@ -97,7 +105,14 @@ def main(argv: list[str] | None = None) -> int:
                 sys.stdout.write(text)
             return 0
         return grade_all(
-            Path(args.submissions), Path(args.out), args.part, args.tests, args.timeout, args.jobs, args.visibility
+            Path(args.submissions),
+            Path(args.out),
+            args.part,
+            args.tests,
+            args.timeout,
+            args.jobs,
+            args.visibility,
+            args.unsafe_no_sandbox,
         )
     except (OSError, ValueError) as error:
         print(f"stackcheck: {error}", file=sys.stderr)
@@ -138,22 +153,36 @@ def grade_all(
     timeout: float,
     jobs: int = 1,
     visibility: str = "visible",
+    unsafe: bool = False,
 ) -> int:
     folders = sorted(p for p in submissions.iterdir() if (p / "homework.py").is_file()) if submissions.is_dir() else []
     if not folders:
         raise ValueError(f"{submissions}: no submission folders (each needs a homework.py)")
     if jobs < 1:
         raise ValueError(f"--jobs {jobs}: give 1 or more")
+    if not unsafe and sandbox.bubblewrap()[0] is None:
+        raise ValueError(f"no sandbox available: {sandbox.bubblewrap()[1]}")
     root = suite_root()
     feedback = out.parent / f"{out.stem}-feedback"
     feedback.mkdir(parents=True, exist_ok=True)
     hidden = [str(Path(t).resolve()) for t in extra]
     key = checkpoints.expected_answers()  # measured once here, not once a submission
     with tempfile.TemporaryDirectory(prefix="stackcheck-grade-") as scratch, ThreadPoolExecutor(jobs) as pool:
+        # a submission sees none of the handed-in folders, the other copies or the feedback
+        jail = sandbox.Jail(readable=(root, *map(Path, hidden)), hidden=(submissions.resolve(), feedback.resolve()))
         rows = list(
             pool.map(
                 lambda folder: grade_one(
-                    folder, root, feedback / folder.name, parts, hidden, timeout, Path(scratch), key, visibility
+                    folder,
+                    root,
+                    feedback / folder.name,
+                    parts,
+                    hidden,
+                    timeout,
+                    Path(scratch),
+                    key,
+                    visibility,
+                    (jail, unsafe),
                 ),
                 folders,
             )
@@ -180,17 +209,22 @@ def grade_one(
     scratch: Path,
     key: dict[str, dict[str, object]],
     visibility: str = "visible",
+    jailed: tuple[sandbox.Jail | None, bool] = (None, False),
 ) -> dict:
     """One submission, sandboxed (stackcheck.homework.sandbox) on a working copy; its CSV row (the
     total, the points per claim and checkpoint, the checkpoint key for the instructor) and its
-    feedback: Markdown, JSON, HTML and a Gradescope results.json."""
-    copy = sandbox.working_copy(folder.resolve(), scratch)
+    feedback: Markdown, JSON, HTML and a Gradescope results.json. ``jailed``: (what the sandbox
+    hides and shows, whether grading without one was asked for)."""
+    copy = sandbox.working_copy(folder.resolve(), scratch / "work")
+    written_to = scratch / "out" / folder.name  # the one folder besides the copy the run may write
+    shutil.rmtree(written_to, ignore_errors=True)
+    written_to.mkdir(parents=True)
     command = [
         sys.executable,
         "-m",
         "pytest",
         f"--homework={copy}",
-        f"--curriculum-report={report}.json",
+        f"--curriculum-report={written_to / report.name}.json",
         "-p",
         "no:cacheprovider",
         "-v",  # names each test as it starts: a run stopped at the wall limit says where
@@ -199,7 +233,11 @@ def grade_one(
         *(str(root / part) for part in assignment.PARTS.values()),
         *extra,
     ]  # an install has no testpaths
-    done, crashed = _run_past_crashes(command, copy, timeout, report)
+    jail, unsafe = jailed
+    jail = dataclasses.replace(jail or sandbox.Jail(), writable=(written_to,))
+    done, crashed = _run_past_crashes(command, copy, timeout, written_to / report.name, jail, unsafe)
+    for made in written_to.iterdir():  # the report's files, to the feedback folder
+        shutil.copy2(made, report.parent / made.name)
     if done.returncode is None:
         running = _running_test(done.stdout)
         where = f" in {running}" if running else ""
@@ -234,7 +272,8 @@ def grade_one(
         "percent": data["percent"],
         "earned": data["earned"],
         "points": data["points"],
-        "status": f"graded (network {done.network})" + (f"; {len(crashed)} test(s) crashed it" if crashed else ""),
+        "status": f"graded (sandbox {done.sandbox}; network {done.network})"
+        + (f"; {len(crashed)} test(s) crashed it" if crashed else ""),
     }
     row.update({c["id"]: c["earned"] for c in data["claims"]})
     row.update({f"checkpoint {q['id']}": q["earned"] for q in data["checkpoints"]})
@@ -245,7 +284,9 @@ def grade_one(
 MAX_CRASHES = 3  # restarts of one submission's run after a test killed it
 
 
-def _run_past_crashes(command: list[str], copy: Path, timeout: float, report: Path):
+def _run_past_crashes(
+    command: list[str], copy: Path, timeout: float, report: Path, jail: sandbox.Jail | None = None, unsafe=False
+):
     """The sandboxed run of ``command``; when a test kills the process (a signal: native code of the
     student's), run again with that test failed at once, at most MAX_CRASHES times, within the one wall
     limit. (the last Outcome, {test id: what killed the run in it})"""
@@ -254,7 +295,8 @@ def _run_past_crashes(command: list[str], copy: Path, timeout: float, report: Pa
     deadline = time.monotonic() + timeout
     while True:
         extra = [f"--homework-crashed={listed}"] if crashed else []
-        done = sandbox.run([*command, *extra], copy, sandbox.Limits(wall_s=max(1.0, deadline - time.monotonic())))
+        limits = sandbox.Limits(wall_s=max(1.0, deadline - time.monotonic()))
+        done = sandbox.run([*command, *extra], copy, limits, jail, unsafe)
         test = _running_test(done.stdout)
         killed = done.returncode is not None and done.returncode < 0
         if not killed or test is None or test in crashed or len(crashed) == MAX_CRASHES:

@@ -18,14 +18,17 @@ def pytest_configure(config: pytest.Config) -> None:
 @pytest.fixture(scope="session", autouse=True)
 def native_modules_imported_once():
     """pytester's in-process runs restore sys.modules afterwards, dropping what they imported. MAX's
-    MLIR bindings cannot be imported twice in one process (a second import of its dialect modules
-    raises "Dialect namespace 'rmo' is already registered"), so MAX is imported here, before any
-    in-process run, where it is installed; the snapshots then keep it."""
+    MLIR bindings and Triton's nanobind module cannot be imported twice in one process (a second
+    import raises "Dialect namespace 'rmo' is already registered", or aborts with "refusing to add
+    duplicate key"), so both are imported here, before any in-process run, where they are
+    installed; the snapshots then keep them."""
     import importlib.util
 
     if importlib.util.find_spec("max") is not None:
         import max.engine  # noqa: F401
         import max.graph  # noqa: F401
+    if importlib.util.find_spec("triton") is not None:
+        import triton  # noqa: F401
 
 
 @pytest.fixture
@@ -42,3 +45,15 @@ def stackcheck_run(request, monkeypatch):
     monkeypatch.setenv("STACKCHECK", "1")
     if "pytester" in request.fixturenames and not ENTRY_POINT:
         request.getfixturevalue("pytester").plugins.append("stackcheck")
+
+
+@pytest.fixture
+def bubblewrap():
+    """Grading's sandbox (stackcheck.homework.sandbox): skipped with the install hint where bwrap
+    cannot make its namespaces, a failure under ``--require bubblewrap``."""
+    from stackcheck.homework import sandbox
+    from stackcheck.stacks.available import Missing
+
+    exe, why = sandbox.bubblewrap()
+    if exe is None:
+        raise Missing(why, "bubblewrap")

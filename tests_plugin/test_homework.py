@@ -223,7 +223,8 @@ def test_fresh_stubs_score_zero_and_the_solutions_score_100_percent(tmp_path):
     assert all({"name", "score", "max_score", "visibility", "output"} <= set(t) for t in results["tests"])
     hidden_entries = [t for t in results["tests"] if "test_instructor_only" in t["name"]]
     assert hidden_entries and all(t["visibility"] == "after_due_date" for t in hidden_entries)
-    assert "graded (network" in rows["ana"]["status"] and "(key " in rows["ana"]["Q3 mb_after_fusion"]
+    assert "graded (sandbox bubblewrap; network isolated" in rows["ana"]["status"], rows["ana"]["status"]
+    assert "(key " in rows["ana"]["Q3 mb_after_fusion"]
 
 
 def test_score_gives_partial_credit_and_keeps_what_could_not_run_apart():

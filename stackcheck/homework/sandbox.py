@@ -1,10 +1,19 @@
-"""Running one submission's grading the way a course can trust (``stackcheck grade``): in a process
-of its own, on a copy of the submission, with a clean environment (an allow-list: no grader
-secrets), memory and CPU-time limits, a wall-time limit, and no network where the OS allows it
-(a new network namespace through ``unshare -rn``; where that is refused, the run says so).
+"""Running one submission's grading the way a course can trust (``stackcheck grade``), on a copy of
+the submission, with a clean environment (an allow-list: no grader secrets), memory, CPU-time and
+process limits and a wall-time limit, inside Bubblewrap's namespaces (``bwrap``, Debian's
+``bubblewrap``; chosen because it needs no daemon and no image, only the kernel's namespaces, and
+Flatpak maintains it):
 
-What it does not do without a container: keep a submission from writing to absolute paths the
-grader's user may write. Grade inside a container (or as a user who owns nothing else) for that.
+- its own PID namespace: at the wall limit every process the submission started dies with it,
+  ``setsid()`` or not, and nothing holds the grader's wait;
+- the system read-only: it writes only its working copy, its output folder and a private /tmp;
+- hidden (``Jail.hidden``): the handed-in folders, the other submissions' copies, the feedback, the
+  grader's credentials (``SECRETS`` under its home);
+- no network (its own network namespace), its own IPC and UTS namespaces.
+
+Where ``bwrap`` cannot make namespaces, ``run`` refuses (``NoSandbox``) unless the grader asked for
+``unsafe=True`` (``stackcheck grade --unsafe-no-sandbox``): then only the limits, and a network
+namespace through ``unshare -rn`` where that works.
 """
 
 from __future__ import annotations
@@ -15,7 +24,10 @@ import shutil
 import signal
 import subprocess
 import sys
-from dataclasses import dataclass
+import tempfile
+import time
+import uuid
+from dataclasses import dataclass, field
 from pathlib import Path
 
 ENV_ALLOWED = (  # what a submission's process inherits from the grader's environment
@@ -25,13 +37,15 @@ ENV_ALLOWED = (  # what a submission's process inherits from the grader's enviro
     "LC_ALL",
     "LC_CTYPE",
     "PYTHONPATH",
-    "STACKCHECK_CACHE",
-    "XDG_CACHE_HOME",
     "CUDA_VISIBLE_DEVICES",
     "MODULAR_HOME",
 )
 MEMORY_BYTES = 16 * 1024**3  # address space; torch, JAX and MAX reserve several GiB of it at import
 CPU_SECONDS_PER_WALL_SECOND = 2.0  # CPU-time limit: this many seconds per second of the wall limit
+PROCESSES = 4096  # processes and threads (torch, JAX and XLA start pools of dozens in each process)
+# under the grader's home: what a submission must not read even where the system is readable
+SECRETS = (".ssh", ".gnupg", ".netrc", ".aws", ".docker", ".kube", ".pypirc", ".git-credentials", ".config/gcloud")
+INSTALL_HINT = "install bubblewrap (Debian/Ubuntu: apt-get install bubblewrap), or pass --unsafe-no-sandbox"
 
 
 @dataclass(frozen=True)
@@ -39,10 +53,22 @@ class Limits:
     wall_s: float
     memory_bytes: int = MEMORY_BYTES
     cpu_s: float | None = None  # default: CPU_SECONDS_PER_WALL_SECOND x wall_s
+    processes: int = PROCESSES
 
     @property
     def cpu(self) -> int:
         return int(self.cpu_s if self.cpu_s is not None else CPU_SECONDS_PER_WALL_SECOND * self.wall_s)
+
+
+@dataclass(frozen=True)
+class Jail:
+    """What a sandboxed run may write (besides its working copy and a private /tmp), what it may read
+    where /tmp or a hidden folder would cover it (the suite, the instructor's tests), and what it may
+    not see at all."""
+
+    writable: tuple[Path, ...] = ()
+    readable: tuple[Path, ...] = ()
+    hidden: tuple[Path, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -51,13 +77,65 @@ class Outcome:
     stdout: str
     stderr: str
     network: str  # "isolated" or why not
+    sandbox: str = field(default="bubblewrap")  # "bubblewrap", or "none (unsafe)"
+
+
+class NoSandbox(OSError):
+    """Grading asked for a sandbox this machine cannot make."""
 
 
 def environment(workdir: Path, environ=os.environ) -> dict[str, str]:
-    """The allow-listed variables, with TMPDIR in the working copy and reproducible hashing."""
+    """The allow-listed variables, with TMPDIR in the working copy, caches of its own (a cache
+    shared between submissions would let one leave compiled code for the next) and reproducible
+    hashing."""
     env = {k: environ[k] for k in ENV_ALLOWED if k in environ}
+    cache = str(workdir / ".cache")
     env.update(TMPDIR=str(workdir), PYTHONDONTWRITEBYTECODE="1", PYTHONHASHSEED="0")
+    env.update(XDG_CACHE_HOME=cache, STACKCHECK_CACHE=cache, TRITON_CACHE_DIR=cache + "/triton")
     return env
+
+
+@functools.cache
+def bubblewrap() -> tuple[str | None, str]:
+    """(the bwrap command, "") where Bubblewrap makes its namespaces here, else (None, why not)."""
+    exe = shutil.which("bwrap")
+    if exe is None:
+        return None, f"no bwrap command: {INSTALL_HINT}"
+    try:
+        probe = subprocess.run(
+            [exe, *_NAMESPACES, "--ro-bind", "/", "/", "--proc", "/proc", "--dev", "/dev", "true"],
+            capture_output=True,
+            text=True,
+            timeout=30,
+        )
+    except (OSError, subprocess.TimeoutExpired) as error:
+        return None, f"bwrap failed ({error}): {INSTALL_HINT}"
+    if probe.returncode:
+        return None, f"bwrap cannot make namespaces here ({probe.stderr.strip()[:200]}): {INSTALL_HINT}"
+    return exe, ""
+
+
+_NAMESPACES = ("--unshare-all", "--die-with-parent", "--new-session")
+
+
+def _jailed(exe: str, workdir: Path, jail: Jail) -> list[str]:
+    """bwrap's arguments, each mount over the ones before: the system read-only and a private /tmp;
+    this Python and its import path and ``jail.readable`` read-only again (a clone or a venv under
+    /tmp); ``jail.hidden`` and the grader's secrets covered (an empty folder, or /dev/null for a
+    file); the working copy and ``jail.writable`` writable."""
+    args = [exe, *_NAMESPACES, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"]
+    python = {sys.prefix, sys.base_prefix, sys.exec_prefix, *filter(None, sys.path)}
+    for path in sorted({*map(Path, python), *jail.readable}):
+        if path.exists():
+            args += ["--ro-bind", str(path), str(path)]
+    for path in (*jail.hidden, *(Path.home() / s for s in SECRETS)):
+        if path.is_dir():
+            args += ["--tmpfs", str(path)]
+        elif path.exists():
+            args += ["--ro-bind", "/dev/null", str(path)]
+    for path in (workdir, *jail.writable):
+        args += ["--bind", str(path), str(path)]
+    return [*args, "--chdir", str(workdir)]
 
 
 @functools.cache
@@ -83,30 +161,81 @@ def working_copy(folder: Path, under: Path) -> Path:
     return target
 
 
-# Sets the limits, then becomes the command: no preexec_fn, which forks a possibly threaded parent.
+# Sets the limits (and joins the process cap's cgroup, when there is one), then becomes the command:
+# no preexec_fn, which forks a possibly threaded parent.
 LAUNCH = (
-    "import os, resource, sys; m, c = int(sys.argv[1]), int(sys.argv[2]); "
+    "import os, resource, sys; m, c, p, g = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]; "
     "resource.setrlimit(resource.RLIMIT_AS, (m, m)); resource.setrlimit(resource.RLIMIT_CPU, (c, c + 5)); "
-    "os.execvp(sys.argv[3], sys.argv[3:])"
+    "resource.setrlimit(resource.RLIMIT_NPROC, (p, p)); "
+    "g and open(g, 'w').write(str(os.getpid())); "
+    "os.execvp(sys.argv[5], sys.argv[5:])"
 )
+PIDS_CGROUPS = Path("/sys/fs/cgroup/pids")  # cgroup v1's pids controller, where the grader may write it
 
 
-def run(command: list[str], workdir: Path, limits: Limits) -> Outcome:
-    """``command`` in ``workdir``, limited; the wall limit kills its whole process group."""
-    prefix, network = network_isolation()
-    process = subprocess.Popen(
-        [sys.executable, "-c", LAUNCH, str(limits.memory_bytes), str(limits.cpu), *prefix, *command],
-        cwd=workdir,
-        env=environment(workdir),
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        start_new_session=True,  # its own process group, killed whole at the wall limit
-    )
+def _process_cap(limit: int) -> Path | None:
+    """A pids cgroup of its own holding at most ``limit`` processes: the cap that holds for a grader
+    running as root too, whom RLIMIT_NPROC does not bind. None where this machine gives none."""
     try:
-        stdout, stderr = process.communicate(timeout=limits.wall_s)
-        return Outcome(process.returncode, stdout, stderr, network)
-    except subprocess.TimeoutExpired:
-        os.killpg(process.pid, signal.SIGKILL)
-        stdout, stderr = process.communicate()
-        return Outcome(None, stdout, stderr, network)
+        group = PIDS_CGROUPS / f"stackcheck-{uuid.uuid4().hex[:12]}"
+        group.mkdir()
+        (group / "pids.max").write_text(str(limit))
+        return group
+    except OSError:
+        return None
+
+
+def run(command: list[str], workdir: Path, limits: Limits, jail: Jail | None = None, unsafe: bool = False) -> Outcome:
+    """``command`` in ``workdir``, limited and jailed (the module's docstring); at the wall limit its
+    whole PID namespace dies. Output goes to files, never pipes: a process that outlives the run
+    cannot hold the grader's wait. Without Bubblewrap: ``NoSandbox``, unless ``unsafe``."""
+    exe, why = bubblewrap()
+    if exe is None and not unsafe:
+        raise NoSandbox(f"no sandbox available: {why}")
+    if exe is None:
+        (prefix, network), how = network_isolation(), "none (unsafe)"
+    else:
+        prefix, network, how = _jailed(exe, workdir, jail or Jail()), "isolated", "bubblewrap"
+    group = _process_cap(limits.processes)
+    joins = str(group / "cgroup.procs") if group else ""
+    launch = [str(limits.memory_bytes), str(limits.cpu), str(limits.processes), joins]
+    with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
+        process = subprocess.Popen(
+            [sys.executable, "-c", LAUNCH, *launch, *prefix, *command],
+            cwd=workdir,
+            env=environment(workdir),
+            stdin=subprocess.DEVNULL,
+            stdout=out,
+            stderr=err,
+            text=True,
+            start_new_session=True,  # its own process group, killed whole at the wall limit
+        )
+        try:
+            returncode = process.wait(timeout=limits.wall_s)
+        except subprocess.TimeoutExpired:
+            os.killpg(process.pid, signal.SIGKILL)  # bwrap dies, and its namespace's processes with it
+            process.wait(timeout=60)
+            returncode = None
+        finally:
+            if group is not None:
+                _remove(group)
+        if exe is not None and returncode is not None and returncode - 128 in signal.valid_signals():
+            returncode = 128 - returncode  # bwrap's 128 + N for a command killed by signal N, as Popen says it
+        out.seek(0)
+        err.seek(0)
+        return Outcome(returncode, out.read(), err.read(), network, how)
+
+
+def _remove(group: Path) -> None:
+    """Kill what is left in the cgroup (an unsafe run's strays) and remove it."""
+    try:
+        for pid in (group / "cgroup.procs").read_text().split():
+            os.kill(int(pid), signal.SIGKILL)
+    except (OSError, ValueError):
+        pass
+    for _ in range(50):
+        try:
+            group.rmdir()
+            return
+        except OSError:
+            time.sleep(0.1)

@@ -13,7 +13,8 @@ import pytest
 from stackcheck.paths.tools import tool_path
 from stackcheck.stacks.records import STACKS
 
-TOOLS = ("ncu", "chromium")  # tools a test may need besides a stack (chromium: the HTML report's browser test)
+# tools a test may need besides a stack (chromium: the HTML report's browser test; bubblewrap: grading's sandbox)
+TOOLS = ("ncu", "chromium", "bubblewrap")
 
 
 class Missing(pytest.skip.Exception):
