@@ -224,6 +224,7 @@ def grade_one(
         "-m",
         "pytest",
         f"--homework={copy}",
+        "--homework-graded",
         f"--curriculum-report={written_to / report.name}.json",
         "-p",
         "no:cacheprovider",

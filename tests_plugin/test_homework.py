@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 from stackcheck import cli
-from stackcheck.homework import assignment, checkpoints, scoring
+from stackcheck.homework import assignment, checkpoints, gradescope, scoring
 from stackcheck.impl import contract, reference
 from stackcheck.impl.loader import Impl
 
@@ -230,7 +230,7 @@ def test_fresh_stubs_score_zero_and_the_solutions_score_100_percent(tmp_path):
 def test_score_gives_partial_credit_and_keeps_what_could_not_run_apart():
     def test(outcome, device="cpu", **extra):
         return {
-            "nodeid": f"t{id(extra)}{outcome}{device}",
+            "nodeid": f"tests_math/t.py::t{id(extra)}{outcome}{device}",
             "outcome": outcome,
             "device": device,
             "student": ["numpy_steps"],
@@ -265,6 +265,31 @@ def test_score_gives_partial_credit_and_keeps_what_could_not_run_apart():
     assert by_id["S2.1-shapes"]["status"] == "not attempted" and by_id["S2.1-shapes"]["earned"] == 0
     assert [u["id"] for u in result["ungradable"]] == ["MC10"] and result["skipped_here"] == {"cuda": 1}
     assert result["percent"] == round(100 * 1.0 / 5, 1), "MC10 could not run: it is not in the denominator"
+
+
+def test_an_instructors_hidden_test_is_never_quoted_where_the_student_sees_it():
+    """Issue 38: a hidden test's failure stays in its own entry (with the instructor's visibility),
+    carrying its share of the claim's points; the visible entry and the feedback neither name nor
+    quote it; graded feedback reruns from the student's own folder."""
+    suite = {"nodeid": "tests_math/test_s2_2_hand.py::test_a", "outcome": "failed", "message": "wrong bias"}
+    hidden = {"nodeid": "../hidden/test_x.py::test_secret", "outcome": "failed", "message": "hidden case gave -1"}
+    passed = {"nodeid": "tests_math/test_s2_2_hand.py::test_b", "outcome": "passed"}
+    tests = [{**t, "device": "cpu", "student": ["numpy_steps"]} for t in (hidden, suite, passed)]
+    report = {"claims": [{"id": "S2.2-hand", "section": "2.2", "title": "t", "tests": tests}]}
+    report["homework"] = {**scoring.score(report, []), "graded": True}
+    item = report["homework"]["claims"][0]
+    assert item["feedback"] == "wrong bias" and item["first_failure"] == suite["nodeid"]
+    entries = gradescope.results(report, True, "after_due_date")["tests"]
+    assert sum(e["max_score"] for e in entries) == pytest.approx(item["points"])
+    assert sum(e["score"] for e in entries) == pytest.approx(item["earned"], abs=0.01)  # earned has 2 decimals
+    visible = [e for e in entries if e["visibility"] == "visible"]
+    assert visible and not any("secret" in e["output"] or "hidden case" in e["output"] for e in visible), visible
+    assert [e["visibility"] for e in entries if "test_secret" in e["name"]] == ["after_due_date"]
+    text = "\n".join(scoring.lines(report["homework"]))
+    assert "secret" not in text and "hidden case" not in text and "rerun: python -m pytest --homework=. " in text
+    only_hidden = {"claims": [{**report["claims"][0], "tests": [tests[0], tests[2]]}]}
+    alone = scoring.score(only_hidden, [])["claims"][0]
+    assert alone["feedback"] == scoring.HIDDEN_FAILED and alone["first_failure"] is None
 
 
 def test_checkpoints_are_graded_against_keys_analytics_and_measurements():

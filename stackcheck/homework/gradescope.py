@@ -1,11 +1,14 @@
 """A graded run as Gradescope's autograder ``results.json``: one test entry per graded claim and per
 checkpoint (``score``, ``max_score``, ``visibility``, ``output``), and one per instructor's hidden
-test, whose visibility the instructor picks (``after_due_date``, say). The key never appears."""
+test, whose visibility the instructor picks (``after_due_date``, say), carrying its share of its
+claim's points. The key never appears."""
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
+
+from stackcheck.homework import scoring
 
 
 def _entry(name: str, score: float, max_score: float, output: str, visibility: str = "visible") -> dict:
@@ -13,24 +16,30 @@ def _entry(name: str, score: float, max_score: float, output: str, visibility: s
 
 
 def results(report: dict, instructor_tests: bool, visibility: str = "visible") -> dict:
-    """``report``: a homework run's curriculum report; ``instructor_tests``: whether --tests added any."""
+    """``report``: a homework run's curriculum report; ``instructor_tests``: whether --tests added any.
+    A claim's points are shared by its graded tests: the suite's tests' share is the claim's visible
+    entry, and each instructor's test's share its own entry with ``visibility``, whose message no
+    visible entry repeats."""
     score = report["homework"]
+    graded = {c["id"]: scoring.graded_tests(c) for c in report["claims"]}
     tests = []
     for item in score["claims"]:
-        output = f"{item['passed']}/{item['graded']} tests passed; functions: {', '.join(item['functions'])}"
-        if item["status"] != "passed":
+        hidden = [t for t in graded[item["id"]] if instructor_tests and scoring.by_instructor(t)]
+        share = item["points"] / item["graded"]
+        shown_ran = item["graded"] - len(hidden)
+        shown_passed = item["passed"] - sum(t["outcome"] == "passed" for t in hidden)
+        output = f"{shown_passed}/{shown_ran} tests passed; functions: {', '.join(item['functions'])}"
+        if shown_passed < shown_ran:
             output += f"\n{item['title']}\n{item['ko']}\n{item.get('feedback', '')}"
-        tests.append(_entry(f"{item['id']} (§{item['section']})", item["earned"], item["points"], output))
+        if shown_ran:
+            name = f"{item['id']} (§{item['section']})"
+            tests.append(_entry(name, round(share * shown_passed, 2), share * shown_ran, output))
+        for t in hidden:
+            earned = round(share, 2) if t["outcome"] == "passed" else 0
+            said = t.get("message") or t["outcome"]
+            tests.append(_entry(f"instructor test {t['nodeid']}", earned, share, said, visibility))
     for q in score["checkpoints"]:
         tests.append(_entry(f"checkpoint {q['id']}", q["earned"], q["points"], "\n".join(q["feedback"])))
-    # the instructor's tests live outside the suite's folders (their node ids may even lose the file);
-    # their points are in their claims' entries, these entries (max_score 0) only report them
-    hidden = [
-        t for c in report["claims"] for t in c["tests"] if instructor_tests and not t["nodeid"].startswith("tests_")
-    ]
-    for t in hidden:
-        passed = 1 if t["outcome"] == "passed" else 0
-        tests.append(_entry(f"instructor test {t['nodeid']}", passed, 0, t.get("message") or t["outcome"], visibility))
     return {
         "score": score["earned"],
         "max_score": score["points"],

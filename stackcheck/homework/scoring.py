@@ -9,6 +9,20 @@ import shlex
 from stackcheck.claims import catalogue
 
 GRADED = ("passed", "failed", "interrupted")  # errors and timeouts are failures; interrupts count 0
+SUITE_FOLDERS = ("tests_", "course/")  # where the suite's own tests live (their node ids start so)
+HIDDEN_FAILED = "a test the instructor keeps hidden failed"
+
+
+def by_instructor(test: dict) -> bool:
+    """A test of the instructor's own (``stackcheck grade --tests``): it lives outside the suite's
+    folders. Feedback never names it nor quotes its message."""
+    return not test["nodeid"].startswith(SUITE_FOLDERS)
+
+
+def graded_tests(claim: dict) -> list[dict]:
+    """The tests of a claim of the curriculum report that grade: they ran the student's functions,
+    count, and passed or failed."""
+    return [t for t in claim["tests"] if t.get("counts", True) and t.get("student") and t["outcome"] in GRADED]
 
 
 def score(report: dict, checkpoints: list[dict]) -> dict:
@@ -21,7 +35,7 @@ def score(report: dict, checkpoints: list[dict]) -> dict:
         if known[c["id"]].get("kind") == "stack-fact":  # a fact about the stacks earns no student points
             continue
         tests = [t for t in c["tests"] if t.get("counts", True) and t.get("student")]
-        ran = [t for t in tests if t["outcome"] in GRADED]
+        ran = graded_tests(c)
         skipped = [t for t in c["tests"] if t.get("counts", True) and t["outcome"] == "skipped"]
         if not ran:
             if skipped:  # skipped before they reached the student's code, or inconclusive
@@ -47,10 +61,13 @@ def score(report: dict, checkpoints: list[dict]) -> dict:
             untried = sorted({n for t in failed for n in t.get("not_attempted", [])})
             item["status"] = "not attempted" if all(t.get("not_attempted") for t in failed) else "failed"
             item["not_attempted"] = untried
-            own = sorted(failed, key=lambda t: bool(t.get("not_attempted")))  # the student's own bug first
-            item["feedback"] = next((t["message"] for t in own if t.get("message")), "failed")
-            item["first_failure"] = own[0]["nodeid"]
-            first = next((t["revisit"] for t in own if t.get("revisit")), None)
+            # the student's own bug first, found by the suite's tests before the instructor's hidden ones
+            own = sorted(failed, key=lambda t: (by_instructor(t), bool(t.get("not_attempted"))))
+            shown = [t for t in own if not by_instructor(t)]
+            item["feedback"] = next((t["message"] for t in shown if t.get("message")), "failed" if shown else "")
+            item["feedback"] = item["feedback"] or HIDDEN_FAILED
+            item["first_failure"] = shown[0]["nodeid"] if shown else None
+            first = next((t["revisit"] for t in shown if t.get("revisit")), None)
             if first:  # chosen from the failure's text (claims.catalogue.revisit)
                 item["revisit"] = catalogue.pointer(first["id"], first["why"])
         else:
@@ -83,6 +100,8 @@ def lines(result: dict) -> list[str]:
     if "no_score" in result:
         return [result["no_score"]]
     folder = os.path.dirname(result.get("file", "")) if result.get("file") else ""
+    if result.get("graded"):  # read by the student later, in their own folder (the grader's copy is gone)
+        folder = "."
     rerun = f"python -m pytest --homework={shlex.quote(folder)}" if folder else "python -m pytest"
     out = [f"score: {result['percent']:g} % ({result['earned']:g} of {result['points']:g} points)"]
     if result["passport"]:
@@ -102,8 +121,8 @@ def lines(result: dict) -> list[str]:
                 f"     {item['title']}",
                 f"     {item['ko']}",
                 f"     first failure: {item['feedback']}",
-                f"     rerun: {rerun} {shlex.quote(item['first_failure'])}",
             ]
+            out += [f"     rerun: {rerun} {shlex.quote(item['first_failure'])}"] if item["first_failure"] else []
             out += [f"     revisit first: {item['revisit']}"] if item.get("revisit") else []
     for name, source in sorted(result.get("borrowed", {}).items()):
         out.append(f"---- integrity: {name} uses {source}, the suite's own solution: 0 points for its tests")

@@ -69,6 +69,7 @@ def select_impl(config: pytest.Config) -> Impl:
         except ValueError as error:
             raise ImplError(f"--impl {spec}: {error}") from None
         check_names(module, spec, assigned)
+        borrowing = integrity.with_reached(borrowing, module, assigned)  # what its code reaches, once run
     except ImplError as error:
         text = str(error)
         if folder:  # name the folder given and the file in it: "--homework hw: homework.py:3: SyntaxError: ..."
@@ -133,6 +134,7 @@ def grade(config: pytest.Config, report: dict) -> dict | None:
     timed_call = impl.timed_call if "timed_call" in work.assigned else None
     result = scoring.score(report, checkpoints.grade(answers, timed_call))
     result.update(parts=list(work.parts), file=work.file, answers_problem=problem, borrowed=impl.borrowed)
+    result["graded"] = bool(config.getoption("homework_graded", False))
     wrong = [q["id"] for q in result["checkpoints"] if not q["passed"]]
     result["problems"] = [f"checkpoints not right yet: {', '.join(wrong)}"] if wrong else []
     return result

@@ -118,6 +118,12 @@ def add(parser: pytest.Parser) -> None:
         "this submission; they fail with the message instead of running again",
     )
     group.addoption(
+        "--homework-graded",
+        action="store_true",
+        help="stackcheck grade's own: the feedback is for the student to read in their own folder (rerun "
+        "lines run from there)",
+    )
+    group.addoption(
         "--course",
         nargs="?",
         const="shipped",
