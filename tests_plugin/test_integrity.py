@@ -1,6 +1,8 @@
 """Homework integrity (stackcheck.impl.integrity): a submission that imports or re-exports the suite's
 solutions borrows them, whatever the import form; the check reads the file and never runs it."""
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -60,6 +62,34 @@ def test_own_work_and_the_suites_helpers_borrow_nothing(tmp_path):
     )
     found = integrity.borrowed(write(tmp_path, source))
     assert not found and found.of("numpy_forward") is None and found.of("numpy_steps") is None, found
+
+
+# spellings the source cannot show (issue 38): caught from what the loaded module's functions reach
+HIDDEN_FORMS = {
+    "import-from-strings": "import importlib\n_r = importlib.import_module('stackcheck.impl.' + 'refer' + 'ence')\n\n"
+    "def numpy_forward(x, w, b):\n    return _r.numpy_forward(x, w, b)\n",
+    "exec-of-the-source": "import os, stackcheck\n"
+    "exec(open(os.path.join(os.path.dirname(stackcheck.__file__), 'impl', 'reference.py')).read())\n",
+    "through-a-closure": "import importlib\n\ndef _make():\n    r = importlib.import_module('stackcheck.impl.' + "
+    "'reference')\n    def numpy_forward(x, w, b):\n        return r.numpy_forward(x, w, b)\n    return numpy_forward\n"
+    "\nnumpy_forward = _make()\n",
+}
+
+
+@pytest.mark.parametrize("form", list(HIDDEN_FORMS))
+def test_a_solution_reached_however_spelled_borrows_once_the_file_has_run(tmp_path, form):
+    path = write(tmp_path, HIDDEN_FORMS[form])
+    found = integrity.with_reached(integrity.borrowed(path), load_module(path), {"numpy_forward"})
+    assert found and found.of("numpy_forward"), found
+
+
+def test_the_solutions_written_out_in_the_file_are_its_own(tmp_path):
+    """The suite's own homework fixtures paste the reference's text: compiled from the student's file,
+    that is the student's code (the installed reference is what a class gets stripped)."""
+    from stackcheck.impl import reference
+
+    path = write(tmp_path, Path(reference.__file__).read_text())
+    assert integrity.with_reached(None, load_module(path), {"numpy_forward", "numpy_steps"}) is None
 
 
 def test_the_check_never_runs_the_file(tmp_path):

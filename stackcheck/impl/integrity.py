@@ -3,12 +3,19 @@ source before any of it runs. The solutions are the course's reference implement
 (stackcheck.impl.reference), the reference forward of the tolerance policy, the suite's Triton
 kernels and the shipped wrong implementations (tests_meta.mutants). A function borrows when it is
 imported from them, bound to them, or reaches them (through an alias, ``importlib.import_module``,
-``__import__``, a star import, or another function of the file that does)."""
+``__import__``, a star import, or another function of the file that does). What the source
+cannot show is read once the file has run (``with_reached``): a solution module or function among
+the globals and closures a function's code uses (an import built from strings), or a function
+compiled from a solution's text outside the file (``exec`` of the suite's source)."""
 
 from __future__ import annotations
 
 import ast
 import builtins
+import dataclasses
+import functools
+import sys
+import types
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -158,3 +165,69 @@ def borrowed(path: str) -> Borrowing:
                 scan.tainted[name] = found
                 changed = True
     return Borrowing(dict(scan.tainted), scan.star[0] if scan.star else None, frozenset(defined))
+
+
+def with_reached(borrowing: Borrowing | None, module: types.ModuleType, names) -> Borrowing | None:
+    """``borrowing`` (read from the source) and what ``names`` of ``module`` reach once it has run,
+    however the file spelled it: a solution module or function among the globals a function uses
+    (an import built from strings), or a function compiled from a solution's text elsewhere than the
+    file (``exec`` of the suite's source)."""
+    own = getattr(module, "__file__", None)
+    prints = _solution_prints()
+    found = {n: source for n in names if (source := _reaches(getattr(module, n, None), own, prints, set()))}
+    if not found:
+        return borrowing
+    if borrowing is None:
+        return Borrowing(found, None, frozenset(names))
+    return dataclasses.replace(borrowing, names={**found, **borrowing.names})
+
+
+def _print(code: types.CodeType) -> tuple:
+    """What a function computes, as compiled: its bytecode, names and constants (nested code too)."""
+    consts = tuple(_print(c) if isinstance(c, types.CodeType) else repr(c) for c in code.co_consts)
+    return code.co_code, code.co_names, consts
+
+
+def _solution_prints() -> dict[tuple, str]:
+    """The compiled form of each solution function already imported -> its dotted name."""
+    prints = {}
+    for name, module in list(sys.modules.items()):
+        for attr, value in list(vars(module).items()) if _solution(name) or name in SOLUTIONS else ():
+            if isinstance(value, types.FunctionType) and value.__module__ == name and _solution(f"{name}.{attr}"):
+                prints[_print(value.__code__)] = f"{name}.{attr}"
+    return prints
+
+
+def _reaches(obj, own: str | None, prints: dict, seen: set) -> str | None:
+    """The solution ``obj`` is or reaches (through the globals and closures its code uses), or None."""
+    if isinstance(obj, types.ModuleType):
+        return _solution(obj.__name__)
+    while isinstance(obj, functools.partial) or hasattr(obj, "__wrapped__"):
+        obj = obj.func if isinstance(obj, functools.partial) else obj.__wrapped__
+    if not isinstance(obj, types.FunctionType):
+        named = f"{getattr(obj, '__module__', None)}.{getattr(obj, '__name__', None)}"
+        return _solution(named) if callable(obj) else None
+    if id(obj) in seen:
+        return None
+    seen.add(id(obj))
+    code = obj.__code__
+    found = _solution(f"{obj.__module__}.{obj.__name__}")
+    if not found and code.co_filename != own:
+        found = prints.get(_print(code))
+    for name in _global_names(code) if not found else ():
+        if name in obj.__globals__:
+            found = found or _reaches(obj.__globals__[name], own, prints, seen)
+    for cell in obj.__closure__ or () if not found else ():
+        try:
+            found = found or _reaches(cell.cell_contents, own, prints, seen)
+        except ValueError:  # an empty cell
+            pass
+    return found
+
+
+def _global_names(code: types.CodeType) -> set[str]:
+    names = set(code.co_names)
+    for const in code.co_consts:
+        if isinstance(const, types.CodeType):
+            names |= _global_names(const)
+    return names

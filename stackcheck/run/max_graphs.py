@@ -378,7 +378,10 @@ def _compile_for_gpu(target: str, out: str, spec: str, assigned: str) -> None:
     driver.set_virtual_device_target_arch(arch)
     driver.set_virtual_device_count(1)
     names = None if assigned == "-" else frozenset(filter(None, assigned.split(",")))
-    impl = Impl(load_module(spec) if spec else None, names, integrity.borrowed(spec) if names and spec else None)
+    borrowing, module = integrity.borrowed(spec) if names and spec else None, load_module(spec) if spec else None
+    if names and module is not None:
+        borrowing = integrity.with_reached(borrowing, module, names)
+    impl = Impl(module, names, borrowing)
     try:
         build = _BUILDERS["every-gpu" if every else "structure-gpu"]
         graph, _, session = build(impl, with_mojo())
