@@ -267,7 +267,11 @@ def grade_one(
         }
     if "no_score" in data:
         return {"student": folder.name, "percent": 0, "earned": 0, "points": "", "status": data["no_score"]}
-    gradescope.write(report.parent / f"{report.name}.results.json", full, bool(extra), visibility)
+    from stackcheck.plugin.homework import instructors_file
+
+    kept = instructors_file(f"{report}.json")  # the hidden tests' results, for the instructor alone
+    withheld = json.loads(kept.read_text(encoding="utf-8")) if kept.exists() else []
+    gradescope.write(report.parent / f"{report.name}.results.json", full, withheld, visibility)
     row = {
         "student": folder.name,
         "percent": data["percent"],

@@ -217,7 +217,9 @@ def test_fresh_stubs_score_zero_and_the_solutions_score_100_percent(tmp_path):
     feedback = (tmp_path / "grades-feedback" / "ben.md").read_text()
     assert "not attempted yet" in feedback and "checkpoints passport: 0/5" in feedback
     report = (tmp_path / "grades-feedback" / "ana.json").read_text()
-    assert "test_instructor_only" in report, "the instructor's hidden test ran and counted"
+    kept = (tmp_path / "grades-feedback" / "ana.instructor-only.json").read_text()
+    assert "test_instructor_only" in kept, "the instructor's hidden test ran and counted"
+    assert "test_instructor_only" not in report and "instructor test (hidden)" in report, "the student's copy hides it"
     results = json.loads((tmp_path / "grades-feedback" / "ana.results.json").read_text())
     assert results["score"] == float(rows["ana"]["earned"]) and results["max_score"] == float(rows["ana"]["points"])
     assert all({"name", "score", "max_score", "visibility", "output"} <= set(t) for t in results["tests"])
@@ -279,7 +281,9 @@ def test_an_instructors_hidden_test_is_never_quoted_where_the_student_sees_it():
     report["homework"] = {**scoring.score(report, []), "graded": True}
     item = report["homework"]["claims"][0]
     assert item["feedback"] == "wrong bias" and item["first_failure"] == suite["nodeid"]
-    entries = gradescope.results(report, True, "after_due_date")["tests"]
+    withheld = scoring.withhold_instructor_tests(report)
+    assert [t["nodeid"] for t in withheld] == [hidden["nodeid"]] and "secret" not in json.dumps(report)
+    entries = gradescope.results(report, withheld, "after_due_date")["tests"]
     assert sum(e["max_score"] for e in entries) == pytest.approx(item["points"])
     assert sum(e["score"] for e in entries) == pytest.approx(item["earned"], abs=0.01)  # earned has 2 decimals
     visible = [e for e in entries if e["visibility"] == "visible"]

@@ -15,16 +15,15 @@ def _entry(name: str, score: float, max_score: float, output: str, visibility: s
     return {"name": name, "score": score, "max_score": max_score, "visibility": visibility, "output": output}
 
 
-def results(report: dict, instructor_tests: bool, visibility: str = "visible") -> dict:
-    """``report``: a homework run's curriculum report; ``instructor_tests``: whether --tests added any.
-    A claim's points are shared by its graded tests: the suite's tests' share is the claim's visible
-    entry, and each instructor's test's share its own entry with ``visibility``, whose message no
-    visible entry repeats."""
+def results(report: dict, withheld: list[dict], visibility: str = "visible") -> dict:
+    """``report``: a graded run's curriculum report; ``withheld``: the instructor's tests it ran,
+    withheld from the report (scoring.withhold_instructor_tests). A claim's points are shared by its
+    graded tests: the suite's tests' share is the claim's visible entry, and each instructor's
+    test's share its own entry with ``visibility``, whose message no visible entry repeats."""
     score = report["homework"]
-    graded = {c["id"]: scoring.graded_tests(c) for c in report["claims"]}
     tests = []
     for item in score["claims"]:
-        hidden = [t for t in graded[item["id"]] if instructor_tests and scoring.by_instructor(t)]
+        hidden = scoring.graded_tests({"tests": [t for t in withheld if t["claim"] == item["id"]]})
         share = item["points"] / item["graded"]
         shown_ran = item["graded"] - len(hidden)
         shown_passed = item["passed"] - sum(t["outcome"] == "passed" for t in hidden)
@@ -49,7 +48,7 @@ def results(report: dict, instructor_tests: bool, visibility: str = "visible") -
     }
 
 
-def write(path: Path, report: dict, instructor_tests: bool, visibility: str = "visible") -> Path:
-    text = json.dumps(results(report, instructor_tests, visibility), indent=2, ensure_ascii=False)
+def write(path: Path, report: dict, withheld: list[dict], visibility: str = "visible") -> Path:
+    text = json.dumps(results(report, withheld, visibility), indent=2, ensure_ascii=False)
     path.write_text(text, encoding="utf-8")
     return path

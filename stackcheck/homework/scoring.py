@@ -19,6 +19,20 @@ def by_instructor(test: dict) -> bool:
     return not test["nodeid"].startswith(SUITE_FOLDERS)
 
 
+def withhold_instructor_tests(report: dict) -> list[dict]:
+    """Replace each instructor's test in the curriculum ``report`` by what the student may see: its
+    outcome, under one name that says it is hidden. The originals (with their claim's id), for the
+    instructor's own file."""
+    withheld = []
+    for claim in report["claims"]:
+        for i, test in enumerate(claim["tests"]):
+            if by_instructor(test):
+                withheld.append({**test, "claim": claim["id"]})
+                shown = {k: test[k] for k in ("outcome", "device", "counts", "student", "not_attempted") if k in test}
+                claim["tests"][i] = {**shown, "nodeid": "instructor test (hidden)"}
+    return withheld
+
+
 def graded_tests(claim: dict) -> list[dict]:
     """The tests of a claim of the curriculum report that grade: they ran the student's functions,
     count, and passed or failed."""

@@ -83,6 +83,14 @@ def select_impl(config: pytest.Config) -> Impl:
     return Impl(module, assigned, borrowing)
 
 
+def instructors_file(report_path: str) -> Path:
+    """Where a graded run keeps the instructor's tests it withheld from the student's report."""
+    from stackcheck.report.render import report_paths
+
+    json_path = report_paths(report_path)[0]
+    return json_path.with_name(f"{json_path.stem}.instructor-only.json")
+
+
 def folder(config: pytest.Config) -> str | None:
     """The homework folder of a homework run (as given on the command line), else None."""
     work = config.stash.get(HOMEWORK, None)
@@ -135,6 +143,9 @@ def grade(config: pytest.Config, report: dict) -> dict | None:
     result = scoring.score(report, checkpoints.grade(answers, timed_call))
     result.update(parts=list(work.parts), file=work.file, answers_problem=problem, borrowed=impl.borrowed)
     result["graded"] = bool(config.getoption("homework_graded", False))
+    if result["graded"] and config.getoption("curriculum_report", None):  # what the student gets holds no hidden test
+        withheld = scoring.withhold_instructor_tests(report)
+        instructors_file(config.getoption("curriculum_report")).write_text(json.dumps(withheld), encoding="utf-8")
     wrong = [q["id"] for q in result["checkpoints"] if not q["passed"]]
     result["problems"] = [f"checkpoints not right yet: {', '.join(wrong)}"] if wrong else []
     return result
