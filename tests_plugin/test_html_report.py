@@ -81,6 +81,22 @@ def test_header_holds_the_environment_and_claims_by_chapter(pages):
     assert '<p class="ko" lang="ko">' in text
 
 
+@pytest.mark.parametrize("name", list(RECORDED))
+def test_each_chapter_appears_once_in_course_order_with_its_claims(pages, name):
+    """Issue 37: a chapter heading per chapter (unique ids, the summary's links land on all of its
+    claims), in the course's order, whatever order the catalogue lists the claims in."""
+    report, text = load(name), pages[name]
+    claims = text.split('<section id="claims">', 1)[1]
+    headings = re.findall(r'<h3 id="chapter-([^"]+)">', claims)
+    assert len(headings) == len(set(headings)), headings
+    assert headings == sorted(headings, key=lambda ch: (not ch.isdigit(), int(ch) if ch.isdigit() else 0))
+    for part in re.split(r'<h3 id="chapter-', claims)[1:]:
+        ch = part.split('"', 1)[0]
+        shown = re.findall(r'<article class="claim" id="claim-([^"]+)"', part)
+        want = [html._slug(c["id"]) for c in report["claims"] if html.chapter(c["section"]) == ch]
+        assert sorted(shown) == sorted(want), (ch, shown, want)
+
+
 def test_plots_have_marks_and_their_numbers_beneath(pages):
     need_matplotlib()
     text = pages["h200"]

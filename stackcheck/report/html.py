@@ -137,9 +137,7 @@ def _summary(report: dict) -> list[str]:
         f'<tr><th scope="row"><a href="#chapter-{esc(ch)}">§{esc(ch)}</a></th>'
         + "".join(f"<td>{n}</td>" for n in counts.values())
         + "</tr>"
-        for ch, counts in sorted(
-            chapters.items(), key=lambda kv: (not kv[0].isdigit(), int(kv[0]) if kv[0].isdigit() else 0)
-        )
+        for ch, counts in sorted(chapters.items(), key=lambda kv: _chapter_order(kv[0]))
     ]
     totals = "".join(f"<td><strong>{sum(c['status'] == s for c in report['claims'])}</strong></td>" for s in STATUSES)
     return [
@@ -199,14 +197,16 @@ def _homework(result: dict) -> list[str]:
 
 
 def _claims(report: dict, known: dict) -> list[str]:
+    """Every claim under its course chapter: each chapter once, in the course's order (the claims of
+    a chapter in the catalogue's order)."""
     out = ['<section id="claims"><h2>Claims</h2>']
-    current = None
+    by_chapter: dict[str, list[dict]] = {}
     for c in report["claims"]:
-        ch = chapter(c["section"])
-        if ch != current:
-            out.append(f'<h3 id="chapter-{esc(ch)}">§{esc(ch)}</h3>')
-            current = ch
-        out += _claim(c, known.get(c["id"], {}))
+        by_chapter.setdefault(chapter(c["section"]), []).append(c)
+    for ch in sorted(by_chapter, key=_chapter_order):
+        out.append(f'<h3 id="chapter-{esc(ch)}">§{esc(ch)}</h3>')
+        for c in by_chapter[ch]:
+            out += _claim(c, known.get(c["id"], {}))
     out.append("</section>")
     return out
 
