@@ -81,6 +81,26 @@ def test_header_holds_the_environment_and_claims_by_chapter(pages):
     assert '<p class="ko" lang="ko">' in text
 
 
+def test_the_page_opens_with_the_verdict_failures_first(pages):
+    """Issue 37: before the environment, the totals, each failed claim with its first failure and a
+    rerun line, and the skipped claims grouped by their reason."""
+    report = load("cpu")
+    broken = next(c for c in report["claims"] if c["status"] == "verified")
+    broken["status"] = "failed"
+    broken["tests"][0].update(outcome="failed", message="AssertionError: Y differs at [0, 1]")
+    text = html.page(report)
+    verdict = text.split('<section id="verdict">', 1)[1].split("</section>", 1)[0]
+    assert text.index('id="verdict"') < text.index('id="environment"')
+    assert "1 failed" in verdict and f"<code>{broken['id']}</code>" in verdict
+    rerun = f'python -m pytest "{html.esc(broken["tests"][0]["nodeid"])}"'
+    assert "Y differs at [0, 1]" in verdict and rerun in verdict
+    skipped = [c for c in report["claims"] if c["status"] == "skipped"]
+    listed = re.findall(r"<li>(\d+): ", verdict.split("Skipped here", 1)[1]) if skipped else []
+    assert sum(map(int, listed)) == len(skipped), (listed, len(skipped))
+    assert not any(c["status"] == "failed" for c in load("h200")["claims"])
+    assert "Failed: what to fix first" not in pages["h200"], "nothing failed there: no failures list"
+
+
 @pytest.mark.parametrize("name", list(RECORDED))
 def test_each_chapter_appears_once_in_course_order_with_its_claims(pages, name):
     """Issue 37: a chapter heading per chapter (unique ids, the summary's links land on all of its

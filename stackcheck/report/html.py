@@ -76,6 +76,7 @@ def page(report: dict, sections: list[tuple[str, list[str]]] = (), title: str = 
     fields do not hold. A recorded report alone gives the whole page."""
     known = catalogue.catalogue()
     body = [f"<header><h1>{esc(title)}</h1>", f'<p class="meta">{esc(_machine(report["environment"]))}</p></header>']
+    body += _verdict(report, known)
     body += _environment(report["environment"])
     body += _summary(report)
     if "homework" in report:
@@ -146,6 +147,41 @@ def _summary(report: dict) -> list[str]:
         *rows,
         f"<tr><th>all</th>{totals}</tr></tbody></table></div></section>",
     ]
+
+
+def _verdict(report: dict, known: dict) -> list[str]:
+    """The answer first: the claims' totals, each failed claim with the course's sentence, its first
+    failure and the command that reruns it, and the skipped claims grouped by why they could not run
+    here (the reason carries the hint: the install line, the device to run them on)."""
+    claims = report["claims"]
+    totals = ", ".join(f"{sum(c['status'] == s for c in claims)} {s}" for s in STATUSES)
+    out = ['<section id="verdict"><h2>Verdict</h2>', f"<p><strong>{esc(totals)}</strong> of {len(claims)} claims</p>"]
+    failed = [c for c in claims if c["status"] in ("failed", "interrupted")]
+    if failed:
+        out.append("<h3>Failed: what to fix first</h3><ul>")
+        for c in failed:
+            test = next((t for t in c["tests"] if t["outcome"] in ("failed", "error", "interrupted")), None)
+            out.append(
+                f'<li>{status(c["status"])} <a href="#claim-{esc(_slug(c["id"]))}"><code>{esc(c["id"])}</code></a> '
+                f"§{esc(c['section'])} {esc(c['title'])}"
+                + (f'<p class="ko" lang="ko">{esc(known.get(c["id"], {}).get("ko", ""))}</p>')
+                + (f"<pre>{esc(test.get('message') or test['outcome'])}</pre>" if test else "")
+                + (f'<p>rerun: <code>python -m pytest "{esc(test["nodeid"])}"</code></p>' if test else "")
+                + "</li>"
+            )
+        out.append("</ul>")
+    why: dict[str, list[str]] = {}
+    for c in claims:
+        if c["status"] == "skipped":
+            reason = next((t.get("reason") for t in c["tests"] if t.get("reason")), None) or "skipped"
+            why.setdefault(reason, []).append(c["id"])
+    if why:
+        out.append("<h3>Skipped here, and why</h3><ul>")
+        for reason, ids in sorted(why.items(), key=lambda kv: -len(kv[1])):
+            out.append(f"<li>{len(ids)}: {esc(reason)} <small>({esc(', '.join(ids))})</small></li>")
+        out.append("</ul>")
+    out.append("</section>")
+    return out
 
 
 def _chapter_order(ch: str) -> tuple[bool, int]:
