@@ -187,3 +187,19 @@ def test_a_submission_that_attacks_grades_as_its_work_and_the_same_twice(tmp_pat
     assert [float(r["bob"]["percent"]) for r in rows] == [0, 0], "the other student's grade is their own"
     assert rows[0]["eve"]["percent"] == rows[1]["eve"]["percent"], [r["eve"] for r in rows]
     assert results[0] == results[1], "a second grading must give the same results.json"
+
+
+def test_grading_refuses_without_a_sandbox_unless_told(tmp_path, monkeypatch, capsys):
+    """No Bubblewrap: `stackcheck grade` says so in one line with the fix; --unsafe-no-sandbox runs
+    with the limits alone and says so in the outcome."""
+    monkeypatch.setattr(sandbox, "bubblewrap", lambda: (None, "no bwrap command: " + sandbox.INSTALL_HINT))
+    (tmp_path / "subs" / "ana").mkdir(parents=True)
+    (tmp_path / "subs" / "ana" / "homework.py").write_text("ASSIGNED = ('math',)\n")
+    assert cli.main(["grade", str(tmp_path / "subs"), "--out", str(tmp_path / "grades.csv")]) == 2
+    said = capsys.readouterr().err
+    assert said.startswith("stackcheck: no sandbox available: no bwrap command: install bubblewrap"), said
+    assert "--unsafe-no-sandbox" in said and not (tmp_path / "grades.csv").exists()
+    with pytest.raises(sandbox.NoSandbox):
+        python("print(1)", tmp_path)
+    unsafe = sandbox.run([sys.executable, "-c", "print(1)"], tmp_path, sandbox.Limits(wall_s=30), unsafe=True)
+    assert unsafe.stdout.strip() == "1" and unsafe.sandbox == "none (unsafe)"
