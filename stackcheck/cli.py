@@ -160,8 +160,9 @@ def grade_all(
         raise ValueError(f"{submissions}: no submission folders (each needs a homework.py)")
     if jobs < 1:
         raise ValueError(f"--jobs {jobs}: give 1 or more")
-    if not unsafe and sandbox.bubblewrap()[0] is None:
-        raise ValueError(f"no sandbox available: {sandbox.bubblewrap()[1]}")
+    bwrap, why = sandbox.bubblewrap()
+    if bwrap is None and not unsafe:
+        raise ValueError(f"no sandbox available: {why}")
     root = suite_root()
     feedback = out.parent / f"{out.stem}-feedback"
     feedback.mkdir(parents=True, exist_ok=True)
@@ -182,7 +183,8 @@ def grade_all(
                     Path(scratch),
                     key,
                     visibility,
-                    (jail, unsafe),
+                    jail,
+                    unsafe,
                 ),
                 folders,
             )
@@ -209,12 +211,13 @@ def grade_one(
     scratch: Path,
     key: dict[str, dict[str, object]],
     visibility: str = "visible",
-    jailed: tuple[sandbox.Jail | None, bool] = (None, False),
+    jail: sandbox.Jail | None = None,
+    unsafe: bool = False,
 ) -> dict:
     """One submission, sandboxed (stackcheck.homework.sandbox) on a working copy; its CSV row (the
     total, the points per claim and checkpoint, the checkpoint key for the instructor) and its
-    feedback: Markdown, JSON, HTML and a Gradescope results.json. ``jailed``: (what the sandbox
-    hides and shows, whether grading without one was asked for)."""
+    feedback: Markdown, JSON, HTML and a Gradescope results.json. ``jail``: what the sandbox hides
+    and shows besides; ``unsafe``: grade without a sandbox where there is none."""
     copy = sandbox.working_copy(folder.resolve(), scratch / "work")
     written_to = scratch / "out" / folder.name  # the one folder besides the copy the run may write
     shutil.rmtree(written_to, ignore_errors=True)
@@ -234,7 +237,6 @@ def grade_one(
         *(str(root / part) for part in assignment.PARTS.values()),
         *extra,
     ]  # an install has no testpaths
-    jail, unsafe = jailed
     jail = dataclasses.replace(jail or sandbox.Jail(), writable=(written_to,))
     done, crashed = _run_past_crashes(command, copy, timeout, written_to / report.name, jail, unsafe)
     for made in written_to.iterdir():  # the report's files, to the feedback folder

@@ -23,7 +23,7 @@ def results(report: dict, withheld: list[dict], visibility: str = "visible") -> 
     score = report["homework"]
     tests = []
     for item in score["claims"]:
-        hidden = scoring.graded_tests({"tests": [t for t in withheld if t["claim"] == item["id"]]})
+        hidden = scoring.graded_tests([t for t in withheld if t["claim"] == item["id"]])
         share = item["points"] / item["graded"]
         shown_ran = item["graded"] - len(hidden)
         shown_passed = item["passed"] - sum(t["outcome"] == "passed" for t in hidden)

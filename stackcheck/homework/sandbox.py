@@ -27,7 +27,7 @@ import sys
 import tempfile
 import time
 import uuid
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 ENV_ALLOWED = (  # what a submission's process inherits from the grader's environment
@@ -77,7 +77,7 @@ class Outcome:
     stdout: str
     stderr: str
     network: str  # "isolated" or why not
-    sandbox: str = field(default="bubblewrap")  # "bubblewrap", or "none (unsafe)"
+    sandbox: str = "bubblewrap"  # or "none (unsafe)"
 
 
 class NoSandbox(OSError):

@@ -33,10 +33,10 @@ def withhold_instructor_tests(report: dict) -> list[dict]:
     return withheld
 
 
-def graded_tests(claim: dict) -> list[dict]:
-    """The tests of a claim of the curriculum report that grade: they ran the student's functions,
-    count, and passed or failed."""
-    return [t for t in claim["tests"] if t.get("counts", True) and t.get("student") and t["outcome"] in GRADED]
+def graded_tests(tests: list[dict]) -> list[dict]:
+    """Of a curriculum report's ``tests``, those that grade: they ran the student's functions, count,
+    and passed or failed."""
+    return [t for t in tests if t.get("counts", True) and t.get("student") and t["outcome"] in GRADED]
 
 
 def score(report: dict, checkpoints: list[dict]) -> dict:
@@ -49,7 +49,7 @@ def score(report: dict, checkpoints: list[dict]) -> dict:
         if known[c["id"]].get("kind") == "stack-fact":  # a fact about the stacks earns no student points
             continue
         tests = [t for t in c["tests"] if t.get("counts", True) and t.get("student")]
-        ran = graded_tests(c)
+        ran = graded_tests(tests)
         skipped = [t for t in c["tests"] if t.get("counts", True) and t["outcome"] == "skipped"]
         if not ran:
             if skipped:  # skipped before they reached the student's code, or inconclusive
@@ -75,11 +75,10 @@ def score(report: dict, checkpoints: list[dict]) -> dict:
             untried = sorted({n for t in failed for n in t.get("not_attempted", [])})
             item["status"] = "not attempted" if all(t.get("not_attempted") for t in failed) else "failed"
             item["not_attempted"] = untried
-            # the student's own bug first, found by the suite's tests before the instructor's hidden ones
-            own = sorted(failed, key=lambda t: (by_instructor(t), bool(t.get("not_attempted"))))
-            shown = [t for t in own if not by_instructor(t)]
-            item["feedback"] = next((t["message"] for t in shown if t.get("message")), "failed" if shown else "")
-            item["feedback"] = item["feedback"] or HIDDEN_FAILED
+            # the student's own bug first, as the suite's tests found it (an instructor's is never shown)
+            shown = sorted((t for t in failed if not by_instructor(t)), key=lambda t: bool(t.get("not_attempted")))
+            said = next((t["message"] for t in shown if t.get("message")), "failed")
+            item["feedback"] = said if shown else HIDDEN_FAILED
             item["first_failure"] = shown[0]["nodeid"] if shown else None
             first = next((t["revisit"] for t in shown if t.get("revisit")), None)
             if first:  # chosen from the failure's text (claims.catalogue.revisit)

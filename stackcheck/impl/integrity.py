@@ -214,15 +214,19 @@ def _reaches(obj, own: str | None, prints: dict, seen: set) -> str | None:
     found = _solution(f"{obj.__module__}.{obj.__name__}")
     if not found and code.co_filename != own:
         found = prints.get(_print(code))
-    for name in _global_names(code) if not found else ():
-        if name in obj.__globals__:
-            found = found or _reaches(obj.__globals__[name], own, prints, seen)
-    for cell in obj.__closure__ or () if not found else ():
+    if found:
+        return found
+    for name in _global_names(code) & obj.__globals__.keys():
+        if found := _reaches(obj.__globals__[name], own, prints, seen):
+            return found
+    for cell in obj.__closure__ or ():
         try:
-            found = found or _reaches(cell.cell_contents, own, prints, seen)
+            contents = cell.cell_contents
         except ValueError:  # an empty cell
-            pass
-    return found
+            continue
+        if found := _reaches(contents, own, prints, seen):
+            return found
+    return None
 
 
 def _global_names(code: types.CodeType) -> set[str]:

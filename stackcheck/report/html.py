@@ -140,7 +140,7 @@ def _summary(report: dict) -> list[str]:
         + "</tr>"
         for ch, counts in sorted(chapters.items(), key=lambda kv: _chapter_order(kv[0]))
     ]
-    totals = "".join(f"<td><strong>{sum(c['status'] == s for c in report['claims'])}</strong></td>" for s in STATUSES)
+    totals = "".join(f"<td><strong>{n}</strong></td>" for n in _tally(report["claims"]).values())
     return [
         '<section id="summary"><h2>Claims by course chapter</h2><div class="scroll"><table>',
         f"<thead><tr><th>chapter</th>{head}</tr></thead><tbody>",
@@ -149,12 +149,17 @@ def _summary(report: dict) -> list[str]:
     ]
 
 
+def _tally(claims: list[dict]) -> dict[str, int]:
+    """How many of ``claims`` have each status, in STATUSES' order."""
+    return {s: sum(c["status"] == s for c in claims) for s in STATUSES}
+
+
 def _verdict(report: dict, known: dict) -> list[str]:
     """The answer first: the claims' totals, each failed claim with the course's sentence, its first
     failure and the command that reruns it, and the skipped claims grouped by why they could not run
     here (the reason carries the hint: the install line, the device to run them on)."""
     claims = report["claims"]
-    totals = ", ".join(f"{sum(c['status'] == s for c in claims)} {s}" for s in STATUSES)
+    totals = ", ".join(f"{n} {s}" for s, n in _tally(claims).items())
     out = ['<section id="verdict"><h2>Verdict</h2>', f"<p><strong>{esc(totals)}</strong> of {len(claims)} claims</p>"]
     failed = [c for c in claims if c["status"] in ("failed", "interrupted")]
     if failed:
@@ -164,7 +169,7 @@ def _verdict(report: dict, known: dict) -> list[str]:
             out.append(
                 f'<li>{status(c["status"])} <a href="#claim-{esc(_slug(c["id"]))}"><code>{esc(c["id"])}</code></a> '
                 f"§{esc(c['section'])} {esc(c['title'])}"
-                + (f'<p class="ko" lang="ko">{esc(known.get(c["id"], {}).get("ko", ""))}</p>')
+                + f'<p class="ko" lang="ko">{esc(known.get(c["id"], {}).get("ko", ""))}</p>'
                 + (f"<pre>{esc(test.get('message') or test['outcome'])}</pre>" if test else "")
                 + (f'<p>rerun: <code>python -m pytest "{esc(test["nodeid"])}"</code></p>' if test else "")
                 + "</li>"
@@ -173,7 +178,7 @@ def _verdict(report: dict, known: dict) -> list[str]:
     why: dict[str, list[str]] = {}
     for c in claims:
         if c["status"] == "skipped":
-            reason = next((t.get("reason") for t in c["tests"] if t.get("reason")), None) or "skipped"
+            reason = next((t["reason"] for t in c["tests"] if t.get("reason")), "skipped")
             why.setdefault(reason, []).append(c["id"])
     if why:
         out.append("<h3>Skipped here, and why</h3><ul>")

@@ -378,7 +378,8 @@ def _compile_for_gpu(target: str, out: str, spec: str, assigned: str) -> None:
     driver.set_virtual_device_target_arch(arch)
     driver.set_virtual_device_count(1)
     names = None if assigned == "-" else frozenset(filter(None, assigned.split(",")))
-    borrowing, module = integrity.borrowed(spec) if names and spec else None, load_module(spec) if spec else None
+    borrowing = integrity.borrowed(spec) if names and spec else None  # read before any of it runs
+    module = load_module(spec) if spec else None
     if names and module is not None:
         borrowing = integrity.with_reached(borrowing, module, names)
     impl = Impl(module, names, borrowing)
