@@ -125,11 +125,20 @@ def _grid_of(grid, kwargs) -> tuple:
     return tuple(grid(kwargs) if callable(grid) else grid)
 
 
+class Launch(tuple):
+    """One launch as recorded: its grid (a tuple, compared as one), and the launched kernel's
+    function name in ``kernel`` (what a profiler's trace names the GPU kernel)."""
+
+    kernel = ""
+
+
 def _spying(original):
     def run(self, *args, **kwargs):
         if not kwargs.get("warmup"):
+            launch = Launch(_grid_of(kwargs["grid"], kwargs))
+            launch.kernel = self.fn.__name__
             for recording in RECORDING:
-                recording.append(_grid_of(kwargs["grid"], kwargs))
+                recording.append(launch)
         return original(self, *args, **kwargs)
 
     return run
@@ -137,8 +146,8 @@ def _spying(original):
 
 @contextlib.contextmanager
 def recorded_launches():
-    """The grid of every Triton kernel launched inside (compiled or interpreted, the suite's or a
-    student's own kernel), in order, as a list that grows while the block runs (course §11.3).
+    """The grid (a ``Launch``) of every Triton kernel launched inside (compiled or interpreted, the
+    suite's or a student's own kernel), in order, as a list that grows while the block runs (course §11.3).
     Recordings nest: the launch methods are patched once, by the first one open, and each launch
     goes once into every open recording."""
     from triton.runtime.interpreter import InterpretedFunction
