@@ -192,9 +192,9 @@ def test_homework_runs_only_its_parts_and_the_stacks_it_touches(tmp_path):
     )
 
 
-def test_fresh_stubs_score_zero_and_the_solutions_score_100_percent(tmp_path):
-    """Through `stackcheck grade`, each submission in its own process, an instructor's hidden test
-    included; the wall time of one part-math grading is printed (issue: at most 60 s on 2 cores)."""
+def test_fresh_stubs_score_zero_and_the_solutions_score_100_percent(tmp_path, bubblewrap):
+    """Through `stackcheck grade`, each submission in its own sandboxed process, an instructor's hidden
+    test included; the wall time of one part-math grading is printed (issue: at most 60 s on 2 cores)."""
     submissions = tmp_path / "submissions"
     solution(submissions / "ana")
     cli.main(["homework", "init", str(submissions / "ben"), "--part", "math"])
