@@ -62,8 +62,14 @@ def test_hypothesis_profile_follows_ci(pytester, monkeypatch, ci, profile):
 
 
 def test_xdist_workers_report_claims_to_the_controller(pytester, suite_file, tmp_path):
+    """... and are handed tests one at a time (loadgroup, hooks.balance_workers), not in xdist's runs."""
     pytest.importorskip("xdist")
     path = tmp_path / "report.json"
+    pytester.makepyfile(
+        dist_probe="def pytest_configure(config):\n"
+        "    if not hasattr(config, 'workerinput'):\n"
+        f"        open({str(tmp_path / 'dist.txt')!r}, 'w').write(config.option.dist)\n"
+    )
     result = pytester.runpytest_subprocess(
         suite_file("tests_math/test_s2_2_hand.py"),
         "-k",
@@ -72,9 +78,12 @@ def test_xdist_workers_report_claims_to_the_controller(pytester, suite_file, tmp
         "2",
         "-p",
         "no:cacheprovider",
+        "-p",
+        "dist_probe",
         f"--curriculum-report={path}",
     )
     result.assert_outcomes(passed=2)
+    assert (tmp_path / "dist.txt").read_text() == "loadgroup"
     report = json.loads(path.read_text())
     hand = next(c for c in report["claims"] if c["id"] == "S2.2-hand")
     assert hand["status"] == "verified" and len(hand["tests"]) == 2

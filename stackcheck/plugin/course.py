@@ -19,11 +19,9 @@ def pytest_configure(config: pytest.Config) -> None:
     spec = config.getoption("course", None)
     if spec is None:
         return
-    if getattr(config.option, "dist", "no") == "load":
-        # a chapter's listings share one namespace, and a listing runs the chapter's earlier ones
-        # where they have not run: xdist's loadgroup keeps each chapter on one worker (its
-        # xdist_group mark, pytest_itemcollected), so §10.3's and §10.4's MAX compiles run once
-        config.option.dist = "loadgroup"
+    # a chapter's listings share one namespace, and a listing runs the chapter's earlier ones where
+    # they have not run: xdist's loadgroup (hooks.balance_workers) keeps each chapter on one worker
+    # (its xdist_group mark, pytest_itemcollected), so §10.3's and §10.4's MAX compiles run once
     if hasattr(config, "workerinput"):  # a worker reads the mode from its own command line, not ours
         config.option.loadgroup = True
     if _sybil_missing():

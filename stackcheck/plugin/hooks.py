@@ -63,6 +63,7 @@ def pytest_configure(config: pytest.Config) -> None:
         config.addinivalue_line("markers", f"{marker}: {text}")
     _check_required(config)
     _check_rootdir(config)
+    balance_workers(config)
     impl = homework.select_impl(config)
     _register_hypothesis_profiles(fixed=homework.graded_run(config))
     report_path = config.getoption("curriculum_report", None)
@@ -84,6 +85,17 @@ def pytest_unconfigure(config: pytest.Config) -> None:
     if recorder is not None:
         config.pluginmanager.unregister(recorder)
         del config.stash[RECORDER]
+
+
+def balance_workers(config: pytest.Config) -> None:
+    """Under ``-n``, xdist's loadgroup in place of its default "load". "load" sends each worker runs of
+    consecutive tests, and the self-tests' mutant and variant runs (a minute each on the GPU host) sit
+    together at the end of tests_meta: in plain ``pytest -n auto`` on an H200 one worker got the last
+    25 of them at once and ran them alone for 570 s after the other three had finished (2026-12-02).
+    loadgroup hands out a test at a time, two ahead, and keeps an xdist_group (a course chapter's
+    listings, plugin.course) on one worker."""
+    if getattr(config.option, "dist", "no") == "load":
+        config.option.dist = "loadgroup"
 
 
 def _check_required(config: pytest.Config) -> None:
