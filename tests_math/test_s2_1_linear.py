@@ -22,6 +22,9 @@ def test_linear_weight_is_w_transposed(impl, stack, device, k, m):
         assert tuple(w.shape) == (k, m), (
             f"W must be [K, M] = [{k}, {m}]; nn.Linear.weight is {list(linear.weight.shape)}"
         )
+        assert_matches_reference(  # W judged on its own first, so a wrong forward is not blamed on it
+            w.cpu().numpy(), w_np, dtype="float32", k=1, what="w_from_linear(linear) vs the course's W[K, M]"
+        )
         y = impl.torch_forward(x, w, linear.bias)
         expected = torch.relu(linear(x))
     assert_matches_reference(
@@ -31,7 +34,7 @@ def test_linear_weight_is_w_transposed(impl, stack, device, k, m):
         k=k,
         stack=stack,
         device=device,
-        what="ReLU(X @ w_from_linear(linear) + bias) vs ReLU(linear(X))",
+        what="w_from_linear was right; torch_forward(X, W, bias) vs ReLU(linear(X))",
     )
 
 
