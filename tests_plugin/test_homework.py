@@ -376,6 +376,33 @@ def test_stripped_reference_keeps_the_contracts_and_drops_the_solutions():
     assert "block_until_ready" in ast.unparse(tree["jax_sync"]), "unassigned parts keep their reference"
 
 
+def test_a_checkout_stripped_for_students_has_no_key_and_its_runs_say_answered(tmp_path, monkeypatch):
+    """Issue 38: `homework strip --checkout` stubs the part's solutions and removes the key; a run
+    without the key says "answered" for the key's fields and earns them nothing; the grader's
+    settle, with the key, judges them from the answers as handed in and keeps the run's timer check."""
+    checkout = tmp_path / "student-copy"
+    (checkout / "stackcheck" / "impl").mkdir(parents=True)
+    (checkout / "stackcheck" / "impl" / "reference.py").write_text(Path(reference.__file__).read_text())
+    (checkout / "fixtures").mkdir()
+    (checkout / "fixtures" / "checkpoint_key.toml").write_text("[Q1]\nalways_stored = false\n")
+    assert cli.main(["homework", "strip", "--part", "math", "--checkout", str(checkout)]) == 0
+    assert not (checkout / "fixtures" / "checkpoint_key.toml").exists()
+    assert "raise NotImplementedError" in (checkout / "stackcheck" / "impl" / "reference.py").read_text()
+    assert cli.main(["homework", "strip", "--part", "math", "--checkout", str(tmp_path)]) == 2, "not a checkout"
+    answers = tomllib.loads(KEYS)
+    expected = checkpoints.expected_answers()
+    monkeypatch.setattr(checkpoints, "key", dict)
+    unkeyed = {q["id"]: q for q in checkpoints.grade(answers)}
+    assert unkeyed["Q4"]["pending"] == ["Dynamo", "StableHLO", "Inductor", "PJRT"] and unkeyed["Q4"]["earned"] == 0
+    assert all("answered; your instructor's copy grades it" in line for line in unkeyed["Q4"]["feedback"])
+    assert unkeyed["Q3"]["passed"], "a field judged without the key is judged here"
+    timer = {"fixed_timer_agrees": [False, "2.5x"]}  # measured in the run, for Q2 alone
+    timed = [dict(q, fields={**q["fields"], **(timer if q["id"] == "Q2" else {})}) for q in unkeyed.values()]
+    settled = {q["id"]: q for q in checkpoints.settle(timed, answers, expected)}
+    assert settled["Q4"]["passed"] and not settled["Q4"]["pending"]
+    assert not settled["Q2"]["passed"] and settled["Q2"]["fields"]["fixed_timer_agrees"] == [False, "2.5x"]
+
+
 def test_a_failure_points_first_to_what_its_text_names_then_to_its_own_claims():
     from stackcheck.claims import catalogue
 

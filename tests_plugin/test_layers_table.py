@@ -13,8 +13,7 @@ pytestmark = pytest.mark.meta
 
 
 def q4_key() -> dict:
-    question = next(q for q in checkpoints.questions() if q["id"] == "Q4")
-    return {field["name"]: field["key"] for field in question["field"]}
+    return checkpoints.key()["Q4"]
 
 
 def test_checkpoint_4s_key_agrees_with_the_layer_table():

@@ -99,46 +99,87 @@ def fixed_timer_agrees(timed_call) -> tuple[bool, str]:
     )
 
 
-def grade(answers: dict, timed_call=None) -> list[dict]:
-    """One entry per checkpoint: points earned, and one feedback line per field."""
+KEY_FILE = ("fixtures", "checkpoint_key.toml")  # the "key" fields' answers: the instructor's alone
+MARKS = {True: "ok ", False: "NO ", None: ".. "}  # a field's judgment in the feedback lines
+UNKEYED = "answered; your instructor's copy grades it (this copy has no key)"
+
+
+def key() -> dict[str, dict[str, object]]:
+    """The answers to the "key" fields, or {} where this copy has none (a student's checkout after
+    ``stackcheck homework strip --checkout``, or a graded run's sandbox, where the file reads empty)."""
+    try:
+        with open(data.path(*KEY_FILE), "rb") as f:
+            return tomllib.load(f)
+    except (OSError, tomllib.TOMLDecodeError):
+        return {}
+
+
+def grade(answers: dict, timed_call=None, expected: dict | None = None) -> list[dict]:
+    """One entry per checkpoint: points earned, one feedback line per field, and each field's
+    judgment in ``fields`` (True, False, or None: not judged here, for want of the key).
+    ``expected``: each field's expected value (``expected_answers``), else found on this machine."""
+    keys = key() if expected is None else {}
     graded = []
     for q in questions():
         given = answers.get(q["id"], {})
-        lines, right, total = [], 0, 0
+        fields = {}
         for field in q["field"]:
-            if field["name"] == "fixed_timer_agrees":
-                if timed_call is None:
-                    continue
-                ok, how = fixed_timer_agrees(timed_call)
-            else:
-                value = given.get(field["name"], "")
-                if value == "" or value is None:
-                    ok, how = False, "not answered"
-                else:  # the expected value is the instructor's (expected_answers), never the student's feedback
-                    ok = same(value, _expected(field)[0], field)
-                    how = f"you wrote {value!r}" + ("" if ok else f"; not right: reread the course, {q['section']}")
-            total += 1
-            right += ok
-            lines.append(f"{'ok ' if ok else 'NO '} {field['name']}: {how}")
+            name = field["name"]
+            if name == "fixed_timer_agrees":
+                if timed_call is not None:
+                    fields[name] = fixed_timer_agrees(timed_call)
+                continue
+            value = given.get(name, "")
+            if value == "" or value is None:
+                fields[name] = (False, "not answered")
+                continue
+            # measured only for an answer (eager_intermediates starts torch's compiler stack)
+            want = _expected(q, field, keys)[0] if expected is None else expected.get(q["id"], {}).get(name)
+            if want is None:
+                fields[name] = (None, f"you wrote {value!r}; {UNKEYED}")
+            else:  # the expected value is the instructor's, never in the student's feedback
+                ok = same(value, want, field)
+                wrong = "" if ok else f"; not right: reread the course, {q['section']}"
+                fields[name] = (ok, f"you wrote {value!r}{wrong}")
         attempted = any(given.get(f["name"], "") not in ("", None) for f in q["field"])
-        graded.append(
-            {
-                "id": q["id"],
-                "points": q["points"],
-                "earned": q["points"] * right / max(total, 1),
-                "passed": right == total,
-                "attempted": attempted,
-                "feedback": lines,
-                "ko": q["ko"],
-                "en": q["en"],
-            }
-        )
+        graded.append(_entry(q, fields, attempted))
     return graded
 
 
-def _expected(field: dict):
+def settle(graded: list[dict], answers: dict, expected: dict) -> list[dict]:
+    """The grader's judgment, outside the sandbox: every field judged again from ``answers`` (the
+    handed-in answers.toml) and ``expected`` (with the key), keeping what only the run could measure
+    (the student's timer)."""
+    again = {q["id"]: q for q in grade(answers, None, expected)}
+    settled = []
+    for entry in graded:
+        fields = {k: tuple(v) for k, v in again[entry["id"]]["fields"].items()}
+        fields.update({k: tuple(v) for k, v in entry["fields"].items() if k == "fixed_timer_agrees"})
+        question = next(q for q in questions() if q["id"] == entry["id"])
+        settled.append(_entry(question, fields, again[entry["id"]]["attempted"]))
+    return settled
+
+
+def _entry(q: dict, fields: dict[str, tuple[bool | None, str]], attempted: bool) -> dict:
+    right = sum(ok is True for ok, _ in fields.values())
+    return {
+        "id": q["id"],
+        "points": q["points"],
+        "earned": q["points"] * right / max(len(fields), 1),
+        "passed": right == len(fields),
+        "attempted": attempted,
+        "pending": [name for name, (ok, _) in fields.items() if ok is None],
+        "feedback": [f"{MARKS[ok]} {name}: {how}" for name, (ok, how) in fields.items()],
+        "fields": {name: [ok, how] for name, (ok, how) in fields.items()},
+        "ko": q["ko"],
+        "en": q["en"],
+    }
+
+
+def _expected(q: dict, field: dict, keys: dict):
+    """(the expected value, how it was found); None as the value where this copy has no key."""
     if field["grade"] == "key":
-        return field["key"], "the course's answer"
+        return keys.get(q["id"], {}).get(field["name"]), "the course's answer"
     if field["name"] == "eager_intermediates":
         return eager_intermediates()
     if field["name"] == "mb_after_fusion":
@@ -179,9 +220,10 @@ def same(given, expected, field: dict) -> bool:
 
 
 def expected_answers() -> dict[str, dict[str, object]]:
-    """The key, for the instructor: every answerable field's expected value on this machine."""
+    """Every answerable field's expected value on this machine (the key's where this copy has it)."""
+    keys = key()
     return {
-        q["id"]: {f["name"]: _expected(f)[0] for f in q["field"] if f["name"] != "fixed_timer_agrees"}
+        q["id"]: {f["name"]: _expected(q, f, keys)[0] for f in q["field"] if f["name"] != "fixed_timer_agrees"}
         for q in questions()
     }
 

@@ -5,11 +5,14 @@ from __future__ import annotations
 
 import os
 import shlex
+from pathlib import Path
 
 from stackcheck.claims import catalogue
 
 GRADED = ("passed", "failed", "interrupted")  # errors and timeouts are failures; interrupts count 0
 SUITE_FOLDERS = ("tests_", "course/")  # where the suite's own tests live (their node ids start so)
+# where a sandboxed graded run finds its copy of the instructor's tests (stackcheck grade --tests)
+INSTRUCTOR_TESTS = Path("/tmp/stackcheck-instructor-tests")
 HIDDEN_FAILED = "a test the instructor keeps hidden failed"
 
 
@@ -26,8 +29,9 @@ def withhold_instructor_tests(report: dict) -> list[dict]:
     withheld = []
     for claim in report["claims"]:
         for i, test in enumerate(claim["tests"]):
-            if by_instructor(test):
-                withheld.append({**test, "claim": claim["id"]})
+            if by_instructor(test):  # named from the instructor's file on, not from the run's copy
+                name = test["nodeid"].rpartition(f"{INSTRUCTOR_TESTS.name}/")[2]
+                withheld.append({**test, "nodeid": name, "claim": claim["id"]})
                 shown = {k: test[k] for k in ("outcome", "device", "counts", "student", "not_attempted") if k in test}
                 claim["tests"][i] = {**shown, "nodeid": "instructor test (hidden)"}
     return withheld
@@ -94,16 +98,20 @@ def score(report: dict, checkpoints: list[dict]) -> dict:
         if t.get("counts", True) and t["outcome"] == "skipped"
     }.values():
         not_here[t["device"]] = not_here.get(t["device"], 0) + 1
-    points = sum(i["points"] for i in graded) + sum(q["points"] for q in checkpoints)
-    earned = sum(i["earned"] for i in graded) + sum(q["earned"] for q in checkpoints)
+    return with_checkpoints({"claims": graded, "ungradable": ungradable, "skipped_here": not_here}, checkpoints)
+
+
+def with_checkpoints(result: dict, checkpoints: list[dict]) -> dict:
+    """``result`` with ``checkpoints`` in place of its own and its totals counted again (the grader
+    settles the checkpoints outside the sandbox: checkpoints.settle)."""
+    points = sum(i["points"] for i in result["claims"]) + sum(q["points"] for q in checkpoints)
+    earned = sum(i["earned"] for i in result["claims"]) + sum(q["earned"] for q in checkpoints)
     return {
+        **result,
         "percent": round(100 * earned / points, 1) if points else 0.0,
         "earned": round(earned, 2),
         "points": points,
-        "claims": graded,
-        "ungradable": ungradable,
         "checkpoints": checkpoints,
-        "skipped_here": not_here,
         "passport": f"{sum(q['passed'] for q in checkpoints)}/{len(checkpoints)}" if checkpoints else None,
     }
 
