@@ -2,6 +2,7 @@
 
 stackcheck homework init DIR [--part math|ir|runtime|kernels|all]   the student's starter
 stackcheck homework strip --part P [--out FILE]      reference.py without the solutions of P
+stackcheck homework strip --part P --checkout DIR    the students' checkout: that, and no checkpoint key
 stackcheck grade SUBMISSIONS --out grades.csv [--part P] [--tests PATH] [--timeout S] [--jobs N]
 stackcheck merge REPORT.json REPORT.json ... --out matrix.html   one claim x machine matrix
 """
@@ -19,11 +20,14 @@ import signal
 import sys
 import tempfile
 import time
+import uuid
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from stackcheck.homework import assignment, checkpoints, gradescope, sandbox
+from stackcheck.homework import assignment, checkpoints, gradescope, sandbox, scoring
 from stackcheck.impl import contract
+from stackcheck.paths.data import path as data_path
+from stackcheck.report import render as rendering
 
 STUDENT_README = """# Week 02 homework (stackcheck)
 
@@ -53,6 +57,12 @@ def main(argv: list[str] | None = None) -> int:
     strip = steps.add_parser("strip", help="stackcheck/impl/reference.py with the parts' solutions replaced by stubs")
     strip.add_argument("--part", action="append", choices=[*assignment.PARTS, "all"], required=True)
     strip.add_argument("--out", default=None, help="file to write (default: standard output)")
+    strip.add_argument(
+        "--checkout",
+        default=None,
+        metavar="DIR",
+        help="strip the copy of the checkout at DIR that students get: its reference.py, and the checkpoint key",
+    )
     grade = commands.add_parser("grade", help="grade every submission folder, each in its own process")
     grade.add_argument("submissions", help="a folder of folders, one per student, each with homework.py")
     grade.add_argument("--out", required=True, help="the CSV to write; each student's feedback goes beside it")
@@ -97,6 +107,8 @@ def main(argv: list[str] | None = None) -> int:
             return 0
         if args.command == "homework" and args.step == "init":
             return init_homework(Path(args.dir), args.part or ["math"], args.force)
+        if args.command == "homework" and args.checkout:
+            return strip_checkout(Path(args.checkout), args.part)
         if args.command == "homework":
             text = assignment.stripped_reference(args.part)
             if args.out:
@@ -137,6 +149,19 @@ def init_homework(folder: Path, parts: list[str], force: bool) -> int:
     return 0
 
 
+def strip_checkout(checkout: Path, parts: list[str]) -> int:
+    """The students' copy of the checkout: ``parts``' solutions stubbed in its reference.py, and its
+    checkpoint key removed (their runs then say "answered" for those fields; the grader judges them)."""
+    target = checkout / "stackcheck" / "impl" / "reference.py"
+    if not target.is_file():
+        raise ValueError(f"--checkout {checkout}: not a stackcheck checkout (no stackcheck/impl/reference.py)")
+    target.write_text(assignment.stripped_reference(parts), encoding="utf-8")
+    key = checkout.joinpath(*checkpoints.KEY_FILE)
+    key.unlink(missing_ok=True)
+    print(f"stripped {target} ({', '.join(parts)}) and removed {key}")
+    return 0
+
+
 def suite_root() -> Path:
     """The folder holding the test packages (the checkout, or site-packages for an installed suite)."""
     spec = importlib.util.find_spec("tests_math")
@@ -166,31 +191,33 @@ def grade_all(
     root = suite_root()
     feedback = out.parent / f"{out.stem}-feedback"
     feedback.mkdir(parents=True, exist_ok=True)
-    hidden = [str(Path(t).resolve()) for t in extra]
-    key = checkpoints.expected_answers()  # measured once here, not once a submission
+    instructor = [Path(t).resolve() for t in extra]
+    absent = [str(p) for p in instructor if not p.exists()]
+    if absent:
+        raise ValueError(f"--tests {absent[0]}: no such file or folder")
+    key = checkpoints.expected_answers()  # measured once here, not once a submission; with the key
     with tempfile.TemporaryDirectory(prefix="stackcheck-grade-") as scratch, ThreadPoolExecutor(jobs) as pool:
-        # a submission sees none of the handed-in folders, the other copies or the feedback
-        jail = sandbox.Jail(readable=(root, *map(Path, hidden)), hidden=(submissions.resolve(), feedback.resolve()))
-        rows = list(
-            pool.map(
-                lambda folder: grade_one(
-                    folder,
-                    root,
-                    feedback / folder.name,
-                    parts,
-                    hidden,
-                    timeout,
-                    Path(scratch),
-                    key,
-                    visibility,
-                    jail,
-                    unsafe,
-                ),
-                folders,
-            )
+        # a submission sees none of the handed-in folders, the other copies, the feedback, the
+        # instructor's tests (each run gets a copy it collects before the student's file loads) or the key
+        covered = (submissions.resolve(), feedback.resolve(), *instructor, data_path(*checkpoints.KEY_FILE))
+        jail = sandbox.Jail(readable=(root,), hidden=covered)
+        chosen = parts or sorted({p for f in folders for p in assignment.declared(str(f / "homework.py")) or ("all",)})
+        start = time.monotonic()
+        warm = warm_caches(root, chosen, Path(scratch), timeout, jail, unsafe)
+        print(
+            f"stackcheck grade: compile caches {warm or 'none (the warm-up failed): each run compiles cold'} "
+            f"({time.monotonic() - start:.0f} s)"
         )
-    for folder, row in zip(folders, rows):
-        print(f"stackcheck grade: {folder.name}: {row['percent']} % ({row['status']})")
+
+        def graded(folder: Path) -> tuple[dict, float]:
+            start = time.monotonic()
+            args = (parts, instructor, timeout, Path(scratch), key, visibility, jail, unsafe, warm)
+            return grade_one(folder, root, feedback / folder.name, *args), time.monotonic() - start
+
+        done = list(pool.map(graded, folders))
+    rows = [row for row, _ in done]
+    for folder, (row, seconds) in zip(folders, done):
+        print(f"stackcheck grade: {folder.name}: {row['percent']} % ({row['status']}) in {seconds:.0f} s")
     columns = ["student", "percent", "earned", "points", "status"]
     columns += sorted({k for r in rows for k in r} - set(columns))
     with open(out, "w", newline="", encoding="utf-8") as f:
@@ -206,22 +233,31 @@ def grade_one(
     root: Path,
     report: Path,
     parts,
-    extra: list[str],
+    instructor: list[Path],
     timeout: float,
     scratch: Path,
     key: dict[str, dict[str, object]],
     visibility: str = "visible",
     jail: sandbox.Jail | None = None,
     unsafe: bool = False,
+    warm: Path | None = None,
 ) -> dict:
     """One submission, sandboxed (stackcheck.homework.sandbox) on a working copy; its CSV row (the
     total, the points per claim and checkpoint, the checkpoint key for the instructor) and its
-    feedback: Markdown, JSON, HTML and a Gradescope results.json. ``jail``: what the sandbox hides
-    and shows besides; ``unsafe``: grade without a sandbox where there is none."""
+    feedback: Markdown, JSON, HTML and a Gradescope results.json. ``instructor``: the instructor's
+    tests, of which each run gets a fresh copy; ``key``: every checkpoint's expected answer, judged
+    here, outside the sandbox; ``jail``: what the sandbox hides and shows besides; ``unsafe``: grade
+    without a sandbox where there is none; ``warm``: compile caches its run starts from (a copy)."""
     copy = sandbox.working_copy(folder.resolve(), scratch / "work")
+    if warm is not None:
+        shutil.rmtree(copy / ".cache", ignore_errors=True)
+        shutil.copytree(warm, copy / ".cache", symlinks=True)
     written_to = scratch / "out" / folder.name  # the one folder besides the copy the run may write
     shutil.rmtree(written_to, ignore_errors=True)
     written_to.mkdir(parents=True)
+    staging = scratch / "instructor" / folder.name
+    inside = scoring.INSTRUCTOR_TESTS if sandbox.bubblewrap()[0] else staging  # where the run finds them
+    names = _staged_names(instructor)
     command = [
         sys.executable,
         "-m",
@@ -235,16 +271,29 @@ def grade_one(
         f"--rootdir={root}",
         *(f"--homework-part={p}" for p in parts or []),
         *(str(root / part) for part in assignment.PARTS.values()),
-        *extra,
+        *([f"--homework-instructor-tests={inside}", *(str(inside / n) for n in names)] if instructor else []),
     ]  # an install has no testpaths
-    jail = dataclasses.replace(jail or sandbox.Jail(), writable=(written_to,))
-    done, crashed = _run_past_crashes(command, copy, timeout, written_to / report.name, jail, unsafe)
-    for made in written_to.iterdir():  # the report's files, to the feedback folder
-        shutil.copy2(made, report.parent / made.name)
+    mounted = ((staging, scoring.INSTRUCTOR_TESTS),) if instructor and inside != staging else ()
+    jail = dataclasses.replace(jail or sandbox.Jail(), writable=(written_to,), mounted=mounted)
+
+    def stage() -> None:  # a fresh copy for each run: the last one deleted its copy once collected
+        shutil.rmtree(staging, ignore_errors=True)
+        staging.mkdir(parents=True)
+        for source, name in zip(instructor, names):
+            (shutil.copytree if source.is_dir() else shutil.copy2)(source, staging / name)
+
+    done, crashed = _run_past_crashes(command, copy, timeout, written_to / report.name, jail, unsafe, stage)
+    for suffix in REPORT_FILES:  # the report's files, to the feedback folder; nothing else the run wrote there
+        made = written_to / f"{report.name}{suffix}"
+        if made.is_file() and not made.is_symlink():
+            shutil.copy2(made, report.parent / made.name)
     if done.returncode is None:
         running = _running_test(done.stdout)
         where = f" in {running}" if running else ""
-        report.with_suffix(".md").write_text(f"# {folder.name}\n\nGrading stopped after {timeout:g} s{where}.\n")
+        if running and root not in (copy / running.partition("::")[0]).resolve().parents:  # never named to them
+            where = " in a test the instructor keeps hidden"
+        stopped = f"# {folder.name}\n\nGrading stopped after {timeout:g} s{where}.\n"
+        report.parent.joinpath(f"{report.name}.md").write_text(stopped)
         return {
             "student": folder.name,
             "percent": 0,
@@ -252,12 +301,12 @@ def grade_one(
             "points": "",
             "status": f"timed out ({timeout:g} s){where}",
         }
-    written = report.with_suffix(".json")
+    written = report.parent / f"{report.name}.json"
     full = json.loads(written.read_text(encoding="utf-8")) if written.exists() else {}
     data = full.get("homework")
     if data is None:
         error = (done.stderr.strip() or done.stdout.strip()).splitlines()
-        report.with_suffix(".md").write_text(
+        report.parent.joinpath(f"{report.name}.md").write_text(
             f"# {folder.name}\n\nNot graded:\n\n```\n{chr(10).join(error[-20:])}\n```\n"
         )
         return {
@@ -269,9 +318,13 @@ def grade_one(
         }
     if "no_score" in data:
         return {"student": folder.name, "percent": 0, "earned": 0, "points": "", "status": data["no_score"]}
+    # the checkpoints judged here, with the key, from the answers as handed in
+    answers, _ = checkpoints.load_answers(folder / "answers.toml")
+    full["homework"] = data = scoring.with_checkpoints(data, checkpoints.settle(data["checkpoints"], answers, key))
+    rendering.write(full, str(written), [("homework", scoring.lines(data))])
     from stackcheck.plugin.homework import instructors_file
 
-    kept = instructors_file(f"{report}.json")  # the hidden tests' results, for the instructor alone
+    kept = instructors_file(str(written))  # the hidden tests' results, for the instructor alone
     withheld = json.loads(kept.read_text(encoding="utf-8")) if kept.exists() else []
     gradescope.write(report.parent / f"{report.name}.results.json", full, withheld, visibility)
     row = {
@@ -284,23 +337,71 @@ def grade_one(
     }
     row.update({c["id"]: c["earned"] for c in data["claims"]})
     row.update({f"checkpoint {q['id']}": q["earned"] for q in data["checkpoints"]})
-    row.update(checkpoint_key_columns(copy / "answers.toml", key))
+    row.update(checkpoint_key_columns(folder / "answers.toml", key))
     return row
 
 
+def warm_caches(root: Path, parts: list[str], scratch: Path, timeout: float, jail, unsafe: bool) -> Path | None:
+    """Compile caches (torch Inductor's, Triton's, the suite's builds) made by grading the course's
+    solutions to ``parts`` once, sandboxed like a submission; each submission's run starts from a copy
+    of them and compiles only what its own code changes (a part-math run: 51 s cold, 26 s warm on
+    2 cores). Kept in the suite's cache folder for the next grading with this torch; None where the
+    run failed (then each submission compiles cold)."""
+    from importlib import metadata
+
+    from stackcheck.impl import reference
+    from stackcheck.paths.data import cache_dir
+
+    template = cache_dir() / "grading-caches" / f"{'-'.join(parts)}-torch{metadata.version('torch')}"
+    if (template / "ok").exists():
+        return template
+    work = scratch / "warm" / "solutions"
+    work.mkdir(parents=True)
+    (work / "homework.py").write_text(Path(reference.__file__).read_text() + f"\nASSIGNED = {tuple(parts)!r}\n")
+    command = [sys.executable, "-m", "pytest", f"--homework={work}", "--homework-graded", "-p", "no:cacheprovider"]
+    command += ["-q", f"--rootdir={root}", *(str(root / part) for part in assignment.folders(parts))]
+    done = sandbox.run(command, work, sandbox.Limits(wall_s=max(timeout, 600)), jail, unsafe)
+    if done.returncode not in (0, 1) or not (work / ".cache").is_dir():
+        return None
+    (work / ".cache" / "ok").write_text(" ".join(parts))
+    made = template.with_name(f"{template.name}.{uuid.uuid4().hex[:8]}")
+    made.parent.mkdir(parents=True, exist_ok=True)
+    shutil.move(work / ".cache", made)
+    try:
+        made.rename(template)
+    except OSError:  # another grading made it first
+        shutil.rmtree(made, ignore_errors=True)
+    return template
+
+
+def _staged_names(instructor: list[Path]) -> list[str]:
+    """The name of each instructor's test file or folder in a run's copy (numbered where two share one)."""
+    names = [p.name for p in instructor]
+    return [n if names.count(n) == 1 else f"{i}_{n}" for i, n in enumerate(names)]
+
+
+REPORT_FILES = (".json", ".md", ".html", ".instructor-only.json")  # what a graded run writes for the feedback
 MAX_CRASHES = 3  # restarts of one submission's run after a test killed it
 
 
 def _run_past_crashes(
-    command: list[str], copy: Path, timeout: float, report: Path, jail: sandbox.Jail | None = None, unsafe=False
+    command: list[str],
+    copy: Path,
+    timeout: float,
+    report: Path,
+    jail: sandbox.Jail | None = None,
+    unsafe=False,
+    stage=lambda: None,
 ):
     """The sandboxed run of ``command``; when a test kills the process (a signal: native code of the
     student's), run again with that test failed at once, at most MAX_CRASHES times, within the one wall
-    limit. (the last Outcome, {test id: what killed the run in it})"""
+    limit. ``stage()`` readies each run (the instructor's tests' copy). (the last Outcome, {test id:
+    what killed the run in it})"""
     crashed: dict[str, str] = {}
     listed = report.parent / f"{report.name}.crashed.json"
     deadline = time.monotonic() + timeout
     while True:
+        stage()
         extra = [f"--homework-crashed={listed}"] if crashed else []
         limits = sandbox.Limits(wall_s=max(1.0, deadline - time.monotonic()))
         done = sandbox.run([*command, *extra], copy, limits, jail, unsafe)

@@ -113,3 +113,27 @@ def test_a_borrowing_homework_earns_nothing_for_what_it_borrows(tmp_path):
     a, z, y = impl.numpy_steps(np.ones((1, 2)), np.ones((2, 1)), np.full(1, -3.0))
     assert y.tolist() == [[0.0]], "the student's own function runs"
     assert "borrowed, earning nothing: numpy_forward" in impl.describe()
+
+
+def test_a_solution_called_while_an_assigned_function_runs_borrows(tmp_path):
+    """Issue 38: a module name built only when the function runs hides from every reading; the call
+    into the solutions is caught as it happens, and only while an assigned function runs."""
+    from stackcheck.impl import reference
+
+    path = write(
+        tmp_path,
+        "import importlib as _il\n\ndef numpy_steps(x, w, b):\n"
+        "    return _il.import_module('stackcheck.impl.' + 'refer' + 'ence').numpy_steps(x, w, b)\n",
+    )
+    impl = Impl(load_module(path), assignment.assigned(["math"]), integrity.with_reached(None, load_module(path), {}))
+    assert not impl.borrowed, "no reading finds it"
+    undo = integrity.tripwire(impl)
+    try:
+        x, w, b = np.ones((1, 2)), np.ones((2, 1)), np.full(1, -3.0)
+        assert reference.numpy_steps(x, w, b)[2].tolist() == [[0.0]], "the suite's own calls still run"
+        with pytest.raises(contract.Borrowed, match="numpy_steps .* called stackcheck.impl.reference.numpy_steps"):
+            impl.numpy_steps(x, w, b)
+        assert impl.borrowed == {"numpy_steps": "stackcheck.impl.reference.numpy_steps (called while it ran)"}
+    finally:
+        undo()
+    assert reference.numpy_steps.__module__ == reference.__name__ and not hasattr(reference.numpy_steps, "__wrapped__")

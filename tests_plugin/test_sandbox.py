@@ -4,6 +4,7 @@ namespaces (what outlives the run, writes outside, reads of what is hidden), the
 grading of a submission that tries all of it, twice."""
 
 import csv
+import json
 import os
 import sys
 import time
@@ -12,8 +13,9 @@ from pathlib import Path
 import pytest
 
 from stackcheck import cli
-from stackcheck.homework import sandbox
+from stackcheck.homework import checkpoints, sandbox
 from stackcheck.impl import reference
+from stackcheck.paths import data
 
 pytestmark = [pytest.mark.meta, pytest.mark.usefixtures("bubblewrap")]
 
@@ -37,6 +39,7 @@ def test_the_graders_secrets_stay_out(tmp_path, monkeypatch):
         "PYTHONDONTWRITEBYTECODE",
         "PYTHONHASHSEED",
         "LC_CTYPE",
+        "TORCHINDUCTOR_CACHE_DIR",
     }
 
 
@@ -134,59 +137,171 @@ def test_it_writes_only_its_copy_and_sees_nothing_hidden(tmp_path):
     assert [name for name, path in outside.items() if path.exists()] == ["into its own copy"], done.stdout
 
 
-ATTACKS = """
+# ---- issue 38's grading trial: nine part-math submissions, written as students who try would write them.
+# Each attack runs when the file is imported; one that succeeds either leaves a file where the trial
+# looks, or turns the file's own work wrong (_SPOIL), so its grade shows it.
 
+HONEST = ("ana", "forker", "writer", "reader", "caller", "hog")  # correct work whose attack must fail
+BORROWED = {"importer": "numpy_steps", "execer": "numpy_forward"}  # the function each borrows
+
+# After an attack that got through: every later numpy_steps gives the wrong Y.
+_SPOIL = """
+def _spoil(why):
+    global numpy_steps
+    right = numpy_steps
+    numpy_steps = lambda x, w, b: (lambda a, z, y: (a, z, y + 1))(*right(x, w, b))
+"""
+
+ATTACKS = {
+    "forker": """
 import os as _os, time as _time
-
-def _attack():  # at import: a child that leaves the session, writes outside, a read of another's work
+for _i in range(100):  # a fork bomb, whose first child leaves the session; each sleeps ten minutes
     if _os.fork() == 0:
-        _os.setsid()
-        if _os.fork() == 0:
-            _time.sleep(600)
+        if _i == 0:
+            _os.setsid()
+        _time.sleep(600)
         _os._exit(0)
-    for _path in {paths!r}:
-        try:
-            open(_path, "w").write("escaped")
-        except OSError:
-            pass
+""",
+    "writer": """
+for _path in {escapes!r}:
     try:
-        open("stolen.txt", "w").write(open({other!r}).read())
+        open(_path, "w").write("escaped")
     except OSError:
         pass
+""",
+    "reader": """
+import glob as _glob, sys as _sys
+_targets = [{hidden!r}, {key!r}, {other!r}]
+_targets += _glob.glob("/tmp/**/*.py", recursive=True) + [a.split("=", 1)[-1] for a in _sys.argv if a.endswith(".py")]
+_own = open(__file__).read()  # its own copy holds the markers below in its text
+for _path in _targets:
+    try:
+        _text = open(_path).read()
+    except OSError:
+        continue
+    if _text == _own:
+        continue
+    if "hidden case" in _text or "always_stored" in _text or "the other student" in _text:
+        _spoil(_path)
+""",
+    "caller": """
+import socket as _socket
+try:
+    _socket.create_connection(("1.1.1.1", 53), timeout=3)
+    _spoil("the network")
+except OSError:
+    pass
+""",
+    "hog": """
+try:
+    _hog = bytearray(20 * 1024**3)
+    _spoil("20 GB")
+except MemoryError:
+    pass
+""",
+    "importer": """
+import importlib as _importlib
+def numpy_steps(x, w, b):
+    return _importlib.import_module("stackcheck.impl." + "refer" + "ence").numpy_steps(x, w, b)
+""",
+    "execer": """
+import os as _os, stackcheck as _stackcheck
+_ns = dict()
+exec(open(_os.path.join(_os.path.dirname(_stackcheck.__file__), "impl", "reference.py")).read(), _ns)
+numpy_forward = _ns["numpy_forward"]
+""",
+}
 
-_attack()
-ASSIGNED = ("math",)
+# The instructor's hidden test: its source is what the reader looks for.
+HIDDEN_TEST = """import numpy as np
+import pytest
+
+
+@pytest.mark.claim("S2.2-hand")
+def test_instructor_only(impl):
+    y = impl.numpy_forward(np.ones((2, 3), np.float32), np.ones((3, 2), np.float32), np.full(2, -4, np.float32))
+    assert y.tolist() == [[0, 0], [0, 0]], f"hidden case gave {y}"
 """
 
 
-def test_a_submission_that_attacks_grades_as_its_work_and_the_same_twice(tmp_path):
-    """Issue 38: a correct submission that, when imported, starts a process that leaves the session and
-    sleeps ten minutes, writes beside the submissions, into the home folder and into another student's
-    folder, and copies that student's file: graded twice, nothing escapes, the other student's grade
-    is theirs, and the attacker's two results.json are byte-identical (the tests whose subprocesses
-    its sleeper holds cost it the same points each time)."""
-    submissions = tmp_path / "submissions"
-    (submissions / "bob").mkdir(parents=True)
-    (submissions / "bob" / "homework.py").write_text("ASSIGNED = ('math',)\n")
-    escapes = [tmp_path / "escaped.txt", Path.home() / "stackcheck-escaped.txt", submissions / "bob" / "TAMPERED.txt"]
-    attack = ATTACKS.format(paths=[str(p) for p in escapes], other=str(submissions / "bob" / "homework.py"))
-    (submissions / "eve").mkdir()
-    (submissions / "eve" / "homework.py").write_text(Path(reference.__file__).read_text() + attack)
-    results, rows = [], []
+def trial_answers() -> str:
+    """answers.toml with every checkpoint answered right (the grader's key)."""
+    lines = []
+    for qid, fields in checkpoints.expected_answers().items():
+        lines.append(f"[{qid}]")
+        lines += [f"{name} = {json.dumps(value, ensure_ascii=False)}" for name, value in fields.items()]
+    return "\n".join(lines) + "\n"
+
+
+def write_trial(folder: Path, hidden: Path, escapes: list[Path]) -> Path:
+    """The nine submissions under ``folder``, the hidden test at ``hidden``; the writer tries each of
+    ``escapes``. Returns ``folder``."""
+    solution = Path(reference.__file__).read_text() + "\n\nASSIGNED = ('math',)\n" + _SPOIL
+    hidden.parent.mkdir(parents=True, exist_ok=True)
+    hidden.write_text(HIDDEN_TEST)
+    folder.mkdir(parents=True)
+    cli.main(["homework", "init", str(folder / "ben"), "--part", "math"])  # the untouched starter
+    key = data.path(*checkpoints.KEY_FILE)
+    for name in (*HONEST, *BORROWED):
+        (folder / name).mkdir()
+        other = folder / "ana" / "homework.py"
+        spelled = {"escapes": [str(p) for p in escapes], "hidden": str(hidden), "key": str(key), "other": str(other)}
+        attack = ATTACKS.get(name, "").format(**spelled)
+        (folder / name / "homework.py").write_text(solution + attack)
+        (folder / name / "answers.toml").write_text(trial_answers())
+    (folder / "ana" / "homework.py").write_text(solution + "\n# the other student's own work\n")
+    return folder
+
+
+def test_nine_submissions_that_attack_grade_as_their_work_and_the_same_twice(tmp_path):
+    """Issue 38's trial (above): a correct file; the starter; a fork bomb with a
+    child that leaves the session; a writer beside the submissions, into the home folder and into
+    another student's folder; a reader of the hidden test's source, of the key and of another's work;
+    a network client; a 20 GB allocation; a borrowing by a built module name and by exec of the
+    suite's source. Graded twice at --jobs 2 with a hidden test: nothing escapes, each attack fails
+    (else its work turns wrong), each borrowed function earns nothing, and the second grading's
+    results.json is byte-identical to the first's, for every submission."""
+    escapes = [tmp_path / "escaped.txt", Path.home() / "stackcheck-escaped.txt", tmp_path / "subs" / "ana" / "X.txt"]
+    hidden = tmp_path / "instructor" / "test_hidden.py"
+    folder = write_trial(tmp_path / "subs", hidden, escapes)
+    results, rows, seconds = [], [], []
     for run in ("first", "second"):
         start = time.monotonic()
         out = tmp_path / run / "grades.csv"
         out.parent.mkdir()
-        grade = ["grade", str(submissions), "--out", str(out), "--part", "math", "--timeout", "300", "--jobs", "2"]
-        assert cli.main(grade) == 0
-        assert time.monotonic() - start < 240, f"the {run} grading took {time.monotonic() - start:.0f} s"
+        grade = ["grade", str(folder), "--out", str(out), "--part", "math", "--timeout", "300", "--jobs", "2"]
+        assert cli.main([*grade, "--tests", str(hidden), "--visibility", "after_due_date"]) == 0
+        seconds.append(round(time.monotonic() - start))
         rows.append({r["student"]: r for r in csv.DictReader(open(out))})
-        results.append((tmp_path / run / "grades-feedback" / "eve.results.json").read_bytes())
+        feedback = tmp_path / run / "grades-feedback"
+        results.append({name: (feedback / f"{name}.results.json").read_bytes() for name in rows[-1]})
+    print(f"graded nine submissions twice at --jobs 2: {seconds} s")  # the first warms the compile caches
     assert [p for p in escapes if p.exists()] == [], "a write escaped the sandbox"
-    assert not (submissions / "eve" / "stolen.txt").exists()
-    assert [float(r["bob"]["percent"]) for r in rows] == [0, 0], "the other student's grade is their own"
-    assert rows[0]["eve"]["percent"] == rows[1]["eve"]["percent"], [r["eve"] for r in rows]
-    assert results[0] == results[1], "a second grading must give the same results.json"
+    first = rows[0]
+    assert float(first["ana"]["percent"]) == 100.0, first["ana"]
+    honest = {name: first[name]["percent"] for name in HONEST}
+    assert set(honest.values()) == {first["ana"]["percent"]}, f"an attack changed a grade: {honest}"
+    assert float(first["ben"]["percent"]) == 0.0, first["ben"]
+    for name, borrowed in BORROWED.items():
+        said = (tmp_path / "first" / "grades-feedback" / f"{name}.md").read_text()
+        assert f"integrity: {borrowed} uses" in said, said[-1500:]
+        assert float(first[name]["percent"]) < 100.0, first[name]
+    assert results[0] == results[1], [n for n in results[0] if results[0][n] != results[1].get(n)]
+    assert all(r["status"].startswith("graded (sandbox bubblewrap") for r in first.values() if r["student"] != "ben")
+
+
+def test_a_submission_that_never_loads_is_stopped_at_the_wall_limit(tmp_path, monkeypatch):
+    """A file that sleeps when imported: its run is stopped at --timeout, the row says so, and the
+    student's feedback names no test (none had started)."""
+    monkeypatch.setattr(cli, "warm_caches", lambda *args: None)  # the wall limit, not the compile caches
+    (tmp_path / "subs" / "zed").mkdir(parents=True)
+    (tmp_path / "subs" / "zed" / "homework.py").write_text("import time\nASSIGNED = ('math',)\ntime.sleep(600)\n")
+    start = time.monotonic()
+    assert cli.main(["grade", str(tmp_path / "subs"), "--out", str(tmp_path / "g.csv"), "--timeout", "20"]) == 0
+    assert time.monotonic() - start < 60
+    row = next(csv.DictReader(open(tmp_path / "g.csv")))
+    assert row["status"] == "timed out (20 s)" and row["percent"] == "0", row
+    assert (tmp_path / "g-feedback" / "zed.md").read_text() == "# zed\n\nGrading stopped after 20 s.\n"
 
 
 def test_grading_refuses_without_a_sandbox_unless_told(tmp_path, monkeypatch, capsys):

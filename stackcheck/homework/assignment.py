@@ -7,6 +7,7 @@ file only: a missing one is a stub that raises NotImplementedError, never the re
 
 from __future__ import annotations
 
+import ast
 import inspect
 import textwrap
 
@@ -23,6 +24,24 @@ def assigned(parts: tuple[str, ...] | list[str]) -> frozenset[str]:
     if unknown:
         raise ValueError(f"unknown part(s) {sorted(unknown)}; choose from {sorted(PARTS)} or all")
     return frozenset(t.name for t in TASKS.values() if t.part in chosen)
+
+
+def declared(path: str) -> tuple[str, ...] | None:
+    """The parts a homework file's ``ASSIGNED = (...)`` names, read without running the file (a graded
+    run loads it only after collecting the tests); None where it names none as a literal."""
+    try:
+        tree = ast.parse(open(path, encoding="utf-8").read())
+    except (OSError, SyntaxError, ValueError):
+        return None
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "ASSIGNED" for t in node.targets):
+            try:
+                value = ast.literal_eval(node.value)
+            except ValueError:
+                return None
+            value = (value,) if isinstance(value, str) else value
+            return tuple(value) if isinstance(value, (tuple, list)) and all(isinstance(v, str) for v in value) else None
+    return None
 
 
 def folders(parts) -> list[str]:

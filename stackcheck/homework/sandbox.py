@@ -18,6 +18,7 @@ namespace through ``unshare -rn`` where that works.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import os
 import shutil
@@ -45,6 +46,9 @@ CPU_SECONDS_PER_WALL_SECOND = 2.0  # CPU-time limit: this many seconds per secon
 PROCESSES = 4096  # processes and threads (torch, JAX and XLA start pools of dozens in each process)
 # under the grader's home: what a submission must not read even where the system is readable
 SECRETS = (".ssh", ".gnupg", ".netrc", ".aws", ".docker", ".kube", ".pypirc", ".git-credentials", ".config/gcloud")
+# where a sandboxed run finds its compile caches (``workdir/.cache``, warm: stackcheck grade's
+# warm_caches); Inductor keys its C++ kernels by their compile command, which names the folder
+CACHE = Path("/tmp/stackcheck-cache")
 INSTALL_HINT = "install bubblewrap (Debian/Ubuntu: apt-get install bubblewrap), or pass --unsafe-no-sandbox"
 
 
@@ -69,6 +73,7 @@ class Jail:
     writable: tuple[Path, ...] = ()
     readable: tuple[Path, ...] = ()
     hidden: tuple[Path, ...] = ()
+    mounted: tuple[tuple[Path, Path], ...] = ()  # (a folder here, where the run sees it, writable: under /tmp)
 
 
 @dataclass(frozen=True)
@@ -84,14 +89,15 @@ class NoSandbox(OSError):
     """Grading asked for a sandbox this machine cannot make."""
 
 
-def environment(workdir: Path, environ=os.environ) -> dict[str, str]:
-    """The allow-listed variables, with TMPDIR in the working copy, caches of its own (a cache
-    shared between submissions would let one leave compiled code for the next) and reproducible
-    hashing."""
+def environment(workdir: Path, environ=os.environ, cache: Path | None = None) -> dict[str, str]:
+    """The allow-listed variables, with TMPDIR in the working copy, compile caches of its own in
+    ``cache`` (default ``workdir/.cache``; a cache shared between submissions would let one leave
+    compiled code for the next) and reproducible hashing."""
     env = {k: environ[k] for k in ENV_ALLOWED if k in environ}
-    cache = str(workdir / ".cache")
+    cache = str(cache or workdir / ".cache")
     env.update(TMPDIR=str(workdir), PYTHONDONTWRITEBYTECODE="1", PYTHONHASHSEED="0")
     env.update(XDG_CACHE_HOME=cache, STACKCHECK_CACHE=cache, TRITON_CACHE_DIR=cache + "/triton")
+    env.update(TORCHINDUCTOR_CACHE_DIR=cache + "/inductor")
     return env
 
 
@@ -122,7 +128,7 @@ def _jailed(exe: str, workdir: Path, jail: Jail) -> list[str]:
     """bwrap's arguments, each mount over the ones before: the system read-only and a private /tmp;
     this Python and its import path and ``jail.readable`` read-only again (a clone or a venv under
     /tmp); ``jail.hidden`` and the grader's secrets covered (an empty folder, or /dev/null for a
-    file); the working copy and ``jail.writable`` writable."""
+    file); the working copy and ``jail.writable`` writable, and each of ``jail.mounted`` where it says."""
     args = [exe, *_NAMESPACES, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"]
     python = {sys.prefix, sys.base_prefix, sys.exec_prefix, *filter(None, sys.path)}
     for path in sorted({*map(Path, python), *jail.readable}):
@@ -135,6 +141,8 @@ def _jailed(exe: str, workdir: Path, jail: Jail) -> list[str]:
             args += ["--ro-bind", "/dev/null", str(path)]
     for path in (workdir, *jail.writable):
         args += ["--bind", str(path), str(path)]
+    for source, target in jail.mounted:
+        args += ["--bind", str(source), str(target)]
     return [*args, "--chdir", str(workdir)]
 
 
@@ -192,10 +200,13 @@ def run(command: list[str], workdir: Path, limits: Limits, jail: Jail | None = N
     exe, why = bubblewrap()
     if exe is None and not unsafe:
         raise NoSandbox(f"no sandbox available: {why}")
+    cache = workdir / ".cache"
     if exe is None:
         (prefix, network), how = network_isolation(), "none (unsafe)"
-    else:
-        prefix, network, how = _jailed(exe, workdir, jail or Jail()), "isolated", "bubblewrap"
+    else:  # the copy's caches seen at one path in every run: compile caches keyed by their path carry over
+        cache.mkdir(exist_ok=True)
+        jail = dataclasses.replace(jail or Jail(), mounted=(*(jail or Jail()).mounted, (cache, CACHE)))
+        prefix, network, how, cache = _jailed(exe, workdir, jail), "isolated", "bubblewrap", CACHE
     group = _process_cap(limits.processes)
     joins = str(group / "cgroup.procs") if group else ""
     launch = [str(limits.memory_bytes), str(limits.cpu), str(limits.processes), joins]
@@ -203,7 +214,7 @@ def run(command: list[str], workdir: Path, limits: Limits, jail: Jail | None = N
         process = subprocess.Popen(
             [sys.executable, "-c", LAUNCH, *launch, *prefix, *command],
             cwd=workdir,
-            env=environment(workdir),
+            env=environment(workdir, cache=cache),
             stdin=subprocess.DEVNULL,
             stdout=out,
             stderr=err,

@@ -124,6 +124,7 @@ TASKS = {
 
 STUBS_CALLED: set[str] = set()  # stubs called since the plugin last cleared it (each test's setup)
 CALLED: dict[str, int] = {}  # calls of each --impl module function in this process (its ``checked`` wrapper)
+RUNNING: list[str] = []  # the --impl module's surface functions running now, innermost last (integrity.tripwire)
 
 
 def _stub_called(name: str, error: BaseException) -> None:
@@ -192,8 +193,10 @@ def checked(name: str, fn: Callable) -> Callable:
         return fn
 
     def call(*args, **kwargs):
-        if not compiling():  # a count in traced code would be a guard: a recompile on every call
+        traced = compiling()  # bookkeeping in traced code would be a guard: a recompile on every call
+        if not traced:
             CALLED[name] = CALLED.get(name, 0) + 1
+            RUNNING.append(name)
         try:
             if isolation.applies(name, args, kwargs):
                 value = isolation.call(name, task.section, fn, args, kwargs)
@@ -202,6 +205,9 @@ def checked(name: str, fn: Callable) -> Callable:
         except NotImplementedError as error:
             _stub_called(name, error)
             raise
+        finally:
+            if not traced:
+                RUNNING.pop()
         if task.check is not _anything and not compiling() and not task.check(value):
             raise ReturnError(
                 f"{name} returned {_describe(value)}; it must return {task.returns} (course §{task.section})"

@@ -6,7 +6,8 @@ imported from them, bound to them, or reaches them (through an alias, ``importli
 ``__import__``, a star import, or another function of the file that does). What the source
 cannot show is read once the file has run (``with_reached``): a solution module or function among
 the globals and closures a function's code uses (an import built from strings), or a function
-compiled from a solution's text outside the file (``exec`` of the suite's source)."""
+compiled from a solution's text outside the file (``exec`` of the suite's source). What no reading
+finds (a module name built while the function runs) is caught when it runs (``tripwire``)."""
 
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ import sys
 import types
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Callable
 
 SOLUTIONS = {  # module -> the names in it that are solutions (None: all of it)
     "stackcheck.impl.reference": None,
@@ -235,3 +237,44 @@ def _global_names(code: types.CodeType) -> set[str]:
         if isinstance(const, types.CodeType):
             names |= _global_names(const)
     return names
+
+
+def tripwire(impl) -> Callable[[], None]:
+    """Until the returned undo is called, each function of stackcheck.impl.reference, and the reference
+    forward, fails when called while an assigned function of ``impl`` (a loader.Impl) runs
+    (contract.RUNNING): that call raises contract.Borrowed, and ``impl.borrowed`` names it for the
+    score. The suite's own fallbacks are copies (loader._rebound) and never trip it."""
+    from stackcheck.evidence import numerics
+    from stackcheck.impl import contract, reference
+
+    wired = [(reference, n) for n, f in vars(reference).items() if _defined_in(f, reference)]
+    wired.append((numerics, "reference_forward"))
+    originals = [(module, name, getattr(module, name)) for module, name in wired]
+
+    def wire(module, name, fn):
+        source = f"{module.__name__}.{name}"
+
+        def tripped(*args, **kwargs):
+            student = next((n for n in reversed(contract.RUNNING) if n in (impl.assigned or ())), None)
+            if student is None:
+                return fn(*args, **kwargs)
+            impl.borrowed.setdefault(student, f"{source} (called while it ran)")
+            raise contract.Borrowed(
+                f"borrowed: {student} (course §{contract.TASKS[student].section}) called {source}, the "
+                "suite's own solution, while it ran; it earns no points until it is your own work"
+            )
+
+        return functools.wraps(fn)(tripped)
+
+    for module, name, fn in originals:
+        setattr(module, name, wire(module, name, fn))
+
+    def undo() -> None:
+        for module, name, fn in originals:
+            setattr(module, name, fn)
+
+    return undo
+
+
+def _defined_in(value, module) -> bool:
+    return isinstance(value, types.FunctionType) and value.__module__ == module.__name__

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import os
 import shlex
+import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -27,6 +28,8 @@ OUTPUT_LINES = 40  # captured output kept per section (head and tail) when a stu
 HOMEWORK = pytest.StashKey["Homework"]()
 OWN_TIMEOUT = pytest.StashKey[bool]()  # the homework set pytest-timeout's limit (none was given)
 CRASHED = pytest.StashKey[str]()  # what killed an earlier run in this test
+LATE = pytest.StashKey["Late"]()  # a graded run's student file, until load_late loads it
+NOT_LOADED = pytest.StashKey[str]()  # why load_late could not load it
 
 
 @dataclass(frozen=True)
@@ -37,8 +40,20 @@ class Homework:
     answers: str  # answers.toml beside it
 
 
+@dataclass(frozen=True)
+class Late:
+    """A graded run's student file, loaded once the tests (the instructor's among them) are collected."""
+
+    spec: str
+    folder: str | None
+    assigned: frozenset[str]
+    borrowing: object
+
+
 def select_impl(config: pytest.Config) -> Impl:
-    """The implementations under test, from --impl or --homework; homework mode is stashed."""
+    """The implementations under test, from --impl or --homework; homework mode is stashed. A graded
+    run (``--homework-graded``) reads the student's file here without running it: ``load_late`` runs
+    it once the tests are collected."""
     folder, spec = config.getoption("homework", None), config.getoption("impl", None)
     if folder and spec:
         raise pytest.UsageError("--homework DIR and --impl FILE: give one of them")
@@ -51,36 +66,104 @@ def select_impl(config: pytest.Config) -> Impl:
     strict = bool(folder) or config.getoption("strict_impl", False)
     if strict and not spec:
         raise pytest.UsageError("--strict-impl grades a file: give it with --impl FILE")
+    if not strict:
+        module = _loaded(spec, folder) if spec else None
+        return Impl(module)
     borrowing = None
-    if strict and spec and os.path.isfile(spec):  # read before any of the student's code runs
+    if os.path.isfile(spec):  # read before any of the student's code runs
         try:
             borrowing = integrity.borrowed(spec)
         except SyntaxError:
             pass  # load_module says where, in one line
+    chosen = config.getoption("homework_part")
+    if config.getoption("homework_graded", False) and os.path.isfile(spec):
+        parts = tuple(chosen or assignment.declared(spec) or ("all",))
+        assigned = _assigned(parts, spec, folder)
+        config.stash[LATE] = Late(spec, folder, assigned, borrowing)
+        _stash_homework(config, parts, assigned, os.path.abspath(spec))
+        return Impl(None, assigned, borrowing)  # stands in until load_late
+    module = _loaded(spec, folder, check=False)
+    parts = tuple(chosen or getattr(module, "ASSIGNED", None) or ("all",))
+    assigned = _assigned(parts, spec, folder)
+    _check_names(module, spec, folder, assigned)
+    impl = _student(config, module, assigned, borrowing)
+    _stash_homework(config, parts, assigned, os.path.abspath(getattr(module, "__file__", spec) or spec))
+    return impl
+
+
+def load_late(session: pytest.Session) -> None:
+    """A graded run, once its tests are collected: delete the copy of the instructor's tests
+    (``--homework-instructor-tests``), then load the student's file, so nothing it runs can read
+    them. A file that does not load is the run's one error, and its score's reason."""
+    config = session.config
+    late = config.stash.get(LATE, None)
+    if late is None:
+        return
+    del config.stash[LATE]
+    hidden = config.getoption("homework_instructor_tests", None)
+    for entry in Path(hidden).iterdir() if hidden and Path(hidden).is_dir() else ():
+        if entry.is_dir() and not entry.is_symlink():
+            shutil.rmtree(entry)
+        else:
+            entry.unlink()
     try:
-        module = load_module(spec) if spec else None
-        if not strict:
-            if module is not None:
-                check_names(module, spec, None)
-            return Impl(module)
-        parts = tuple(config.getoption("homework_part") or getattr(module, "ASSIGNED", None) or ("all",))
-        try:
-            assigned = assignment.assigned(parts)
-        except ValueError as error:
-            raise ImplError(f"--impl {spec}: {error}") from None
-        check_names(module, spec, assigned)
-        borrowing = integrity.with_reached(borrowing, module, assigned)  # what its code reaches, once run
+        module = _loaded(late.spec, late.folder, late.assigned)
+        impl = _student(config, module, late.assigned, late.borrowing)
+    except pytest.UsageError as error:
+        config.stash[NOT_LOADED] = str(error)
+        raise
+    recorder = config.stash[RECORDER]
+    recorder.impl = impl
+    if recorder.environment is not None:
+        recorder.environment["impl"] = impl.describe()
+
+
+def _loaded(spec: str, folder: str | None, assigned: frozenset[str] | None = None, check: bool = True):
+    """The module, its names checked against the surface (and ``assigned``) unless not ``check``; an
+    ImplError as a one-line UsageError."""
+    try:
+        module = load_module(spec)
     except ImplError as error:
-        text = str(error)
-        if folder:  # name the folder given and the file in it: "--homework hw: homework.py:3: SyntaxError: ..."
-            text = text.replace(f"--impl {spec}: ", f"--homework {folder}: ", 1).replace(f"{spec}:", "homework.py:")
-        raise pytest.UsageError(text) from None
-    path = os.path.abspath(getattr(module, "__file__", spec) or spec)
+        raise pytest.UsageError(_as_given(str(error), spec, folder)) from None
+    if check:
+        _check_names(module, spec, folder, assigned)
+    return module
+
+
+def _check_names(module, spec: str, folder: str | None, assigned: frozenset[str] | None) -> None:
+    try:
+        check_names(module, spec, assigned)
+    except ImplError as error:
+        raise pytest.UsageError(_as_given(str(error), spec, folder)) from None
+
+
+def _assigned(parts: tuple[str, ...], spec: str, folder: str | None) -> frozenset[str]:
+    try:
+        return assignment.assigned(parts)
+    except ValueError as error:
+        raise pytest.UsageError(_as_given(f"--impl {spec}: {error}", spec, folder)) from None
+
+
+def _student(config: pytest.Config, module, assigned: frozenset[str], borrowing) -> Impl:
+    """The student's implementations: what the file and its loaded code reach is borrowing, and so is
+    a call into the suite's solutions while one of them runs (integrity.tripwire, until the run ends)."""
+    impl = Impl(module, assigned, integrity.with_reached(borrowing, module, assigned))
+    config.add_cleanup(integrity.tripwire(impl))
+    return impl
+
+
+def _as_given(text: str, spec: str, folder: str | None) -> str:
+    """Name the folder given and the file in it: "--homework hw: homework.py:3: SyntaxError: ..." """
+    if folder:
+        text = text.replace(f"--impl {spec}: ", f"--homework {folder}: ", 1).replace(f"{spec}:", "homework.py:")
+    return text
+
+
+def _stash_homework(config: pytest.Config, parts, assigned: frozenset[str], path: str) -> None:
     config.stash[HOMEWORK] = Homework(parts, assigned, path, os.path.join(os.path.dirname(path), "answers.toml"))
     if hasattr(config.option, "timeout") and config.option.timeout is None and not os.environ.get("PYTEST_TIMEOUT"):
         config.option.timeout = contract.TIMEOUT_S  # read by pytest-timeout's own pytest_configure, after this
         config.stash[OWN_TIMEOUT] = True
-    return Impl(module, assigned, borrowing)
 
 
 def instructors_file(report_path: str) -> Path:
@@ -130,6 +213,9 @@ def grade(config: pytest.Config, report: dict) -> dict | None:
     work = config.stash.get(HOMEWORK, None)
     if work is None:
         return None
+    if NOT_LOADED in config.stash:
+        why = f"no score: {config.stash[NOT_LOADED]}"
+        return {"no_score": why, "problems": [why], "parts": list(work.parts), "file": work.file}
     tests = {t["nodeid"]: t for c in report["claims"] for t in c["tests"]}
     if not any(t.get("student") for t in tests.values()):
         why = (

@@ -286,7 +286,9 @@ def pytest_stackcheck_report_sections(report: dict) -> list[tuple[str, list[str]
 
 def pytest_collection_finish(session: pytest.Session) -> None:
     """Start each MAX graph's compile (about a minute cold) and every ncu profile the selected tests
-    need at once, on background threads, so they overlap the other tests."""
+    need at once, on background threads, so they overlap the other tests. A graded run loads the
+    student's file first (homework.load_late)."""
+    homework.load_late(session)
     runnable = [item for item in session.items if MISSING_REASON not in item.stash and gpu_gates.GATE not in item.stash]
     kinds = {k for item in runnable for k in max_graph_kinds(item)}
     # Under xdist every worker collects every test: one worker compiles at collection, and the

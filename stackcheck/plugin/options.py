@@ -124,6 +124,13 @@ def add(parser: pytest.Parser) -> None:
         "lines run from there)",
     )
     group.addoption(
+        "--homework-instructor-tests",
+        default=None,
+        metavar="DIR",
+        help="stackcheck grade's own, with --homework-graded: DIR holds a copy of the instructor's tests; "
+        "they are collected, then DIR is deleted before the student's file is loaded",
+    )
+    group.addoption(
         "--course",
         nargs="?",
         const="shipped",
