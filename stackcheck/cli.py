@@ -4,6 +4,7 @@ stackcheck homework init DIR [--part math|ir|runtime|kernels|all]   the student'
 stackcheck homework strip --part P [--out FILE]      reference.py without the solutions of P
 stackcheck homework strip --part P --checkout DIR    the students' checkout: that, and no checkpoint key
 stackcheck grade SUBMISSIONS --out grades.csv [--part P] [--tests PATH] [--timeout S] [--jobs N]
+stackcheck watch DIR [-k EXPR]                      rerun what each save of DIR/homework.py changes
 stackcheck merge REPORT.json REPORT.json ... --out matrix.html   one claim x machine matrix
 """
 
@@ -94,6 +95,10 @@ def main(argv: list[str] | None = None) -> int:
         help="grade where Bubblewrap cannot sandbox: the limits only; a submission may write and read "
         "whatever this user may (docs/homework.md)",
     )
+    watching = commands.add_parser("watch", help="rerun the CPU tests of what each save of DIR/homework.py changes")
+    watching.add_argument("dir", help="the homework folder (holding homework.py)")
+    watching.add_argument("-k", dest="keyword", default=None, help="narrow the reruns, as pytest -k does")
+    watching.add_argument("--runs", type=int, default=None, help=argparse.SUPPRESS)  # the self-test's: stop after N
     merge = commands.add_parser("merge", help="several machines' curriculum reports as one claim x machine matrix")
     merge.add_argument("reports", nargs="+", help="curriculum reports (the JSON of --curriculum-report)")
     merge.add_argument("--out", required=True, help="the matrix to write: OUT.html, OUT.md and OUT.json")
@@ -105,6 +110,10 @@ def main(argv: list[str] | None = None) -> int:
             written = merging.write(args.reports, args.out)
             print("wrote " + ", ".join(str(p) for p in written))
             return 0
+        if args.command == "watch":
+            from stackcheck.homework import watch
+
+            return watch.watch(Path(args.dir), suite_root(), args.keyword, runs=args.runs)
         if args.command == "homework" and args.step == "init":
             return init_homework(Path(args.dir), args.part or ["math"], args.force)
         if args.command == "homework" and args.checkout:

@@ -9,21 +9,16 @@ the functions the variant writes. A run must call each of them (the plugin's "--
 line), so a variant no test reaches is a failure, not a pass."""
 
 import ast
-import re
 from pathlib import Path
 
 import pytest
 
-from stackcheck.impl.contract import TASKS
+from stackcheck.homework import reach
 from stackcheck.impl.loader import SURFACE
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
-CLAIM_FOLDERS = ("tests_math", "tests_ir", "tests_runtime", "tests_kernels", "tests_hardware", "tests_course")
 VARIANTS = sorted(p.stem for p in (HERE / "variants").glob("*.py") if p.stem != "__init__")
-RUNNER_SURFACE = {"numpy_steps", "numpy_forward", "torch_steps", "torch_forward", "torch_compiled_forward"}
-RUNNER_SURFACE |= {"jax_steps", "jax_forward", "triton_forward", "check_operands"}
-GRAPH_BUILDERS = {"max_steps", "mojo_relu", "mojo_package"}
 
 
 def written(name: str) -> list[str]:
@@ -32,26 +27,12 @@ def written(name: str) -> list[str]:
     return sorted(n.name for n in tree.body if isinstance(n, ast.FunctionDef) and n.name in SURFACE)
 
 
-def stack_of(function: str) -> str | None:
-    """The stack whose tests run ``function`` (None: every stack's), as the homework contract says."""
-    return TASKS[function].stack
-
-
 def reaching(functions: list[str]) -> list[str]:
-    """The claim test files that call any of ``functions``."""
-    patterns = [rf"\bimpl\.{f}\b" for f in functions]
-    if RUNNER_SURFACE & set(functions):
-        patterns.append(r"\brun_(?:steps|forward)\(")
-    if GRAPH_BUILDERS & set(functions):
-        patterns.append(r"\bmax_graphs\.")
-    found = re.compile("|".join(patterns))
-    files = [p for folder in CLAIM_FOLDERS for p in sorted((ROOT / folder).glob("test_*.py"))]
-    return [str(p) for p in files if found.search(p.read_text())]
+    return reach.test_files(functions, ROOT)
 
 
 def selection(functions: list[str]) -> str:
-    stacks = {stack_of(f) for f in functions}
-    return "cpu" if None in stacks else "cpu and (" + " or ".join(sorted(stacks)) + ")"
+    return reach.mark_expression(functions)
 
 
 def variant_args(name: str) -> list[str]:
@@ -72,7 +53,7 @@ def variant_args(name: str) -> list[str]:
 
 def compiles_max(name: str) -> bool:
     """Whether variant ``name`` builds MAX graphs of its own: each compiles cold for minutes."""
-    return bool(GRAPH_BUILDERS & set(written(name)))
+    return bool(reach.GRAPH_BUILDERS & set(written(name)))
 
 
 @pytest.mark.meta

@@ -179,10 +179,14 @@ class Runner:
             raise RuntimeError(f"the mutant server did not start (exit code {process.wait()})")
         return process
 
-    def run(self, args: list[str], cwd: Path, timeout: float | None = None) -> pytest.RunResult:
-        """One run; ``timeout`` (seconds) in place of the runner's own for a run known to be long."""
+    def start(self) -> None:
+        """Start the server now (it imports the stacks: seconds), not at the first run."""
         if self.process is None or self.process.poll() is not None:
             self.process = self._start()
+
+    def run(self, args: list[str], cwd: Path, timeout: float | None = None) -> pytest.RunResult:
+        """One run; ``timeout`` (seconds) in place of the runner's own for a run known to be long."""
+        self.start()
         out = cwd / "pytest-output.txt"
         timeout = timeout or self.timeout
         request = {"args": [str(a) for a in args], "cwd": str(cwd), "out": str(out), "timeout": timeout}
