@@ -8,6 +8,7 @@ import json
 import os
 import sys
 import time
+import uuid
 from pathlib import Path
 
 import pytest
@@ -171,17 +172,15 @@ for _path in {escapes!r}:
 """,
     "reader": """
 import glob as _glob, sys as _sys
-_targets = [{hidden!r}, {key!r}, {other!r}]
-_targets += _glob.glob("/tmp/**/*.py", recursive=True) + [a.split("=", 1)[-1] for a in _sys.argv if a.endswith(".py")]
-_own = open(__file__).read()  # its own copy holds the markers below in its text
-for _path in _targets:
+_secrets = {{{key!r}: "[Q1]", {other!r}: "the other student"}}  # a file: what only it holds
+_found = _glob.glob("/tmp/**/*.py", recursive=True) + [a.split("=", 1)[-1] for a in _sys.argv if a.endswith(".py")]
+for _path in [{hidden!r}, *_secrets, *_found]:  # the hidden test's source anywhere: its token
     try:
         _text = open(_path).read()
     except OSError:
         continue
-    if _text == _own:
-        continue
-    if "hidden case" in _text or "always_stored" in _text or "the other student" in _text:
+    _mark = _secrets.get(_path)
+    if _path != __file__ and ({token!r} in _text or (_mark and _mark in _text)):
         _spoil(_path)
 """,
     "caller": """
@@ -213,14 +212,15 @@ numpy_forward = _ns["numpy_forward"]
 }
 
 # The instructor's hidden test: its source is what the reader looks for.
+# (its claim in single quotes: docs/catalogue.md's table lists the files whose tests claim in double quotes)
 HIDDEN_TEST = """import numpy as np
 import pytest
 
 
-@pytest.mark.claim("S2.2-hand")
+@pytest.mark.claim('S2.2-hand')
 def test_instructor_only(impl):
     y = impl.numpy_forward(np.ones((2, 3), np.float32), np.ones((3, 2), np.float32), np.full(2, -4, np.float32))
-    assert y.tolist() == [[0, 0], [0, 0]], f"hidden case gave {y}"
+    assert y.tolist() == [[0, 0], [0, 0]], f"hidden case {token} gave {{y}}"
 """
 
 
@@ -237,8 +237,9 @@ def write_trial(folder: Path, hidden: Path, escapes: list[Path]) -> Path:
     """The nine submissions under ``folder``, the hidden test at ``hidden``; the writer tries each of
     ``escapes``. Returns ``folder``."""
     solution = Path(reference.__file__).read_text() + "\n\nASSIGNED = ('math',)\n" + _SPOIL
+    token = uuid.uuid4().hex  # in the hidden test alone (and the reader's own text): no other file holds it
     hidden.parent.mkdir(parents=True, exist_ok=True)
-    hidden.write_text(HIDDEN_TEST)
+    hidden.write_text(HIDDEN_TEST.format(token=token))
     folder.mkdir(parents=True)
     cli.main(["homework", "init", str(folder / "ben"), "--part", "math"])  # the untouched starter
     key = data.path(*checkpoints.KEY_FILE)
@@ -246,6 +247,7 @@ def write_trial(folder: Path, hidden: Path, escapes: list[Path]) -> Path:
         (folder / name).mkdir()
         other = folder / "ana" / "homework.py"
         spelled = {"escapes": [str(p) for p in escapes], "hidden": str(hidden), "key": str(key), "other": str(other)}
+        spelled["token"] = token
         attack = ATTACKS.get(name, "").format(**spelled)
         (folder / name / "homework.py").write_text(solution + attack)
         (folder / name / "answers.toml").write_text(trial_answers())
@@ -253,6 +255,7 @@ def write_trial(folder: Path, hidden: Path, escapes: list[Path]) -> Path:
     return folder
 
 
+@pytest.mark.grading_trial
 def test_nine_submissions_that_attack_grade_as_their_work_and_the_same_twice(tmp_path):
     """Issue 38's trial (above): a correct file; the starter; a fork bomb with a
     child that leaves the session; a writer beside the submissions, into the home folder and into

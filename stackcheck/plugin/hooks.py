@@ -36,6 +36,8 @@ MARKERS = {
     "claim(*ids)": "the course claims this test proves (fixtures/catalogue.toml)",
     "meta": "a test of stackcheck itself; proves no course claim",
     "max_compiles": "a self-test that exists to compile MAX graphs (minutes cold): skipped unless --max-compiles",
+    "grading_trial": "a self-test that grades a whole folder of submissions twice (minutes on 2 cores): skipped "
+    "unless --grading-trial",
     "mutant_for(*ids)": "a meta-test proving the tests of these claims catch a wrong implementation",
     "precision": "about matmul precision; TF32/precision are not pinned",
     "demo": "a demonstration: listed with its claims in the report, never counted toward them",
@@ -324,6 +326,8 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
     gpu_gates.skip_if_gated(item)
     if item.get_closest_marker("max_compiles") and not item.config.getoption("max_compiles"):
         pytest.skip("it compiles MAX graphs for minutes cold on 2 cores: run it with --max-compiles (CI does)")
+    if item.get_closest_marker("grading_trial") and not item.config.getoption("grading_trial"):
+        pytest.skip("it grades nine submissions twice, minutes on 2 cores: run it with --grading-trial (CI does)")
 
 
 @pytest.hookimpl(wrapper=True)

@@ -39,6 +39,7 @@ STACKCHECK_OPTIONS = (
     "baseline",
     "gpu_table",
     "max_compiles",
+    "grading_trial",
 )
 ENV_OPT_IN = "STACKCHECK"  # STACKCHECK=1 in the environment: a stackcheck run
 
@@ -155,6 +156,12 @@ def add(parser: pytest.Parser) -> None:
         help="run no test: judge the selected cuda tests against each recorded GPU profile (T4, L4, A100, "
         "RTX 4090, an 8 GB laptop GPU, H200) and this machine's, and print which claims each verifies, "
         "skips and why, or has no line for (PATH: also write that table as Markdown)",
+    )
+    group.addoption(
+        "--grading-trial",
+        action="store_true",
+        help="also run the grading trial: nine submissions that attack the sandbox, graded twice at --jobs 2 "
+        "(minutes on 2 cores; CI's second step runs it)",
     )
     group.addoption(
         "--max-compiles",
