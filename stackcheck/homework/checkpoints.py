@@ -152,11 +152,12 @@ def settle(graded: list[dict], answers: dict, expected: dict) -> list[dict]:
     (the student's timer)."""
     again = {q["id"]: q for q in grade(answers, None, expected)}
     settled = []
-    for entry in graded:
-        fields = {k: tuple(v) for k, v in again[entry["id"]]["fields"].items()}
-        fields.update({k: tuple(v) for k, v in entry["fields"].items() if k == "fixed_timer_agrees"})
-        question = next(q for q in questions() if q["id"] == entry["id"])
-        settled.append(_entry(question, fields, again[entry["id"]]["attempted"]))
+    for question in questions():
+        fields = {k: tuple(v) for k, v in again[question["id"]]["fields"].items()}
+        ran = next(entry for entry in graded if entry["id"] == question["id"])["fields"]
+        if "fixed_timer_agrees" in ran:
+            fields["fixed_timer_agrees"] = tuple(ran["fixed_timer_agrees"])
+        settled.append(_entry(question, fields, again[question["id"]]["attempted"]))
     return settled
 
 
