@@ -265,7 +265,7 @@ def grade_one(
     shutil.rmtree(written_to, ignore_errors=True)
     written_to.mkdir(parents=True)
     staging = scratch / "instructor" / folder.name
-    inside = scoring.INSTRUCTOR_TESTS if sandbox.bubblewrap()[0] else staging  # where the run finds them
+    inside = sandbox.seen_at(staging, sandbox.INSTRUCTOR_TESTS)  # where the run finds them
     names = _staged_names(instructor)
     command = [
         sys.executable,
@@ -282,7 +282,7 @@ def grade_one(
         *(str(root / part) for part in assignment.PARTS.values()),
         *([f"--homework-instructor-tests={inside}", *(str(inside / n) for n in names)] if instructor else []),
     ]  # an install has no testpaths
-    mounted = ((staging, scoring.INSTRUCTOR_TESTS),) if instructor and inside != staging else ()
+    mounted = ((staging, sandbox.INSTRUCTOR_TESTS),) if instructor else ()
     jail = dataclasses.replace(jail or sandbox.Jail(), writable=(written_to,), mounted=mounted)
 
     def stage() -> None:  # a fresh copy for each run: the last one deleted its copy once collected

@@ -169,7 +169,6 @@ def _entry(q: dict, fields: dict[str, tuple[bool | None, str]], attempted: bool)
         "earned": q["points"] * right / max(len(fields), 1),
         "passed": right == len(fields),
         "attempted": attempted,
-        "pending": [name for name, (ok, _) in fields.items() if ok is None],
         "feedback": [f"{MARKS[ok]} {name}: {how}" for name, (ok, how) in fields.items()],
         "fields": {name: [ok, how] for name, (ok, how) in fields.items()},
         "ko": q["ko"],

@@ -46,9 +46,12 @@ CPU_SECONDS_PER_WALL_SECOND = 2.0  # CPU-time limit: this many seconds per secon
 PROCESSES = 4096  # processes and threads (torch, JAX and XLA start pools of dozens in each process)
 # under the grader's home: what a submission must not read even where the system is readable
 SECRETS = (".ssh", ".gnupg", ".netrc", ".aws", ".docker", ".kube", ".pypirc", ".git-credentials", ".config/gcloud")
-# where a sandboxed run finds its compile caches (``workdir/.cache``, warm: stackcheck grade's
-# warm_caches); Inductor keys its C++ kernels by their compile command, which names the folder
+# Fixed places a sandboxed run sees (``Jail.mounted``; where each is found: ``seen_at``). Its compile
+# caches (``workdir/.cache``, warm: stackcheck grade's warm_caches): Inductor keys its C++ kernels by
+# their compile command, which names the folder. Its copy of the instructor's tests (stackcheck grade
+# --tests): one path in every run, so their node ids do not name the grader's scratch folders.
 CACHE = Path("/tmp/stackcheck-cache")
+INSTRUCTOR_TESTS = Path("/tmp/stackcheck-instructor-tests")
 INSTALL_HINT = "install bubblewrap (Debian/Ubuntu: apt-get install bubblewrap), or pass --unsafe-no-sandbox"
 
 
@@ -74,6 +77,12 @@ class Jail:
     readable: tuple[Path, ...] = ()
     hidden: tuple[Path, ...] = ()
     mounted: tuple[tuple[Path, Path], ...] = ()  # (a folder here, where the run sees it, writable: under /tmp)
+
+
+def seen_at(source: Path, fixed: Path) -> Path:
+    """Where a run finds ``source`` that its jail mounts at ``fixed`` (``Jail.mounted``): ``fixed``
+    in Bubblewrap's namespaces, ``source`` itself in an unsafe run, which sees the machine as it is."""
+    return fixed if bubblewrap()[0] else source
 
 
 @dataclass(frozen=True)
@@ -200,13 +209,13 @@ def run(command: list[str], workdir: Path, limits: Limits, jail: Jail | None = N
     exe, why = bubblewrap()
     if exe is None and not unsafe:
         raise NoSandbox(f"no sandbox available: {why}")
-    cache = workdir / ".cache"
+    # the copy's caches seen at one path in every run: compile caches keyed by their path carry over
+    (workdir / ".cache").mkdir(exist_ok=True)
+    jail = dataclasses.replace(jail or Jail(), mounted=(*(jail or Jail()).mounted, (workdir / ".cache", CACHE)))
     if exe is None:
         (prefix, network), how = network_isolation(), "none (unsafe)"
-    else:  # the copy's caches seen at one path in every run: compile caches keyed by their path carry over
-        cache.mkdir(exist_ok=True)
-        jail = dataclasses.replace(jail or Jail(), mounted=(*(jail or Jail()).mounted, (cache, CACHE)))
-        prefix, network, how, cache = _jailed(exe, workdir, jail), "isolated", "bubblewrap", CACHE
+    else:
+        prefix, network, how = _jailed(exe, workdir, jail), "isolated", "bubblewrap"
     group = _process_cap(limits.processes)
     joins = str(group / "cgroup.procs") if group else ""
     launch = [str(limits.memory_bytes), str(limits.cpu), str(limits.processes), joins]
@@ -214,7 +223,7 @@ def run(command: list[str], workdir: Path, limits: Limits, jail: Jail | None = N
         process = subprocess.Popen(
             [sys.executable, "-c", LAUNCH, *launch, *prefix, *command],
             cwd=workdir,
-            env=environment(workdir, cache=cache),
+            env=environment(workdir, cache=seen_at(workdir / ".cache", CACHE)),
             stdin=subprocess.DEVNULL,
             stdout=out,
             stderr=err,

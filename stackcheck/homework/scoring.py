@@ -5,14 +5,12 @@ from __future__ import annotations
 
 import os
 import shlex
-from pathlib import Path
 
 from stackcheck.claims import catalogue
+from stackcheck.homework.sandbox import INSTRUCTOR_TESTS
 
 GRADED = ("passed", "failed", "interrupted")  # errors and timeouts are failures; interrupts count 0
 SUITE_FOLDERS = ("tests_", "course/")  # where the suite's own tests live (their node ids start so)
-# where a sandboxed graded run finds its copy of the instructor's tests (stackcheck grade --tests)
-INSTRUCTOR_TESTS = Path("/tmp/stackcheck-instructor-tests")
 HIDDEN_FAILED = "a test the instructor keeps hidden failed"
 
 
