@@ -106,7 +106,9 @@ def environment(workdir: Path, environ=os.environ, cache: Path | None = None) ->
     cache = str(cache or workdir / ".cache")
     env.update(TMPDIR=str(workdir), PYTHONDONTWRITEBYTECODE="1", PYTHONHASHSEED="0")
     env.update(XDG_CACHE_HOME=cache, STACKCHECK_CACHE=cache, TRITON_CACHE_DIR=cache + "/triton")
-    env.update(TORCHINDUCTOR_CACHE_DIR=cache + "/inductor")
+    env.update(TORCHINDUCTOR_CACHE_DIR=cache + "/inductor", JAX_COMPILATION_CACHE_DIR=cache + "/jax")
+    # every program JAX compiles, however small: a part's tests compile hundreds of 0.1 s programs
+    env.update(JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS="0", JAX_PERSISTENT_CACHE_MIN_ENTRY_SIZE_BYTES="0")
     return env
 
 

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import re
 
+from stackcheck.evidence.compiles import fresh_jit
+
 # op family -> pattern; "add" must not match "addmm", so it needs a word boundary after it. The ReLU
 # is any of the spellings that compute max(z, 0): relu, maximum/max, clamp_min/clamp, threshold.
 OPS = {
@@ -241,10 +243,11 @@ def assert_fusion_is_not_fma(fused_ptx: str, mul_add_ptx: str) -> None:
 def xla_dump(forward, *args, folder) -> list[str]:
     """Compile ``forward`` with XLA dumping every stage into ``folder``, its code generators' output
     included (the CPU's LLVM IR: JAX 0.11 writes it only when ``xla_dump_emitter_re`` asks; a jaxlib
-    that does not know the option writes it unasked); the dumped file names."""
+    that does not know the option writes it unasked); the dumped file names. A program new to JAX
+    (``fresh_jit``): one loaded from a persistent compilation cache is not compiled, and dumps nothing."""
     import jax
 
-    lowered = jax.jit(forward).lower(*args)
+    lowered = fresh_jit(jax, forward).lower(*args)
     try:
         lowered.compile(compiler_options={"xla_dump_to": str(folder), "xla_dump_emitter_re": ".*"})
     except Exception as error:  # jaxlib's own error type differs by version; only this one is expected
@@ -269,11 +272,12 @@ XLA_STAGES = {
 
 def xla_pass_dump(forward, *args, folder) -> list[str]:
     """Compile ``forward`` with XLA dumping the module after every pass that changed it, into
-    ``folder``; the dumped file names, in pass order (their number) with the final code last."""
+    ``folder``; the dumped file names, in pass order (their number) with the final code last. A
+    program new to JAX, as in ``xla_dump``."""
     import jax
 
     options = {"xla_dump_to": str(folder), "xla_dump_hlo_pass_re": ".*", "xla_gpu_dump_llvmir": True}
-    jax.jit(forward).lower(*args).compile(compiler_options=options)
+    fresh_jit(jax, forward).lower(*args).compile(compiler_options=options)
     names = [p.name for p in folder.iterdir()]
     passes = sorted((n for n in names if PASS_NUMBER.search(n)), key=lambda n: int(PASS_NUMBER.search(n)[1]))
     return passes + sorted(n for n in names if not PASS_NUMBER.search(n))
