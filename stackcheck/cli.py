@@ -351,17 +351,24 @@ def grade_one(
 
 
 def warm_caches(root: Path, parts: list[str], scratch: Path, timeout: float, jail, unsafe: bool) -> Path | None:
-    """Compile caches (torch Inductor's, Triton's, the suite's builds) made by grading the course's
+    """Compile caches (torch Inductor's, Triton's, JAX's, the suite's builds) made by grading the course's
     solutions to ``parts`` once, sandboxed like a submission; each submission's run starts from a copy
-    of them and compiles only what its own code changes (a part-math run: 51 s cold, 26 s warm on
-    2 cores). Kept in the suite's cache folder for the next grading with this torch; None where the
-    run failed (then each submission compiles cold)."""
+    of them and compiles only what its own code changes. Kept in the suite's cache folder for the
+    next grading with these versions of torch and JAX; None where the run failed (then each
+    submission compiles cold)."""
     from importlib import metadata
 
     from stackcheck.impl import reference
     from stackcheck.paths.data import cache_dir
 
-    template = cache_dir() / "grading-caches" / f"{'-'.join(parts)}-torch{metadata.version('torch')}"
+    def version(name: str) -> str:
+        try:
+            return metadata.version(name)
+        except metadata.PackageNotFoundError:
+            return "none"
+
+    stacks = "-".join(f"{name}{version(name)}" for name in ("torch", "jax"))  # what the caches were made by
+    template = cache_dir() / "grading-caches" / f"{'-'.join(parts)}-{stacks}"
     if (template / "ok").exists():
         return template
     work = scratch / "warm" / "solutions"
@@ -370,7 +377,7 @@ def warm_caches(root: Path, parts: list[str], scratch: Path, timeout: float, jai
     command = [sys.executable, "-m", "pytest", f"--homework={work}", "--homework-graded", "-p", "no:cacheprovider"]
     command += ["-q", f"--rootdir={root}", *(str(root / part) for part in assignment.folders(parts))]
     done = sandbox.run(command, work, sandbox.Limits(wall_s=max(timeout, 600)), jail, unsafe)
-    if done.returncode not in (0, 1) or not (work / ".cache").is_dir():
+    if done.returncode not in (0, 1) or not any((work / ".cache").glob("*/*")):  # it compiled nothing: it never ran
         return None
     (work / ".cache" / "ok").write_text(" ".join(parts))
     made = template.with_name(f"{template.name}.{uuid.uuid4().hex[:8]}")

@@ -41,6 +41,9 @@ def test_the_graders_secrets_stay_out(tmp_path, monkeypatch):
         "PYTHONHASHSEED",
         "LC_CTYPE",
         "TORCHINDUCTOR_CACHE_DIR",
+        "JAX_COMPILATION_CACHE_DIR",
+        "JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS",
+        "JAX_PERSISTENT_CACHE_MIN_ENTRY_SIZE_BYTES",
     }
 
 
@@ -136,6 +139,21 @@ def test_it_writes_only_its_copy_and_sees_nothing_hidden(tmp_path):
     assert "read" not in done.stdout, done.stdout
     # a write under /tmp lands in the run's private /tmp, gone with it
     assert [name for name, path in outside.items() if path.exists()] == ["into its own copy"], done.stdout
+
+
+def test_a_grader_started_from_tmp_or_root_shows_the_run_no_real_tmp(tmp_path, monkeypatch):
+    """The grader's import path is shown to the run read-only; a grader started from / or /tmp has
+    that folder on it, which must not bring back the real /tmp (every submission's working copy)."""
+    other = Path("/tmp") / f"stackcheck-other-copy-{uuid.uuid4().hex[:8]}.txt"
+    other.write_text("another submission's copy")
+    try:
+        for start in ("/", "/tmp"):
+            monkeypatch.setattr(sys, "path", [start, *sys.path])
+            done = python(f"import os; print(os.path.exists({str(other)!r}))", tmp_path)
+            monkeypatch.undo()
+            assert (done.returncode, done.stdout.strip()) == (0, "False"), (start, done.stdout, done.stderr[-500:])
+    finally:
+        other.unlink()
 
 
 # ---- issue 38's grading trial: nine part-math submissions, written as students who try would write them.

@@ -50,8 +50,9 @@ SECRETS = (".ssh", ".gnupg", ".netrc", ".aws", ".docker", ".kube", ".pypirc", ".
 # caches (``workdir/.cache``, warm: stackcheck grade's warm_caches): Inductor keys its C++ kernels by
 # their compile command, which names the folder. Its copy of the instructor's tests (stackcheck grade
 # --tests): one path in every run, so their node ids do not name the grader's scratch folders.
-CACHE = Path("/tmp/stackcheck-cache")
-INSTRUCTOR_TESTS = Path("/tmp/stackcheck-instructor-tests")
+TMP = Path("/tmp")  # private in each run
+CACHE = TMP / "stackcheck-cache"
+INSTRUCTOR_TESTS = TMP / "stackcheck-instructor-tests"
 INSTALL_HINT = "install bubblewrap (Debian/Ubuntu: apt-get install bubblewrap), or pass --unsafe-no-sandbox"
 
 
@@ -140,10 +141,12 @@ def _jailed(exe: str, workdir: Path, jail: Jail) -> list[str]:
     this Python and its import path and ``jail.readable`` read-only again (a clone or a venv under
     /tmp); ``jail.hidden`` and the grader's secrets covered (an empty folder, or /dev/null for a
     file); the working copy and ``jail.writable`` writable, and each of ``jail.mounted`` where it says."""
-    args = [exe, *_NAMESPACES, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"]
+    args = [exe, *_NAMESPACES, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", str(TMP)]
     python = {sys.prefix, sys.base_prefix, sys.exec_prefix, *filter(None, sys.path)}
     for path in sorted({*map(Path, python), *jail.readable}):
-        if path.exists():
+        # never a folder that holds /tmp (a grader started from / or /tmp puts it on sys.path): it
+        # would show the real /tmp, every submission's working copy in it, and make /tmp read-only
+        if path.exists() and not TMP.is_relative_to(path.resolve()):
             args += ["--ro-bind", str(path), str(path)]
     for path in (*jail.hidden, *(Path.home() / s for s in SECRETS)):
         if path.is_dir():
