@@ -15,6 +15,7 @@ import csv
 import dataclasses
 import importlib.util
 import json
+import os
 import re
 import shutil
 import signal
@@ -376,6 +377,8 @@ def warm_caches(root: Path, parts: list[str], scratch: Path, timeout: float, jai
     (work / "homework.py").write_text(Path(reference.__file__).read_text() + f"\nASSIGNED = {tuple(parts)!r}\n")
     command = [sys.executable, "-m", "pytest", f"--homework={work}", "--homework-graded", "-p", "no:cacheprovider"]
     command += ["-q", f"--rootdir={root}", *(str(root / part) for part in assignment.folders(parts))]
+    if importlib.util.find_spec("xdist") and (os.cpu_count() or 1) > 1:  # it runs alone: on two cores, 62 s -> 53 s
+        command += ["-n", "2"]
     done = sandbox.run(command, work, sandbox.Limits(wall_s=max(timeout, 600)), jail, unsafe)
     if done.returncode not in (0, 1) or not any((work / ".cache").glob("*/*")):  # it compiled nothing: it never ran
         return None
