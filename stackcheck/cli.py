@@ -65,6 +65,13 @@ def main(argv: list[str] | None = None) -> int:
         metavar="DIR",
         help="strip the copy of the checkout at DIR that students get: its reference.py, and the checkpoint key",
     )
+    warm = steps.add_parser(
+        "warm",
+        help="make the compile caches that grading starts from, once per machine and torch/JAX version "
+        "(stackcheck grade makes them when they are missing: about a minute on 2 cores)",
+    )
+    warm.add_argument("--part", action="append", choices=[*assignment.PARTS, "all"], required=True)
+    warm.add_argument("--unsafe-no-sandbox", action="store_true", help="as stackcheck grade's")
     grade = commands.add_parser("grade", help="grade every submission folder, each in its own process")
     grade.add_argument("submissions", help="a folder of folders, one per student, each with homework.py")
     grade.add_argument("--out", required=True, help="the CSV to write; each student's feedback goes beside it")
@@ -117,6 +124,8 @@ def main(argv: list[str] | None = None) -> int:
             return watch.watch(Path(args.dir), suite_root(), args.keyword, runs=args.runs)
         if args.command == "homework" and args.step == "init":
             return init_homework(Path(args.dir), args.part or ["math"], args.force)
+        if args.command == "homework" and args.step == "warm":
+            return prepare_caches(args.part, args.unsafe_no_sandbox)
         if args.command == "homework" and args.checkout:
             return strip_checkout(Path(args.checkout), args.part)
         if args.command == "homework":
@@ -178,6 +187,23 @@ def suite_root() -> Path:
     if spec is None or not spec.origin:
         raise ValueError("the stackcheck test folders are not importable; install stackcheck or run from its checkout")
     return Path(spec.origin).resolve().parent.parent
+
+
+def prepare_caches(parts: list[str], unsafe: bool) -> int:
+    """``stackcheck homework warm``: the compile caches a grading of ``parts`` starts from, made now
+    (a set-up step, so that the first grading is as fast as the next)."""
+    if sandbox.bubblewrap()[0] is None and not unsafe:
+        raise ValueError(f"no sandbox available: {sandbox.bubblewrap()[1]}")
+    root = suite_root()
+    jail = sandbox.Jail(readable=(root,), hidden=(data_path(*checkpoints.KEY_FILE),))
+    start = time.monotonic()
+    with tempfile.TemporaryDirectory(prefix="stackcheck-warm-") as scratch:
+        made = warm_caches(root, parts, Path(scratch), 600.0, jail, unsafe)
+    if made is None:
+        print("stackcheck homework warm: the solutions did not run; grading will compile cold", file=sys.stderr)
+        return 1
+    print(f"stackcheck homework warm: {made} ({time.monotonic() - start:.0f} s)")
+    return 0
 
 
 def grade_all(

@@ -339,3 +339,14 @@ def test_grading_refuses_without_a_sandbox_unless_told(tmp_path, monkeypatch, ca
         python("print(1)", tmp_path)
     unsafe = sandbox.run([sys.executable, "-c", "print(1)"], tmp_path, sandbox.Limits(wall_s=30), unsafe=True)
     assert unsafe.stdout.strip() == "1" and unsafe.sandbox == "none (unsafe)"
+
+
+def test_homework_warm_makes_the_caches_ahead_and_says_when_it_could_not(tmp_path, monkeypatch, capsys):
+    """`stackcheck homework warm --part P`: grading's compile caches made at set-up, by the warm-up
+    grading runs when they are missing (the trial above runs it for real); a failed one says so."""
+    made = []
+    monkeypatch.setattr(cli, "warm_caches", lambda root, parts, *rest: made.append(parts) or tmp_path)
+    assert cli.main(["homework", "warm", "--part", "math"]) == 0 and made == [["math"]]
+    assert capsys.readouterr().out.startswith(f"stackcheck homework warm: {tmp_path}")
+    monkeypatch.setattr(cli, "warm_caches", lambda *args: None)
+    assert cli.main(["homework", "warm", "--part", "math"]) == 1 and "compile cold" in capsys.readouterr().err
