@@ -189,11 +189,17 @@ def suite_root() -> Path:
     return Path(spec.origin).resolve().parent.parent
 
 
+def _require_sandbox(unsafe: bool) -> None:
+    """Refuse, in one line with the fix, to grade where Bubblewrap cannot sandbox, unless ``unsafe``."""
+    bwrap, why = sandbox.bubblewrap()
+    if bwrap is None and not unsafe:
+        raise ValueError(f"no sandbox available: {why}")
+
+
 def prepare_caches(parts: list[str], unsafe: bool) -> int:
     """``stackcheck homework warm``: the compile caches a grading of ``parts`` starts from, made now
     (a set-up step, so that the first grading is as fast as the next)."""
-    if sandbox.bubblewrap()[0] is None and not unsafe:
-        raise ValueError(f"no sandbox available: {sandbox.bubblewrap()[1]}")
+    _require_sandbox(unsafe)
     root = suite_root()
     jail = sandbox.Jail(readable=(root,), hidden=(data_path(*checkpoints.KEY_FILE),))
     start = time.monotonic()
@@ -221,9 +227,7 @@ def grade_all(
         raise ValueError(f"{submissions}: no submission folders (each needs a homework.py)")
     if jobs < 1:
         raise ValueError(f"--jobs {jobs}: give 1 or more")
-    bwrap, why = sandbox.bubblewrap()
-    if bwrap is None and not unsafe:
-        raise ValueError(f"no sandbox available: {why}")
+    _require_sandbox(unsafe)
     root = suite_root()
     feedback = out.parent / f"{out.stem}-feedback"
     feedback.mkdir(parents=True, exist_ok=True)

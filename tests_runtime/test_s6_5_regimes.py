@@ -25,14 +25,15 @@ def regimes_jax(impl, device):
         return jax.numpy.tanh(p @ q)
 
     f = fresh_jit(jax, work)
-    steady = impl.steady_state(lambda: f(a, a), impl.jax_sync, trials=9)  # on a fresh f: warm-up must come first
-    median = timing.Measurement("e2e", "host-sync", steady).median
+    # on a fresh f: warm-up must come first
+    steady = timing.Measurement("e2e", "host-sync", impl.steady_state(lambda: f(a, a), impl.jax_sync, trials=9))
     # the first sample of a steady-state series, on 3 more fresh functions: one sample can meet a
     # busy shared GPU, but a series that times its compile does so every time
-    starts = [steady[0]] + [
+    starts = [steady.samples[0]] + [
         impl.steady_state(lambda g=fresh_jit(jax, work): g(a, a), impl.jax_sync, trials=2)[0] for _ in range(2)
     ]
-    firsts = [impl.timed_call(lambda g=fresh_jit(jax, work): g(a, a), impl.jax_sync) for _ in range(3)]
+    first_calls = [impl.timed_call(lambda g=fresh_jit(jax, work): g(a, a), impl.jax_sync) for _ in range(3)]
+    firsts = timing.Measurement("first", "first-call", first_calls)
     many = 10
     beside = timing.interleaved(
         {  # many requests each waited for, and the same many queued, A B A B: drift hits both, and each
@@ -45,12 +46,9 @@ def regimes_jax(impl, device):
         warmup=1,
     )
     unsynced = [timing.drained_timer(impl.timed_call, lambda: f(a, a), impl.jax_sync, synced=False)() for _ in range(5)]
-    first_noise = (
-        timing.Measurement("first", "first-call", firsts).spread * timing.Measurement("e2e", "host-sync", steady).spread
-    )
-    return (max(m.spread for m in beside.values()), first_noise), {
-        "first call": timing.Measurement("first", "first-call", firsts).median,
-        "repeated end-to-end": median,
+    return (max(m.spread for m in beside.values()), firsts.spread * steady.spread), {
+        "first call": firsts.median,
+        "repeated end-to-end": steady.median,
         "first steady sample": timing.Measurement("start", "host-sync", starts).median,
         "mean over many requests": beside["many"].median,
         "end-to-end beside them": beside["one"].median,

@@ -99,12 +99,12 @@ class NoSandbox(OSError):
     """Grading asked for a sandbox this machine cannot make."""
 
 
-def environment(workdir: Path, environ=os.environ, cache: Path | None = None) -> dict[str, str]:
+def environment(workdir: Path, cache: Path, environ=os.environ) -> dict[str, str]:
     """The allow-listed variables, with TMPDIR in the working copy, compile caches of its own in
-    ``cache`` (default ``workdir/.cache``; a cache shared between submissions would let one leave
-    compiled code for the next) and reproducible hashing."""
+    ``cache`` (where the run sees its ``workdir/.cache``; a cache shared between submissions would let
+    one leave compiled code for the next) and reproducible hashing."""
     env = {k: environ[k] for k in ENV_ALLOWED if k in environ}
-    cache = str(cache or workdir / ".cache")
+    cache = str(cache)
     env.update(TMPDIR=str(workdir), PYTHONDONTWRITEBYTECODE="1", PYTHONHASHSEED="0")
     env.update(XDG_CACHE_HOME=cache, STACKCHECK_CACHE=cache, TRITON_CACHE_DIR=cache + "/triton")
     env.update(TORCHINDUCTOR_CACHE_DIR=cache + "/inductor", JAX_COMPILATION_CACHE_DIR=cache + "/jax")
@@ -216,7 +216,8 @@ def run(command: list[str], workdir: Path, limits: Limits, jail: Jail | None = N
         raise NoSandbox(f"no sandbox available: {why}")
     # the copy's caches seen at one path in every run: compile caches keyed by their path carry over
     (workdir / ".cache").mkdir(exist_ok=True)
-    jail = dataclasses.replace(jail or Jail(), mounted=(*(jail or Jail()).mounted, (workdir / ".cache", CACHE)))
+    jail = jail or Jail()
+    jail = dataclasses.replace(jail, mounted=(*jail.mounted, (workdir / ".cache", CACHE)))
     if exe is None:
         (prefix, network), how = network_isolation(), "none (unsafe)"
     else:
@@ -228,7 +229,7 @@ def run(command: list[str], workdir: Path, limits: Limits, jail: Jail | None = N
         process = subprocess.Popen(
             [sys.executable, "-c", LAUNCH, *launch, *prefix, *command],
             cwd=workdir,
-            env=environment(workdir, cache=seen_at(workdir / ".cache", CACHE)),
+            env=environment(workdir, seen_at(workdir / ".cache", CACHE)),
             stdin=subprocess.DEVNULL,
             stdout=out,
             stderr=err,
