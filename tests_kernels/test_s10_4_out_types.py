@@ -21,6 +21,7 @@ def output_types(declared: list[tuple[str, list[int]]]) -> dict:
     from max.graph import DeviceRef, Graph, TensorType, ops
 
     from stackcheck.impl import reference
+    from stackcheck.toolchains import mojo_build
 
     ref = DeviceRef.from_device(CPU())
     given = TensorType(DType.float32, [2, 3], device=ref)
@@ -30,7 +31,7 @@ def output_types(declared: list[tuple[str, list[int]]]) -> dict:
         with Graph(
             f"declared_{dtype}_{'x'.join(map(str, shape))}",
             input_types=[given],
-            custom_extensions=[reference.mojo_package()],
+            custom_extensions=[mojo_build.stable_package(reference.mojo_package())],
         ) as graph:
             y = ops.custom("study_relu", device=ref, values=[graph.inputs[0].tensor], out_types=[out])[0].tensor
             graph.output(y)

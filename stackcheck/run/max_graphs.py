@@ -25,6 +25,7 @@ import numpy as np
 
 from stackcheck.impl import contract
 from stackcheck.paths import data
+from stackcheck.toolchains import mojo_build
 
 _MODELS: dict = {}
 _ARTIFACTS: dict = {}  # GPU compiles: (kind, impl ...) -> Future of MEF bytes
@@ -116,7 +117,7 @@ def _graph(graph_name: str, impl, mojo: bool, kind: str, outputs_of=None):
     ref = DeviceRef.from_device(device)
     title, parts = _COMBINED[graph_name] if graph_name in _COMBINED else (_GRAPHS[graph_name][0], (graph_name,))
     types = [_GRAPHS[part][1](ref, mojo) for part in parts]
-    extensions = [Path(impl.mojo_package())] if mojo else []  # a str path is as good
+    extensions = [mojo_build.stable_package(impl.mojo_package())] if mojo else []  # a str path is as good
     with Graph(title, input_types=sum(types, []), custom_extensions=extensions) as graph:
         values, outputs, names = [value.tensor for value in graph.inputs], [], []
         for part, taken in zip(parts, types):

@@ -1,0 +1,49 @@
+"""Compile caches that survive a new checkout (issue 36): MAX caches a graph's compile under the paths
+of its custom extensions, so the suite hands MAX a Mojo package, and the course gate its listings'
+folder, at paths named by content or fixed, never by where the checkout or a temporary folder is."""
+
+from pathlib import Path
+
+import pytest
+
+from stackcheck.toolchains import mojo_build
+
+pytestmark = pytest.mark.meta
+
+
+def package(folder: Path, body: str) -> Path:
+    (folder / "study_relu").mkdir(parents=True)
+    (folder / "study_relu" / "__init__.mojo").write_text(body)
+    return folder / "study_relu"
+
+
+def test_a_package_from_any_folder_reaches_max_at_one_path_per_content(tmp_path, monkeypatch):
+    monkeypatch.setenv("STACKCHECK_CACHE", str(tmp_path / "cache"))
+    one = mojo_build.stable_package(package(tmp_path / "clone-a", "fn f(): pass\n"))
+    two = mojo_build.stable_package(package(tmp_path / "elsewhere" / "clone-b", "fn f(): pass\n"))
+    other = mojo_build.stable_package(package(tmp_path / "clone-c", "fn g(): pass\n"))
+    assert one == two and one.name == "study_relu", "the same content from two checkouts: one path"
+    assert other != one, "another content: another path"
+    assert (one / "__init__.mojo").read_text() == "fn f(): pass\n" and (tmp_path / "cache") in one.parents
+    missing = tmp_path / "nowhere"
+    assert mojo_build.stable_package(missing) == missing, "what is not there is MAX's to refuse, as given"
+
+
+def test_the_course_folder_is_the_same_from_run_to_run_and_never_shared(tmp_path, monkeypatch):
+    monkeypatch.setenv("STACKCHECK_CACHE", str(tmp_path / "cache"))
+    pytest.importorskip("sybil", reason="the course gate needs Sybil (pip install sybil)")
+    from stackcheck.course import listings
+
+    first = {}
+    listings._setup(first)
+    (first["__workdir__"] / "left.txt").write_text("from an earlier run")
+    held = {}
+    listings._setup(held)  # a second process while the first runs: a folder of its own
+    assert held["__workdir__"] != first["__workdir__"]
+    listings._teardown(held)
+    listings._teardown(first)
+    again = {}
+    listings._setup(again)
+    assert again["__workdir__"] == first["__workdir__"], "the next run: the same path, so MAX's cache hits"
+    assert not list(again["__workdir__"].iterdir()), "and empty: nothing of the last run is read"
+    listings._teardown(again)
