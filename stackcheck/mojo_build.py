@@ -16,7 +16,7 @@ def course_programs(folder: Path) -> dict[str, Path]:
 
     found = {}
     for listing in listings.listings_of(listings.sybil().parse(listings.shipped())):
-        if listing.language == "mojo" and listing.file and not listing.file.endswith("__init__.mojo"):
+        if listings.standalone(listing):
             src = folder / Path(listing.file).name
             src.write_text(listing.source, encoding="utf-8")
             found[listing_program_name(listing.section)] = src

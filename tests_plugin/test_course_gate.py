@@ -222,6 +222,46 @@ def test_a_later_listing_runs_its_chapter_first_when_selected_alone(pytester):
     result.stdout.fnmatch_lines(["*AssertionError: wrong*", "*FAILED course.md::§1.2-numpy:L15*"])
 
 
+def test_each_listing_runs_once_in_the_documents_order(pytester):
+    """The MAX tests go last in a run; a MAX listing still runs where the document puts it, and once."""
+    pytest.importorskip("max", reason="a listing of stack max runs where MAX is installed")
+    pytester.makefile(
+        ".md",
+        course="""```python {section=3.1 stack=max device=cpu}
+assert "ran" not in globals(), "§3.1 ran twice"
+ran = ["§3.1"]
+```
+
+```python {section=3.2 stack=numpy device=cpu}
+ran.append("§3.2")
+```
+""",
+    )
+    result = pytester.runpytest_inprocess("--course", "course.md", "-p", "no:cacheprovider", "-v")
+    result.assert_outcomes(passed=2)
+    result.stdout.fnmatch_lines(["*§3.1-max*PASSED*", "*§3.2-numpy*PASSED*"])
+
+
+def test_a_mojo_program_builds_without_its_chapters_python(pytester):
+    """§10.5's program is built on its own: a failing Python listing before it is not its concern."""
+    if tools.mojo_executable() is None:
+        pytest.skip("no mojo command to build the listing with")
+    pytester.makefile(
+        ".md",
+        course="""```python {section=4.1 stack=numpy device=cpu}
+raise RuntimeError("not this one's concern")
+```
+
+```mojo {section=4.2 stack=mojo device=cpu file=program.mojo}
+def main():
+    print("built")
+```
+""",
+    )
+    result = pytester.runpytest_inprocess("--course", "course.md", "-p", "no:cacheprovider", "-k", "4.2")
+    result.assert_outcomes(passed=1)
+
+
 @pytest.mark.parametrize(
     "info, said",
     [

@@ -6,13 +6,14 @@ A fence's info names the listing: ```` ```python {section=8.2 stack=torch device
 ``__file__``, Mojo builds it) and ``on_cuda="OLD -> NEW"``, the edit the course tells a GPU reader
 to make. Python listings share one namespace per document and run in order; a listing whose
 chapter's earlier listings have not run in this process (another xdist worker ran them, or ``-m``
-deselected them) runs them first. Known errata live in the document's ``<!-- stackcheck ... -->``
+deselected them) runs them first; a standalone Mojo program needs none. Known errata live in the document's ``<!-- stackcheck ... -->``
 TOML block and become strict expected failures. Nothing here imports the plugin.
 """
 
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import io
 import re
 import shlex
@@ -201,13 +202,37 @@ def sybil() -> Sybil:
 
 
 def _setup(namespace: dict) -> None:
-    namespace["__workdir__"] = Path(tempfile.mkdtemp(prefix="stackcheck-course-"))
+    namespace["__workdir__"], namespace["__lock__"] = _workdir()
     namespace["__ran__"] = {}
     namespace["__notes__"] = {}  # listing id -> how it ran, when not as written (the report says so)
 
 
 def _teardown(namespace: dict) -> None:
     shutil.rmtree(namespace.get("__workdir__", ""), ignore_errors=True)
+    if namespace.get("__lock__") is not None:
+        namespace["__lock__"].close()
+
+
+def _workdir():
+    """(an empty folder for a document's files, the lock that holds it). MAX caches a compile under
+    the paths of its custom extensions, and §10.4's listing names its own folder (``Path(__file__).parent
+    / "kernels"``): in a fresh temporary folder each run its custom op compiled cold every time (59 s
+    on 2 cores). So the folder is one of a few fixed ones under the user's cache, the first no other
+    process holds; a temporary one only when all are taken."""
+    root = data.cache_dir() / "course"
+    root.mkdir(parents=True, exist_ok=True)
+    for slot in range(8):
+        lock = open(root / f"run-{slot}.lock", "w")
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            lock.close()
+            continue
+        folder = root / f"run-{slot}"
+        shutil.rmtree(folder, ignore_errors=True)
+        folder.mkdir()
+        return folder, lock
+    return Path(tempfile.mkdtemp(prefix="stackcheck-course-")), None
 
 
 # ---- evaluation ---------------------------------------------------------------------------------
@@ -222,7 +247,7 @@ def evaluate(example) -> None:
     __tracebackhide__ = True
     listing: Listing = example.parsed
     ns = example.namespace
-    for earlier in listings_of(example.document):
+    for earlier in listings_of(example.document) if not standalone(listing) else ():
         if earlier == listing:
             break
         if earlier.chapter == listing.chapter and earlier.id not in ns["__ran__"]:
@@ -234,6 +259,12 @@ def evaluate(example) -> None:
                         f"listing §{listing.section} needs §{earlier.section} ({earlier.stack}), which failed: {error}"
                     ) from None
     run(listing, ns, example.path)
+
+
+def standalone(listing: Listing) -> bool:
+    """A Mojo program (§10.5's) is built on its own: it needs nothing the chapter's earlier listings
+    make (a Mojo package folder, ``kernels/__init__.mojo``, is what a later Python listing needs)."""
+    return listing.language == "mojo" and listing.file is not None and not listing.file.endswith("__init__.mojo")
 
 
 def run(listing: Listing, ns: dict, path: str) -> None:

@@ -78,10 +78,16 @@ def pytest_itemcollected(item: pytest.Item) -> None:
 @pytest.hookimpl(trylast=True)
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """The listings run first: they build Mojo packages and compile MAX graphs, the longest items of
-    a run, and started last they leave the other xdist workers idle while one finishes them."""
-    listings = [item for item in items if listing_of(item) is not None]
+    a run, and started last they leave the other xdist workers idle while one finishes them. They run
+    in the document's order, as the reader runs them: out of it (the MAX tests last), a listing ran its
+    chapter's earlier ones first, and they ran again as their own tests (§10.4's compile twice)."""
+    listings = sorted((item for item in items if listing_of(item) is not None), key=_document_order)
     if listings:
         items[:] = listings + [item for item in items if listing_of(item) is None]
+
+
+def _document_order(item: pytest.Item) -> tuple[str, int]:
+    return str(item.path), listing_of(item).line
 
 
 def mark_listings(items: list[pytest.Item]) -> None:
