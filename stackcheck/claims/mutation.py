@@ -90,6 +90,7 @@ def serve() -> None:
             importlib.import_module(module)
         except Exception:  # a stack that is not installed: its runs import nothing of it either
             pass
+    _probe_once()
     reply = sys.stdout
     sys.stdout = sys.stderr  # nothing but replies on the reply channel
     reply.write(json.dumps({"ready": True}) + "\n")
@@ -100,6 +101,18 @@ def serve() -> None:
         code = _run_forked(request["args"], request["cwd"], request["out"], request["timeout"])
         reply.write(json.dumps({"rc": code, "seconds": round(time.monotonic() - started, 2)}) + "\n")
         reply.flush()
+
+
+def _probe_once() -> None:
+    """What every forked run would find out again: Inductor's first CPU compile in a process probes
+    which vector ISAs the C++ compiler builds and loads (six Python subprocesses, 1.4 s on 2 cores),
+    remembered for the process. Asked here, before forking, each run inherits the answer (a child's
+    first torch.compile 2.2 s -> 1.0 s). It starts no thread, so forking stays safe."""
+    try:
+        from torch._inductor import cpu_vec_isa
+    except Exception:  # torch is not installed: nothing to probe
+        return
+    cpu_vec_isa.valid_vec_isa_list()
 
 
 class _NoGcAtExit:
