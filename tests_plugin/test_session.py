@@ -62,13 +62,17 @@ def test_hypothesis_profile_follows_ci(pytester, monkeypatch, ci, profile):
 
 
 def test_xdist_workers_report_claims_to_the_controller(pytester, suite_file, tmp_path):
-    """... and are handed tests one at a time (loadgroup, hooks.balance_workers), not in xdist's runs."""
+    """... and are handed tests one at a time (loadgroup, hooks.balance_workers), not in xdist's runs; the
+    workers name each test's xdist_group, so a group stays on one worker in every -n run."""
     pytest.importorskip("xdist")
     path = tmp_path / "report.json"
     pytester.makepyfile(
         dist_probe="def pytest_configure(config):\n"
         "    if not hasattr(config, 'workerinput'):\n"
         f"        open({str(tmp_path / 'dist.txt')!r}, 'w').write(config.option.dist)\n"
+        "def pytest_collection_finish(session):\n"
+        "    if hasattr(session.config, 'workerinput'):\n"
+        f"        open({str(tmp_path / 'worker.txt')!r}, 'w').write(str(session.config.getvalue('loadgroup')))\n"
     )
     result = pytester.runpytest_subprocess(
         suite_file("tests_math/test_s2_2_hand.py"),
@@ -84,6 +88,7 @@ def test_xdist_workers_report_claims_to_the_controller(pytester, suite_file, tmp
     )
     result.assert_outcomes(passed=2)
     assert (tmp_path / "dist.txt").read_text() == "loadgroup"
+    assert (tmp_path / "worker.txt").read_text() == "True", "a worker that does not group ignores xdist_group"
     report = json.loads(path.read_text())
     hand = next(c for c in report["claims"] if c["id"] == "S2.2-hand")
     assert hand["status"] == "verified" and len(hand["tests"]) == 2

@@ -22,8 +22,6 @@ def pytest_configure(config: pytest.Config) -> None:
     # a chapter's listings share one namespace, and a listing runs the chapter's earlier ones where
     # they have not run: xdist's loadgroup (hooks.balance_workers) keeps each chapter on one worker
     # (its xdist_group mark, pytest_itemcollected), so §10.3's and §10.4's MAX compiles run once
-    if hasattr(config, "workerinput"):  # a worker reads the mode from its own command line, not ours
-        config.option.loadgroup = True
     if _sybil_missing():
         raise pytest.UsageError(f"--course needs Sybil: {_sybil_missing()}")
     from stackcheck.course import listings

@@ -95,9 +95,13 @@ def balance_workers(config: pytest.Config) -> None:
     together at the end of tests_meta: in plain ``pytest -n auto`` on an H200 one worker got the last
     25 of them at once and ran them alone for 570 s after the other three had finished (2026-12-02).
     loadgroup hands out a test at a time, two ahead, and keeps an xdist_group (a course chapter's
-    listings, plugin.course) on one worker."""
+    listings, plugin.course; the HTML self-tests) on one worker. A worker reads the mode from its own
+    command line, not ours, and only under loadgroup names each test's group for the controller: so it
+    is told here, or the groups were kept only where ``--course`` told it."""
     if getattr(config.option, "dist", "no") == "load":
         config.option.dist = "loadgroup"
+    if hasattr(config, "workerinput"):
+        config.option.loadgroup = True
 
 
 def _check_required(config: pytest.Config) -> None:
