@@ -1,3 +1,4 @@
+import json
 from importlib.metadata import entry_points
 from pathlib import Path
 
@@ -29,6 +30,24 @@ def native_modules_imported_once():
         import max.graph  # noqa: F401
     if importlib.util.find_spec("triton") is not None:
         import triton  # noqa: F401
+
+
+# Recorded reports the HTML self-tests draw (test_html_report.py, test_html_browser.py)
+RECORDED = {
+    "cpu": ROOT / "baselines" / "cpu.json",
+    "h200": ROOT / "baselines" / "h200.json",
+    "homework": ROOT / "fixtures" / "homework-report.json",
+}
+HTML_PAGES = pytest.mark.xdist_group("html-pages")  # both modules on one worker: the pages drawn once
+
+
+@pytest.fixture(scope="session")
+def recorded_pages() -> dict[str, str]:
+    """Each recorded report's HTML page, drawn once per process: a page's plots take seconds, and each
+    module drew all three again, on each xdist worker it reached (four times a run, 105 worker-seconds)."""
+    from stackcheck.report import html
+
+    return {name: html.page(json.loads(path.read_text(encoding="utf-8"))) for name, path in RECORDED.items()}
 
 
 @pytest.fixture

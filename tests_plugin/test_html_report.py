@@ -10,15 +10,11 @@ import pytest
 
 from stackcheck import cli
 from stackcheck.report import html, merge, plots
+from tests_plugin.conftest import HTML_PAGES, RECORDED
 
-pytestmark = pytest.mark.meta
+pytestmark = [pytest.mark.meta, HTML_PAGES]
 
 ROOT = Path(__file__).resolve().parent.parent
-RECORDED = {
-    "cpu": ROOT / "baselines" / "cpu.json",
-    "h200": ROOT / "baselines" / "h200.json",
-    "homework": ROOT / "fixtures" / "homework-report.json",
-}
 LIMIT_BYTES = 2 * 1024 * 1024
 
 
@@ -41,9 +37,9 @@ def load(name: str) -> dict:
     return json.loads(RECORDED[name].read_text(encoding="utf-8"))
 
 
-@pytest.fixture(scope="module")
-def pages() -> dict[str, str]:
-    return {name: html.page(load(name)) for name in RECORDED}
+@pytest.fixture
+def pages(recorded_pages) -> dict[str, str]:
+    return recorded_pages
 
 
 def need_matplotlib():
