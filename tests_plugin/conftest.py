@@ -1,3 +1,4 @@
+import functools
 import json
 from importlib.metadata import entry_points
 from pathlib import Path
@@ -32,22 +33,14 @@ def native_modules_imported_once():
         import triton  # noqa: F401
 
 
-# Recorded reports the HTML self-tests draw (test_html_report.py, test_html_browser.py)
-RECORDED = {
-    "cpu": ROOT / "baselines" / "cpu.json",
-    "h200": ROOT / "baselines" / "h200.json",
-    "homework": ROOT / "fixtures" / "homework-report.json",
-}
-HTML_PAGES = pytest.mark.xdist_group("html-pages")  # both modules on one worker: the pages drawn once
-
-
 @pytest.fixture(scope="session")
-def recorded_pages() -> dict[str, str]:
-    """Each recorded report's HTML page, drawn once per process: a page's plots take seconds, and each
-    module drew all three again, on each xdist worker it reached (four times a run, 105 worker-seconds)."""
+def draw_page():
+    """``draw_page(path)``: the HTML page of the recorded report at ``path``, drawn once per process. A
+    page's plots take seconds, and the two HTML modules (one xdist group, so one worker) drew the
+    three recorded pages again each, on each worker they reached: four times a run, 105 worker-seconds."""
     from stackcheck.report import html
 
-    return {name: html.page(json.loads(path.read_text(encoding="utf-8"))) for name, path in RECORDED.items()}
+    return functools.cache(lambda path: html.page(json.loads(Path(path).read_text(encoding="utf-8"))))
 
 
 @pytest.fixture

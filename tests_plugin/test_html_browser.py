@@ -14,9 +14,8 @@ import pytest
 
 from stackcheck.report import merge
 from stackcheck.stacks.available import Missing
-from tests_plugin.conftest import HTML_PAGES
 
-pytestmark = [pytest.mark.meta, HTML_PAGES]
+pytestmark = [pytest.mark.meta, pytest.mark.xdist_group("html-pages")]  # with test_html_report: pages drawn once
 
 ROOT = Path(__file__).resolve().parent.parent
 ARTIFACTS = ROOT / "test-artifacts" / "html"
@@ -55,13 +54,13 @@ def browser():
 
 
 @pytest.fixture(scope="module")
-def pages(tmp_path_factory, recorded_pages) -> dict[str, tuple[Path, dict | None]]:
+def pages(tmp_path_factory, draw_page) -> dict[str, tuple[Path, dict | None]]:
     folder = tmp_path_factory.mktemp("pages")
     found = {}
     for name, path in REPORTS.items():
         report = json.loads((ROOT / path).read_text(encoding="utf-8"))
         target = folder / f"{name}.html"
-        target.write_text(recorded_pages[name], encoding="utf-8")
+        target.write_text(draw_page(ROOT / path), encoding="utf-8")
         found[name] = (target, report)
     found["matrix"] = (
         merge.write([str(ROOT / REPORTS["cpu"]), str(ROOT / REPORTS["h200"])], str(folder / "matrix.html"))[2],

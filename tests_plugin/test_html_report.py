@@ -10,11 +10,15 @@ import pytest
 
 from stackcheck import cli
 from stackcheck.report import html, merge, plots
-from tests_plugin.conftest import HTML_PAGES, RECORDED
 
-pytestmark = [pytest.mark.meta, HTML_PAGES]
+pytestmark = [pytest.mark.meta, pytest.mark.xdist_group("html-pages")]  # with test_html_browser: pages drawn once
 
 ROOT = Path(__file__).resolve().parent.parent
+RECORDED = {
+    "cpu": ROOT / "baselines" / "cpu.json",
+    "h200": ROOT / "baselines" / "h200.json",
+    "homework": ROOT / "fixtures" / "homework-report.json",
+}
 LIMIT_BYTES = 2 * 1024 * 1024
 
 
@@ -38,8 +42,8 @@ def load(name: str) -> dict:
 
 
 @pytest.fixture
-def pages(recorded_pages) -> dict[str, str]:
-    return recorded_pages
+def pages(draw_page) -> dict[str, str]:
+    return {name: draw_page(path) for name, path in RECORDED.items()}
 
 
 def need_matplotlib():
