@@ -29,6 +29,21 @@ def test_a_package_from_any_folder_reaches_max_at_one_path_per_content(tmp_path,
     assert mojo_build.stable_package(missing) == missing, "what is not there is MAX's to refuse, as given"
 
 
+def test_a_cache_that_cannot_be_written_costs_speed_not_the_run(tmp_path, monkeypatch):
+    blocked = tmp_path / "a-file-not-a-folder"
+    blocked.write_text("")
+    monkeypatch.setenv("STACKCHECK_CACHE", str(blocked))
+    given = package(tmp_path / "clone", "fn f(): pass\n")
+    assert mojo_build.stable_package(given) == given
+    pytest.importorskip("sybil", reason="the course gate needs Sybil (pip install sybil)")
+    from stackcheck.course import listings
+
+    namespace = {}
+    listings._setup(namespace)
+    assert namespace["__workdir__"].is_dir() and blocked not in namespace["__workdir__"].parents
+    listings._teardown(namespace)
+
+
 def test_the_course_folder_is_the_same_from_run_to_run_and_never_shared(tmp_path, monkeypatch):
     monkeypatch.setenv("STACKCHECK_CACHE", str(tmp_path / "cache"))
     pytest.importorskip("sybil", reason="the course gate needs Sybil (pip install sybil)")

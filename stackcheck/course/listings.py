@@ -218,11 +218,14 @@ def _workdir():
     the paths of its custom extensions, and §10.4's listing names its own folder (``Path(__file__).parent
     / "kernels"``): in a fresh temporary folder each run its custom op compiled cold every time (59 s
     on 2 cores). So the folder is one of a few fixed ones under the user's cache, the first no other
-    process holds; a temporary one only when all are taken."""
+    process holds; a temporary one when all are taken, or the cache cannot be written."""
     root = data.cache_dir() / "course"
-    root.mkdir(parents=True, exist_ok=True)
     for slot in range(8):
-        lock = open(root / f"run-{slot}.lock", "w")
+        try:
+            root.mkdir(parents=True, exist_ok=True)
+            lock = open(root / f"run-{slot}.lock", "w")
+        except OSError:
+            break
         try:
             fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError:

@@ -103,7 +103,8 @@ def stable_package(package: Path) -> Path:
     by its content. MAX caches a graph's compile under the paths of its custom extensions, so the same
     package from a new checkout, a grader's copy or a temporary folder compiled again (a fresh clone
     ran the MAX tests in 222 s against 52 s); at one path per content it compiles once per machine.
-    Anything that is not a file or a folder is handed back as it is, for MAX to say what is wrong."""
+    Anything that is not a file or a folder is handed back as it is, for MAX to say what is wrong, and
+    so is the package where the cache cannot be written."""
     package = Path(package)
     if package.is_dir():
         files = sorted(f for f in package.rglob("*") if f.is_file() and "__pycache__" not in f.parts)
@@ -119,9 +120,12 @@ def stable_package(package: Path) -> Path:
         return folder / package.name
     staging = folder.with_name(folder.name + f".tmp{os.getpid()}")
     shutil.rmtree(staging, ignore_errors=True)
-    staging.mkdir(parents=True)
-    copy = shutil.copytree if package.is_dir() else shutil.copy2
-    copy(package, staging / package.name)
+    try:
+        staging.mkdir(parents=True)
+        (shutil.copytree if package.is_dir() else shutil.copy2)(package, staging / package.name)
+    except OSError:
+        shutil.rmtree(staging, ignore_errors=True)
+        return package
     try:
         staging.rename(folder)
     except OSError:  # another process made it first: the same content
