@@ -24,6 +24,10 @@ def test_a_package_from_any_folder_reaches_max_at_one_path_per_content(tmp_path,
     other = mojo_build.stable_package(package(tmp_path / "clone-c", "fn g(): pass\n"))
     assert one == two and one.name == "study_relu", "the same content from two checkouts: one path"
     assert other != one, "another content: another path"
+    (tmp_path / "named" / "kernels").mkdir(parents=True)
+    (tmp_path / "named" / "kernels" / "__init__.mojo").write_text("fn f(): pass\n")
+    renamed = mojo_build.stable_package(tmp_path / "named" / "kernels")
+    assert renamed.name == "kernels" and (renamed / "__init__.mojo").exists(), "the same files under another name"
     assert (one / "__init__.mojo").read_text() == "fn f(): pass\n" and (tmp_path / "cache") in one.parents
     missing = tmp_path / "nowhere"
     assert mojo_build.stable_package(missing) == missing, "what is not there is MAX's to refuse, as given"

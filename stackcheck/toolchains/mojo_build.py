@@ -115,7 +115,7 @@ def stable_package(package: Path) -> Path:
     digest = hashlib.sha256()
     for f in files:
         digest.update(f"{f.relative_to(package) if f != package else f.name}\0".encode() + f.read_bytes() + b"\0")
-    folder = cache_root() / "packages" / digest.hexdigest()[:16]
+    folder = cache_root() / "packages" / f"{package.name}-{digest.hexdigest()[:16]}"
     if (folder / package.name).exists():
         return folder / package.name
     staging = folder.with_name(folder.name + f".tmp{os.getpid()}")
