@@ -220,21 +220,21 @@ def _workdir():
     on 2 cores). So the folder is one of a few fixed ones under the user's cache, the first no other
     process holds; a temporary one when all are taken, or the cache cannot be written."""
     root = data.cache_dir() / "course"
-    for slot in range(8):
-        try:
-            root.mkdir(parents=True, exist_ok=True)
+    try:
+        root.mkdir(parents=True, exist_ok=True)
+        for slot in range(8):
             lock = open(root / f"run-{slot}.lock", "w")
-        except OSError:
-            break
-        try:
-            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError:
-            lock.close()
-            continue
-        folder = root / f"run-{slot}"
-        shutil.rmtree(folder, ignore_errors=True)
-        folder.mkdir()
-        return folder, lock
+            try:
+                fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except OSError:  # another process holds this one
+                lock.close()
+                continue
+            folder = root / f"run-{slot}"
+            shutil.rmtree(folder, ignore_errors=True)
+            folder.mkdir()
+            return folder, lock
+    except OSError:  # the cache cannot be written
+        pass
     return Path(tempfile.mkdtemp(prefix="stackcheck-course-")), None
 
 

@@ -91,11 +91,17 @@ def build(src: Path, *, emit: str, sizes: dict[str, int] | None = None, target: 
     if done.returncode != 0:
         shutil.rmtree(staging, ignore_errors=True)
         raise RuntimeError(f"{' '.join(args)} failed:\n{done.stdout}\n{done.stderr}")
+    _publish(staging, folder)
+    return product
+
+
+def _publish(staging: Path, folder: Path) -> None:
+    """Move a finished ``staging`` folder to ``folder`` in one step; where another process got there
+    first, its copy (of the same key) stays and ours goes."""
     try:
         staging.rename(folder)
-    except OSError:  # another process finished first: use its product
+    except OSError:
         shutil.rmtree(staging, ignore_errors=True)
-    return product
 
 
 def stable_package(package: Path) -> Path:
@@ -126,10 +132,7 @@ def stable_package(package: Path) -> Path:
     except OSError:
         shutil.rmtree(staging, ignore_errors=True)
         return package
-    try:
-        staging.rename(folder)
-    except OSError:  # another process made it first: the same content
-        shutil.rmtree(staging, ignore_errors=True)
+    _publish(staging, folder)
     return folder / package.name
 
 
