@@ -5,16 +5,22 @@ from pathlib import Path
 
 import pytest
 
-from stackcheck.claims.mutation import assert_caught, mutant_args, table
+from stackcheck.claims.mutation import assert_caught, batches, table
 
 HERE = Path(__file__).resolve().parent
 MUTANTS = table(HERE / "mutants.toml")
+# A batch's runs share one forked process (tests_meta/conftest.py), so a batch goes to one xdist worker.
+BATCHED = [
+    pytest.param(m, batch, id=m.id, marks=pytest.mark.xdist_group(f"mutants-{i}"))
+    for i, batch in enumerate(batches(MUTANTS))
+    for m in batch
+]
 
 
 @pytest.mark.meta
-@pytest.mark.parametrize("mutant", MUTANTS, ids=[m.id for m in MUTANTS])
-def test_mutant_is_caught(mutant_runner, tmp_path, mutant):
-    assert_caught(mutant_runner.run(mutant_args(HERE.parent, mutant), tmp_path), mutant)
+@pytest.mark.parametrize(("mutant", "batch"), BATCHED)
+def test_mutant_is_caught(mutant_run, mutant, batch):
+    assert_caught(mutant_run(mutant, batch), mutant)
 
 
 @pytest.mark.meta

@@ -2,8 +2,11 @@
 
 Each mutant run is a whole pytest session with ``--impl tests_meta.mutants.NAME``. A fresh
 interpreter per run spends seconds importing torch, JAX, Triton and MAX again; instead a server
-process imports them once, and forks a child for each run. The child runs ``pytest.main`` and
-exits, so no mutant leaks into the next run, and a run that hangs is killed at its time limit.
+process imports them once, and forks a child for each batch of runs. The child runs ``pytest.main``
+once per run, putting back the modules, paths and environment each run found, and exits, so no
+batch leaks into the next; a run that hangs is killed at its time limit, and the runs after it
+in its batch go on in a new child. A batch holds runs of different claims (``batches``): what one
+run leaves in the process (Dynamo's and Inductor's warm state) cannot pass another's claim.
 
     python -m stackcheck.claims.mutation      # the server: JSON requests on stdin, JSON replies on stdout
 """
@@ -81,6 +84,20 @@ def table(path: Path) -> list[Mutant]:
         return [Mutant(**row) for row in tomllib.load(f)["mutant"]]
 
 
+def batches(mutants: list[Mutant], size: int = 5) -> list[list[Mutant]]:
+    """The mutants in batches of at most ``size`` that share no claim, in table order: a batch's
+    runs share a forked process (``Runner.run_batch``), and what one run leaves there cannot pass
+    another run's claim."""
+    found: list[list[Mutant]] = []
+    for mutant in mutants:
+        open_ = (b for b in found if len(b) < size and all(m.claim != mutant.claim for m in b))
+        batch = next(open_, None)
+        if batch is None:
+            found.append(batch := [])
+        batch.append(mutant)
+    return found
+
+
 # ---- the server ---------------------------------------------------------------------------
 
 
@@ -97,9 +114,7 @@ def serve() -> None:
     reply.flush()
     for line in sys.stdin:
         request = json.loads(line)
-        started = time.monotonic()
-        code = _run_forked(request["args"], request["cwd"], request["out"], request["timeout"])
-        reply.write(json.dumps({"rc": code, "seconds": round(time.monotonic() - started, 2)}) + "\n")
+        reply.write(json.dumps({"runs": _run_batch(request["runs"], request["timeout"])}) + "\n")
         reply.flush()
 
 
@@ -127,41 +142,118 @@ class _NoGcAtExit:
         config.stash[gc_collect_iterations_key] = 0
 
 
-def _run_forked(args: list[str], cwd: str, out: str, timeout: float) -> int | str:
+def _run_batch(runs: list[dict], timeout: float) -> list[dict]:
+    """Each run's {"rc", "seconds"}: the runs in one forked child, one after another; a run past
+    ``timeout`` seconds is killed with its child ("timeout"), and the rest go on in a new child."""
+    replies: list[dict] = []
+    while len(replies) < len(runs):
+        replies += _fork_runs(runs[len(replies) :], timeout)
+    return replies
+
+
+def _fork_runs(runs: list[dict], timeout: float) -> list[dict]:
+    """The replies of the runs the child finished, then the one that hung or died (at least one)."""
     sys.stderr.flush()
     pid = os.fork()
-    if pid == 0:  # the child: one pytest session, then exit without running the parent's cleanups
-        code = 3
+    if pid == 0:  # the child: the sessions, then exit without running the parent's cleanups
         try:
             os.setsid()
-            os.chdir(cwd)
-            fd = os.open(out, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
             null = os.open(os.devnull, os.O_RDONLY)
             os.dup2(null, 0)
-            os.dup2(fd, 1)
-            os.dup2(fd, 2)
-            sys.stdout = sys.__stdout__ = os.fdopen(1, "w", buffering=1)
-            sys.stderr = sys.__stderr__ = os.fdopen(2, "w", buffering=1)
-            code = int(pytest.main(args, plugins=[_NoGcAtExit()]))
-        except BaseException as error:  # noqa: BLE001 - the child must always exit
-            print(f"stackcheck.claims.mutation: the run raised {type(error).__name__}: {error}", file=sys.stderr)
+            sys.stdout = sys.__stdout__ = os.fdopen(1, "w", buffering=1, closefd=False)
+            sys.stderr = sys.__stderr__ = os.fdopen(2, "w", buffering=1, closefd=False)
+            for run in runs:
+                _one_session(run)
         finally:
-            for stream in (sys.stdout, sys.stderr):
-                try:
-                    stream.flush()
-                except Exception:
-                    pass
-            os._exit(code)
-    deadline = time.monotonic() + timeout
+            os._exit(0)
+    done: list[dict] = []
+    started = time.monotonic()  # of the run in progress
     while True:
-        done, status = os.waitpid(pid, os.WNOHANG)
-        if done:
-            return os.waitstatus_to_exitcode(status)
-        if time.monotonic() > deadline:
+        finished, status = os.waitpid(pid, os.WNOHANG)
+        more = _collect(runs[len(done) :])
+        if more:
+            done += more
+            started = time.monotonic()
+        if finished:
+            if len(done) < len(runs):  # the child died in a run: that run's exit code is the child's
+                code = os.waitstatus_to_exitcode(status)
+                done.append({"rc": code or 3, "seconds": round(time.monotonic() - started, 2)})
+            return done
+        if time.monotonic() - started > timeout:
             os.killpg(pid, signal.SIGKILL)
             os.waitpid(pid, 0)
-            return "timeout"
+            done += _collect(runs[len(done) :])
+            if len(done) < len(runs):
+                done.append({"rc": "timeout", "seconds": round(time.monotonic() - started, 2)})
+            return done
         time.sleep(0.02)
+
+
+def _library_folders(paths: list[str], home: str) -> tuple[str, ...]:
+    """Where libraries are imported from: the import path's folders but the checkout (``home``, the
+    server's folder), and the stackcheck package."""
+    home = os.path.realpath(home)
+    folders = {os.path.realpath(p) for p in paths if p and os.path.realpath(p) != home}
+    return (*sorted(folders), str(Path(__file__).resolve().parents[1]))
+
+
+def _from(module, folders: tuple[str, ...]) -> bool:
+    file = getattr(module, "__file__", None)
+    if not file:  # built in, or a namespace package: nothing to import again
+        return True
+    file = os.path.realpath(file)
+    return any(file.startswith(folder.rstrip(os.sep) + os.sep) for folder in folders)
+
+
+def _collect(runs: list[dict]) -> list[dict]:
+    """The replies the child has written, in order, for the leading ``runs`` it finished."""
+    replies = []
+    for run in runs:
+        written = Path(run["out"] + ".rc")
+        if not written.exists():
+            break
+        replies.append(json.loads(written.read_text()))
+    return replies
+
+
+def _one_session(run: dict) -> None:
+    """One pytest session in the forked child, its output in ``run["out"]``, its reply beside it; the
+    modules it imported from outside the libraries (tests, conftests, the implementation), the paths
+    and the environment it changed are put back after it. A library's modules it imported stay: one
+    imported twice registers its parts twice (Dynamo: "duplicate name: dynamo_minifier_backend")."""
+    started = time.monotonic()
+    home, modules, paths, environ = os.getcwd(), dict(sys.modules), list(sys.path), dict(os.environ)
+    code = 3
+    try:
+        os.chdir(run["cwd"])
+        fd = os.open(run["out"], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+        for stream in (sys.stdout, sys.stderr):
+            stream.flush()
+        os.dup2(fd, 1)
+        os.dup2(fd, 2)
+        os.close(fd)
+        code = int(pytest.main(run["args"], plugins=[_NoGcAtExit()]))
+    except BaseException as error:  # noqa: BLE001 - the next run must still happen
+        print(f"stackcheck.claims.mutation: the run raised {type(error).__name__}: {error}", file=sys.stderr)
+    finally:
+        for stream in (sys.stdout, sys.stderr):
+            try:
+                stream.flush()
+            except Exception:
+                pass
+        libraries = _library_folders(paths, home)
+        for name in set(sys.modules) - set(modules):
+            if not _from(sys.modules[name], libraries):
+                del sys.modules[name]
+        sys.modules.update(modules)
+        sys.path[:] = paths
+        os.environ.clear()
+        os.environ.update(environ)
+        os.chdir(home)
+    reply = json.dumps({"rc": code, "seconds": round(time.monotonic() - started, 2)})
+    staged = Path(run["out"] + ".rc.part")
+    staged.write_text(reply)
+    staged.rename(run["out"] + ".rc")  # whole or absent: the parent reads it while the child runs
 
 
 # ---- the client ---------------------------------------------------------------------------
@@ -199,21 +291,29 @@ class Runner:
 
     def run(self, args: list[str], cwd: Path, timeout: float | None = None) -> pytest.RunResult:
         """One run; ``timeout`` (seconds) in place of the runner's own for a run known to be long."""
+        return self.run_batch([(args, cwd)], timeout)[0]
+
+    def run_batch(self, runs: list[tuple[list[str], Path]], timeout: float | None = None) -> list[pytest.RunResult]:
+        """Runs (args, cwd) one after another in one forked child, each within ``timeout`` seconds;
+        a result each, its output read from ``cwd / "pytest-output.txt"``."""
         self.start()
-        out = cwd / "pytest-output.txt"
         timeout = timeout or self.timeout
-        request = {"args": [str(a) for a in args], "cwd": str(cwd), "out": str(out), "timeout": timeout}
+        outs = [cwd / "pytest-output.txt" for _, cwd in runs]
+        for out in outs:
+            out.with_name(out.name + ".rc").unlink(missing_ok=True)
+        request = {
+            "runs": [
+                {"args": [str(a) for a in args], "cwd": str(cwd), "out": str(out)}
+                for (args, cwd), out in zip(runs, outs)
+            ],
+            "timeout": timeout,
+        }
         self.process.stdin.write(json.dumps(request) + "\n")
         self.process.stdin.flush()
         answer = self.process.stdout.readline()
         if not answer:
             raise RuntimeError(f"the mutant server died (exit code {self.process.wait()})")
-        reply = json.loads(answer)
-        lines = out.read_text(errors="replace").splitlines() if out.exists() else []
-        if reply["rc"] == "timeout":
-            lines.append(f"stackcheck.claims.mutation: the run passed its time limit of {timeout:.0f} s; killed")
-            reply["rc"] = -9
-        return pytest.RunResult(reply["rc"], lines, [], reply["seconds"])
+        return [_result(reply, out, timeout) for reply, out in zip(json.loads(answer)["runs"], outs)]
 
     def close(self) -> None:
         if self.process is not None and self.process.poll() is None:
@@ -222,6 +322,14 @@ class Runner:
                 self.process.wait(timeout=30)
             except subprocess.TimeoutExpired:
                 self.process.kill()
+
+
+def _result(reply: dict, out: Path, timeout: float) -> pytest.RunResult:
+    lines = out.read_text(errors="replace").splitlines() if out.exists() else []
+    if reply["rc"] == "timeout":
+        lines.append(f"stackcheck.claims.mutation: the run passed its time limit of {timeout:.0f} s; killed")
+        reply["rc"] = -9
+    return pytest.RunResult(reply["rc"], lines, [], reply["seconds"])
 
 
 def mutant_args(root: Path, mutant: Mutant) -> list[str]:

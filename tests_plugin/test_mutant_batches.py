@@ -1,0 +1,80 @@
+"""The mutant server runs a batch of pytest sessions in one forked process (issue 36, item 3): each
+session finds the modules, paths and environment the batch started with (a library's modules
+stay imported), a session that hangs is
+killed at its limit and the rest of the batch still runs, and a batch never holds two runs of one claim."""
+
+import os
+from pathlib import Path
+
+import pytest
+
+from stackcheck.claims.mutation import Runner, batches, table
+
+pytestmark = pytest.mark.meta
+
+ROOT = Path(__file__).resolve().parent.parent
+
+LEAVES = """
+import os, sys
+sys.path.insert(0, os.path.dirname(__file__))
+
+def test_leaves_a_module_a_path_and_a_variable(tmp_path_factory):
+    import left_behind  # noqa: F401
+    import wave  # noqa: F401 - a library's module, first imported here
+    os.environ["STACKCHECK_LEFT_BEHIND"] = "1"
+    open(os.path.join(os.path.dirname(__file__), "pid"), "w").write(str(os.getpid()))
+"""
+FINDS = """
+import os, sys
+
+def test_finds_none_of_it():
+    assert "left_behind" not in sys.modules
+    assert "wave" in sys.modules  # kept: a library imported twice registers its parts twice
+    assert not [p for p in sys.path if p.endswith(os.sep + "first")]  # the folder the first run put there
+    assert "STACKCHECK_LEFT_BEHIND" not in os.environ
+    open(os.path.join(os.path.dirname(__file__), "pid"), "w").write(str(os.getpid()))
+"""
+HANGS = "import time\n\ndef test_hangs():\n    time.sleep(600)\n"
+
+
+@pytest.fixture(scope="module")
+def runner():
+    runner = Runner(ROOT, timeout=60)
+    yield runner
+    runner.close()
+
+
+def folder(tmp_path: Path, name: str, **files: str) -> Path:
+    made = tmp_path / name
+    made.mkdir()
+    for file, text in files.items():
+        (made / f"{file}.py").write_text(text)
+    return made
+
+
+def args(folder: Path) -> list[str]:
+    return [str(next(folder.glob("test_*.py"))), "-q", "-p", "no:cacheprovider", "-p", "no:stackcheck"]
+
+
+def test_a_batch_runs_in_one_process_and_each_run_starts_clean(runner, tmp_path):
+    first = folder(tmp_path, "first", test_leaves=LEAVES, left_behind="")
+    second = folder(tmp_path, "second", test_finds=FINDS)
+    results = runner.run_batch([(args(first), first), (args(second), second)])
+    assert [r.ret for r in results] == [0, 0], "\n".join(results[1].outlines[-20:])
+    assert (first / "pid").read_text() == (second / "pid").read_text() != str(os.getpid())
+
+
+def test_a_run_past_its_limit_is_killed_and_the_batch_goes_on(runner, tmp_path):
+    hangs = folder(tmp_path, "hangs", test_hangs=HANGS)
+    after = folder(tmp_path, "after", test_finds=FINDS)
+    results = runner.run_batch([(args(hangs), hangs), (args(after), after)], timeout=3)
+    assert results[0].ret == -9 and "passed its time limit of 3 s" in results[0].outlines[-1]
+    assert results[1].ret == 0, "\n".join(results[1].outlines[-20:])
+
+
+def test_no_batch_holds_two_runs_of_one_claim():
+    found = batches(table(ROOT / "tests_meta" / "mutants.toml"))
+    assert all(len({m.claim for m in batch}) == len(batch) for batch in found)
+    assert sorted(m.id for batch in found for m in batch) == sorted(
+        m.id for m in table(ROOT / "tests_meta" / "mutants.toml")
+    )
