@@ -35,6 +35,7 @@ def test_finds_none_of_it():
     open(os.path.join(os.path.dirname(__file__), "pid"), "w").write(str(os.getpid()))
 """
 HANGS = "import time\n\ndef test_hangs():\n    time.sleep(600)\n"
+RUNS = "def test_runs():\n    pass\n"
 
 
 @pytest.fixture(scope="module")
@@ -66,7 +67,7 @@ def test_a_batch_runs_in_one_process_and_each_run_starts_clean(runner, tmp_path)
 
 def test_a_run_past_its_limit_is_killed_and_the_batch_goes_on(runner, tmp_path):
     hangs = folder(tmp_path, "hangs", test_hangs=HANGS)
-    after = folder(tmp_path, "after", test_finds=FINDS)
+    after = folder(tmp_path, "after", test_runs=RUNS)
     results = runner.run_batch([(args(hangs), hangs), (args(after), after)], timeout=3)
     assert results[0].ret == -9 and "passed its time limit of 3 s" in results[0].outlines[-1]
     assert results[1].ret == 0, "\n".join(results[1].outlines[-20:])
