@@ -297,11 +297,10 @@ def pytest_collection_finish(session: pytest.Session) -> None:
     homework.load_late(session)
     runnable = [item for item in session.items if MISSING_REASON not in item.stash and gpu_gates.GATE not in item.stash]
     kinds = {k for item in runnable for k in max_graph_kinds(item)}
-    # Under xdist every worker collects every test: one worker compiles at collection, and the
-    # others compile what they run when they run it, from MAX's disk cache by then.
-    first_worker = getattr(session.config, "workerinput", {}).get("workerid", "gw0") == "gw0"
-    if kinds and first_worker and not available.stack_missing("max"):
-        for kind in sorted(kinds):
+    # Under xdist every worker collects every test: each compiles its share at collection, at once.
+    if kinds and not available.stack_missing("max"):
+        workerinput = getattr(session.config, "workerinput", {})
+        for kind in max_graphs.share(kinds, workerinput.get("workerid", "gw0"), workerinput.get("workercount", 1)):
             max_graphs.prefetch(kind, session.config.stash[RECORDER].impl)
     requests = [r for item in runnable for mark in item.iter_markers("ncu") for r in mark.args]
     if requests:

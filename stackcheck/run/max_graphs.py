@@ -14,6 +14,7 @@ from __future__ import annotations
 import concurrent.futures
 import contextlib
 import fcntl
+import hashlib
 import json
 import os
 import subprocess
@@ -29,9 +30,8 @@ from stackcheck.toolchains import mojo_build
 
 _MODELS: dict = {}
 _ARTIFACTS: dict = {}  # GPU compiles: (kind, impl ...) -> Future of MEF bytes
-# One compile at a time, in this process and across processes (xdist workers): concurrent compiles
-# of the same Mojo package race in MAX's cache ("could not lower LIT to KGEN: No such file or
-# directory", seen here), and on two cores they gain nothing.
+# One compile at a time in this process; across processes (xdist workers) one compile per graph at a
+# time (``_compile_lock``): the workers compile different graphs at once (``share``).
 _COMPILER = concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="max-compile")
 LOW_PRECISION = ("bfloat16", "float16")
 
@@ -178,6 +178,14 @@ def _key(kind: str, impl):
     return (kind, impl.max_steps, impl.mojo_relu, impl.mojo_package, with_mojo())
 
 
+def share(kinds, worker: str, workers: int) -> list[str]:
+    """The graphs xdist worker ``worker`` ("gw2") of ``workers`` compiles when the session starts:
+    every ``workers``-th of ``kinds`` in sorted order, so the workers compile different graphs at
+    once; each compiles the others it runs when it runs them, from MAX's disk cache by then (its
+    compile waits only for the worker compiling that graph, ``_compile_lock``)."""
+    return sorted(kinds)[int(worker.removeprefix("gw")) :: max(workers, 1)]
+
+
 def prefetch(kind: str, impl) -> None:
     """Build graph ``kind`` now and compile it on a background thread (MAX releases the GIL while
     it compiles), so a cold compile overlaps the tests that run before the first MAX test. A kind
@@ -202,7 +210,7 @@ def prefetch(kind: str, impl) -> None:
 
 def _load(session, graph, kind: str, impl):
     """The compiled graph; a math graph MAX will not compile whole is tried in parts (``_in_parts``)."""
-    with _compile_lock():
+    with _compile_lock(_lock_name(kind, impl)):
         try:
             return session.load(graph)
         except Exception as whole:
@@ -257,11 +265,24 @@ def _in_parts(session, kind: str, impl, whole: Exception) -> _Parts:
     return _Parts(parts, refused)
 
 
+def _lock_name(kind: str, impl) -> str:
+    """What a compile of graph ``kind`` is, the same in every process: the graph, the implementation
+    whose builders made it, whether it holds the Mojo op."""
+    module = impl.module
+    return f"{kind}|{getattr(module, '__file__', None) or getattr(module, '__name__', 'reference')}|{with_mojo()}"
+
+
 @contextlib.contextmanager
-def _compile_lock():
+def _compile_lock(what: str):
+    """Held, across processes, while graph ``what`` compiles: another process that needs the same
+    graph waits, then loads it from MAX's disk cache. Different graphs compile at once: three graphs
+    sharing one Mojo package, compiled at once from empty MAX caches, three times on 2 cores, met no
+    race (before the package reached MAX as a content-keyed copy, concurrent compiles of a package
+    being rebuilt failed with "could not lower LIT to KGEN: No such file or directory")."""
     folder = data.cache_dir()
     folder.mkdir(parents=True, exist_ok=True)
-    with open(folder / "max-compile.lock", "w") as lock:
+    name = hashlib.sha256(what.encode()).hexdigest()[:16]
+    with open(folder / f"max-compile-{name}.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         try:
             yield
@@ -301,7 +322,7 @@ def compile_then_init(kind: str, impl):
 
     graph, _, _ = model(kind, impl)
     session = InferenceSession(devices=[device_of(kind)])
-    with _compile_lock():
+    with _compile_lock(_lock_name(kind, impl)):
         artifact = session.compile(graph)
     return artifact, session.init(artifact)
 
@@ -391,7 +412,7 @@ def _compile_for_gpu(target: str, out: str, spec: str, assigned: str) -> None:
         report = {"kind": type(error).__name__, "message": str(error), "stubs": sorted(contract.STUBS_CALLED)}
         Path(out).with_suffix(".raised.json").write_text(json.dumps(report))
         return
-    with _compile_lock():  # only the compile waits for other processes' compiles: a stub is met at once
+    with _compile_lock(f"{target}|{spec}|{with_mojo()}"):  # only the compile waits: a stub is met at once
         session.compile(graph).export_mef(out)
 
 
