@@ -113,7 +113,7 @@ def test_each_chapter_appears_once_in_course_order_with_its_claims(pages, name):
     for part in re.split(r'<h3 id="chapter-', claims)[1:]:
         ch = part.split('"', 1)[0]
         shown = re.findall(r'<article class="claim" id="claim-([^"]+)"', part)
-        want = [html._slug(c["id"]) for c in report["claims"] if html.chapter(c["section"]) == ch]
+        want = [html.slug(c["id"]) for c in report["claims"] if html.chapter(c["section"]) == ch]
         assert sorted(shown) == sorted(want), (ch, shown, want)
 
 
@@ -210,6 +210,63 @@ def test_stackcheck_merge_writes_html_markdown_and_json(tmp_path, capsys):
     assert "<script" not in page
     assert f"`{disputed}`" in (tmp_path / "matrix.md").read_text(encoding="utf-8")
     assert disputed in json.loads((tmp_path / "matrix.json").read_text(encoding="utf-8"))["disagreements"]
+
+
+def test_merge_of_the_shipped_baselines_sets_verified_on_one_machine_apart():
+    """Issue 37: verified on one machine and skipped or not run on the other is a difference, listed
+    apart from a disagreement (verified against failed), and the versions that differ are named."""
+    cpu, h200 = ({c["id"]: c["status"] for c in load(m)["claims"]} for m in ("cpu", "h200"))
+    expected = [
+        cid
+        for cid in dict.fromkeys([*cpu, *h200])
+        if "verified" in {cpu.get(cid), h200.get(cid)}
+        and cpu.get(cid) != h200.get(cid)
+        and not {cpu.get(cid), h200.get(cid)} & {"failed", "interrupted"}
+    ]
+    found = merge.matrix(merge.load([str(RECORDED[m]) for m in ("cpu", "h200")]))
+    assert sorted(found["differences"]) == sorted(expected) and len(expected) >= 10, found["differences"]
+    assert not set(found["differences"]) & set(found["disagreements"])
+    assert "torch" in found["versions_differ"] and "python" not in found["versions_differ"]
+    page = merge.html(found)
+    assert page.count('class="differ"') >= len(expected) + 1 and "torch <strong>(differs)</strong>" in page
+
+
+def timing_report(name: str) -> dict:
+    return json.loads((ROOT / "fixtures" / f"h200-{name}-timings.json").read_text(encoding="utf-8"))
+
+
+def test_merge_flags_medians_that_moved_past_their_own_scatter(tmp_path):
+    """Issue 37: a cold and a warm `.ci/gpu` on one H200 (their timing claims, recorded 2026-12-02):
+    the medians that moved further apart than either run's trials scattered are flagged, the rest not;
+    a report merged with itself flags nothing."""
+    cold, warm = timing_report("cold"), timing_report("warm")
+    paths = [tmp_path / "cold.json", tmp_path / "warm.json"]
+    for path, report in zip(paths, (cold, warm)):
+        path.write_text(json.dumps(report), encoding="utf-8")
+    found = merge.matrix(merge.load([str(p) for p in paths]))
+    assert {"MC09", "S6.3-shape", "S5.2-too-big"} <= set(found["moved"])
+    for row in found["claims"]:
+        for moved in row["moved"]:
+            low, high = sorted(moved["medians_ms"].values())
+            assert high / low > moved["spread"] - 0.01, moved
+    same = merge.matrix(merge.load([str(paths[0]), str(paths[0])]))
+    assert same["moved"] == [] and same["differences"] == []
+    page = merge.html(found)
+    assert "timing moved:" in page and "ms (" in page
+
+
+def test_merge_links_each_cell_to_that_machines_report(tmp_path):
+    cold, warm = timing_report("cold"), timing_report("warm")
+    for name, report in (("cold", cold), ("warm", warm)):
+        (tmp_path / f"{name}.json").write_text(json.dumps(report), encoding="utf-8")
+        (tmp_path / f"{name}.html").write_text(html.page(report), encoding="utf-8")
+    written = merge.write([str(tmp_path / "cold.json"), str(tmp_path / "warm.json")], str(tmp_path / "out" / "m.html"))
+    page = written[2].read_text(encoding="utf-8")
+    claim = cold["claims"][0]["id"]
+    for name in ("cold", "warm"):
+        target = f'href="../{name}.html#claim-{html.slug(claim)}"'
+        assert target in page, target
+        assert f'id="claim-{html.slug(claim)}"' in (tmp_path / f"{name}.html").read_text(encoding="utf-8")
 
 
 @pytest.mark.parametrize(

@@ -50,7 +50,8 @@ figure { margin: 8px 0; max-width: 520px; } figure svg { width: 100%; height: au
 figcaption { font-size: .85em; color: #333; }
 dl.env { display: grid; grid-template-columns: max-content 1fr; gap: 2px 12px; font-size: .9em; }
 dl.env dt { font-weight: 600; } dl.env dd { margin: 0; overflow-wrap: anywhere; }
-.disagree { background: #fff3e0; }
+.disagree { background: #ffd8b0; } tr.disagree th { border-left: 5px solid #a34700; }
+.differ { background: #e3ecfa; } tr.differ th { border-left: 5px solid #2f5fa8; }
 @media (max-width: 600px) { body { font-size: 14px; padding: 6px; } dl.env { grid-template-columns: 1fr; } }
 """
 
@@ -93,7 +94,7 @@ def page(report: dict, sections: list[tuple[str, list[str]]] = (), title: str = 
     for name, lines in sections:
         if name not in shown:
             body += [
-                f'<section id="{esc(_slug(name))}"><h2>{esc(name[:1].upper() + name[1:])}</h2>',
+                f'<section id="{esc(slug(name))}"><h2>{esc(name[:1].upper() + name[1:])}</h2>',
                 f"<pre>{esc(chr(10).join(lines))}</pre></section>",
             ]
     return document(title, body)
@@ -108,7 +109,7 @@ def document(title: str, body: list[str]) -> str:
     )
 
 
-def _slug(text: str) -> str:
+def slug(text: str) -> str:
     return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")
 
 
@@ -167,7 +168,7 @@ def _verdict(report: dict, known: dict) -> list[str]:
         for c in failed:
             test = next((t for t in c["tests"] if t["outcome"] in ("failed", "error", "interrupted")), None)
             out.append(
-                f'<li>{status(c["status"])} <a href="#claim-{esc(_slug(c["id"]))}"><code>{esc(c["id"])}</code></a> '
+                f'<li>{status(c["status"])} <a href="#claim-{esc(slug(c["id"]))}"><code>{esc(c["id"])}</code></a> '
                 f"§{esc(c['section'])} {esc(c['title'])}"
                 + f'<p class="ko" lang="ko">{esc(known.get(c["id"], {}).get("ko", ""))}</p>'
                 + (f"<pre>{esc(test.get('message') or test['outcome'])}</pre>" if test else "")
@@ -211,7 +212,7 @@ def _homework(result: dict) -> list[str]:
     ]
     for item in result["claims"]:
         out.append(
-            f'<tr><td><a href="#claim-{esc(_slug(item["id"]))}">{esc(item["id"])}</a> §{esc(item["section"])}</td>'
+            f'<tr><td><a href="#claim-{esc(slug(item["id"]))}">{esc(item["id"])}</a> §{esc(item["section"])}</td>'
             f"<td>{status(item['status'])}</td><td>{item['earned']:g} / {item['points']:g}</td>"
             f"<td>{item['passed']}/{item['graded']}</td><td><code>{esc(', '.join(item['functions']))}</code></td></tr>"
         )
@@ -258,7 +259,7 @@ def _claim(c: dict, entry: dict) -> list[str]:
     for t in tests:
         tally[t["outcome"]] = tally.get(t["outcome"], 0) + 1
     out = [
-        f'<article class="claim" id="claim-{esc(_slug(c["id"]))}" data-status="{esc(c["status"])}">',
+        f'<article class="claim" id="claim-{esc(slug(c["id"]))}" data-status="{esc(c["status"])}">',
         f"<h4>{status(c['status'])} <code>{esc(c['id'])}</code> {esc(c['title'])}</h4>",
         f'<p class="meta">§{esc(c["section"])} · {esc(c["area"])}'
         + (f" · stack fact: {esc(entry.get('kind_reason', ''))}" if c.get("kind") == "stack-fact" else "")

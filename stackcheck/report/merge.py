@@ -1,10 +1,13 @@
 """Several machines' curriculum reports as one claim x machine matrix (``stackcheck merge``): the
-versions of each machine, each claim's status on each, and where the machines disagree (verified
-on one, failed on another). Written as JSON, Markdown and a self-contained HTML page."""
+versions of each machine (those that differ marked), each claim's status on each, where the machines
+disagree (verified on one, failed on another), where they differ (verified on one, not run or skipped
+on another), and the timings whose medians moved further apart than their own trials scattered.
+Written as JSON, Markdown and a self-contained HTML page."""
 
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 from stackcheck.claims import catalogue
@@ -37,8 +40,10 @@ def _label(path: str, env: dict) -> str:
     return f"{Path(path).stem}: {device}"
 
 
-def matrix(reports: list[tuple[str, dict]]) -> dict:
-    """{"machines": [{label, versions, date, ...}], "claims": [{id, title, section, statuses, disagree}]}"""
+def matrix(reports: list[tuple[str, dict]], pages: dict[str, str] | None = None) -> dict:
+    """{"machines": [{label, versions, date, page ...}], "claims": [{id, title, section, statuses,
+    disagree, differ, moved}], "disagreements", "differences", "moved", "versions_differ"}; ``pages``:
+    each label's HTML report, for the cells' links."""
     known = catalogue.catalogue()
     order = list(known) + [c["id"] for _, r in reports for c in r["claims"] if c["id"] not in known]
     statuses = {label: {c["id"]: c for c in r["claims"]} for label, r in reports}
@@ -49,13 +54,16 @@ def matrix(reports: list[tuple[str, dict]]) -> dict:
             continue
         seen = set(cells.values())
         some = next((by_id[cid] for by_id in statuses.values() if cid in by_id), {})
+        disagree = bool(seen & DISAGREE[0] and seen & DISAGREE[1])
         rows.append(
             {
                 "id": cid,
                 "section": some.get("section", known.get(cid, {}).get("section", "")),
                 "title": some.get("title", known.get(cid, {}).get("title", "")),
                 "statuses": cells,
-                "disagree": bool(seen & DISAGREE[0] and seen & DISAGREE[1]),
+                "disagree": disagree,
+                "differ": not disagree and "verified" in seen and len(seen) > 1,
+                "moved": moved({label: by_id.get(cid, {}) for label, by_id in statuses.items()}),
             }
         )
     machines = [
@@ -66,35 +74,121 @@ def matrix(reports: list[tuple[str, dict]]) -> dict:
             "cpu": r["environment"].get("cpu", ""),
             "versions": r["environment"].get("versions", {}),
             "code_revision": r["environment"].get("code_revision", ""),
+            "page": (pages or {}).get(label, ""),
         }
         for label, r in reports
     ]
-    return {"machines": machines, "claims": rows, "disagreements": [row["id"] for row in rows if row["disagree"]]}
+    keys = dict.fromkeys(k for m in machines for k in m["versions"])
+    return {
+        "machines": machines,
+        "claims": rows,
+        "disagreements": [row["id"] for row in rows if row["disagree"]],
+        "differences": [row["id"] for row in rows if row["differ"]],
+        "moved": [row["id"] for row in rows if row["moved"]],
+        "versions_differ": [k for k in keys if len({m["versions"].get(k, "-") for m in machines}) > 1],
+    }
+
+
+def moved(claims: dict[str, dict]) -> list[dict]:
+    """The timings of one claim, by test and measurement, whose medians on the machines (``claims``:
+    the claim's record on each, by label) lie further apart than the trials of either scattered (its
+    ``spread``: the slowest trial over the fastest): a change no rerun on one machine would show."""
+    timings: dict[tuple[str, str], dict[str, dict]] = {}
+    for label, claim in claims.items():
+        for test in claim.get("tests", []):
+            for i, evidence in enumerate(test.get("evidence", [])):
+                for where, timing in _timings(evidence):
+                    timings.setdefault((test["nodeid"], f"{i}:{where}"), {})[label] = timing
+    found = []
+    for (nodeid, where), on in timings.items():
+        medians = {label: t["median_ms"] for label, t in on.items() if t.get("median_ms", 0) > 0}
+        if len(medians) < 2 or len(medians) < len(claims):
+            continue
+        ratio = round(max(medians.values()) / min(medians.values()), 2)  # as the spreads are recorded
+        spread = max(on[label].get("spread", 1.0) for label in medians)
+        if ratio > spread:
+            found.append(
+                {
+                    "test": nodeid,
+                    "timing": where.partition(":")[2],
+                    "medians_ms": medians,
+                    "ratio": ratio,
+                    "spread": spread,
+                }
+            )
+    return found
+
+
+def _timings(evidence, where: str = ""):
+    """(path, timing) for every measured timing in one test's evidence: a dict with a median and a spread."""
+    if isinstance(evidence, dict):
+        if "median_ms" in evidence and "spread" in evidence:
+            yield where, evidence
+            return
+        for key, value in evidence.items():
+            if key != "repro":
+                yield from _timings(value, f"{where}.{key}" if where else key)
+    elif isinstance(evidence, list):
+        for i, value in enumerate(evidence):
+            yield from _timings(value, f"{where}[{i}]")
+
+
+def _verdict(row: dict) -> str:
+    return "disagree" if row["disagree"] else "differ" if row["differ"] else "agree"
+
+
+def _summary(found: dict) -> list[str]:
+    """The counts, each with its claims, as lines."""
+    return [
+        f"Machines disagree (verified on one, failed on another) on {len(found['disagreements'])} claim(s): "
+        + (", ".join(found["disagreements"]) or "none"),
+        f"Verified on some machines only (skipped or not run on the others) on {len(found['differences'])} "
+        f"claim(s): " + (", ".join(found["differences"]) or "none"),
+        f"Timings whose medians moved further apart than their trials scattered, in {len(found['moved'])} "
+        f"claim(s): " + (", ".join(found["moved"]) or "none"),
+        "Versions that differ: " + (", ".join(found["versions_differ"]) or "none"),
+    ]
 
 
 def markdown(found: dict) -> str:
     labels = [m["label"] for m in found["machines"]]
     lines = ["# stackcheck: claims across machines", "", "## Machines", ""]
     for m in found["machines"]:
-        versions = ", ".join(f"{k} {v}" for k, v in m["versions"].items() if v != "not installed")
+        versions = ", ".join(
+            f"**{k} {v}**" if k in found["versions_differ"] else f"{k} {v}"
+            for k, v in m["versions"].items()
+            if v != "not installed"
+        )
         lines.append(f"- **{m['label']}** ({m['date']}): {versions}; code {m['code_revision']}")
-    lines += [
-        "",
-        f"Machines disagree on {len(found['disagreements'])} claim(s): "
-        + (", ".join(found["disagreements"]) or "none"),
-        "",
-    ]
+    lines += ["", *(f"- {line}" for line in _summary(found)), ""]
     lines += ["| claim | section | " + " | ".join(labels) + " | |", "|---|---|" + "---|" * len(labels) + "---|"]
     for row in found["claims"]:
         cells = " | ".join(f"{page.SYMBOLS.get(s, '')} {s}" for s in row["statuses"].values())
-        lines.append(f"| `{row['id']}` | {row['section']} | {cells} | {'**disagree**' if row['disagree'] else ''} |")
+        verdict = _verdict(row)
+        lines.append(
+            f"| `{row['id']}` | {row['section']} | {cells} | {'**' + verdict + '**' if verdict != 'agree' else ''} |"
+        )
+    if found["moved"]:
+        lines += [
+            "",
+            "## Timings that moved",
+            "",
+            "| claim | test | timing | medians (ms) | apart | spread |",
+            "|---|---|---|---|---|---|",
+        ]
+        for row in found["claims"]:
+            for m in row["moved"]:
+                medians = " / ".join(f"{v:g}" for v in m["medians_ms"].values())
+                lines.append(
+                    f"| `{row['id']}` | `{m['test']}` | {m['timing']} | {medians} | {m['ratio']}x | {m['spread']}x |"
+                )
     return "\n".join(lines) + "\n"
 
 
 def html(found: dict) -> str:
     esc = page.esc
     body = ["<header><h1>stackcheck: claims across machines</h1></header>", '<section id="machines"><h2>Machines</h2>']
-    versions = sorted({k for m in found["machines"] for k in m["versions"]})
+    versions = list(dict.fromkeys(k for m in found["machines"] for k in m["versions"]))
     body.append(
         '<div class="scroll"><table><thead><tr><th>package</th>'
         + "".join(f"<th>{esc(m['label'])}</th>" for m in found["machines"])
@@ -103,38 +197,66 @@ def html(found: dict) -> str:
     for key in ["date", "code_revision"]:
         body.append(f"<tr><th>{key}</th>" + "".join(f"<td>{esc(m[key])}</td>" for m in found["machines"]) + "</tr>")
     for key in versions:
+        differs = key in found["versions_differ"]
         body.append(
-            f"<tr><th>{esc(key)}</th>"
+            (
+                f'<tr class="differ"><th>{esc(key)} <strong>(differs)</strong></th>'
+                if differs
+                else f"<tr><th>{esc(key)}</th>"
+            )
             + "".join(f"<td>{esc(m['versions'].get(key, '-'))}</td>" for m in found["machines"])
             + "</tr>"
         )
     body.append("</tbody></table></div></section>")
-    count = len(found["disagreements"])
+    body.append('<section id="matrix"><h2>Claims</h2><ul>')
+    for line, ids in zip(_summary(found)[:3], (found["disagreements"], found["differences"], found["moved"])):
+        head = line.partition(": ")[0]
+        links = ", ".join(f'<a href="#row-{esc(c)}">{esc(c)}</a>' for c in ids) or "none"
+        body.append(f"<li>{esc(head)}: {links}</li>")
     body.append(
-        f'<section id="matrix"><h2>Claims</h2><p>Machines disagree on <strong>{count}</strong> claim(s)'
-        + (": " + ", ".join(f'<a href="#row-{esc(c)}">{esc(c)}</a>' for c in found["disagreements"]) if count else "")
-        + '.</p><div class="scroll"><table><thead><tr><th>claim</th>'
+        "</ul>"
+        + '<div class="scroll"><table><thead><tr><th>claim</th>'
         + "".join(f"<th>{esc(m['label'])}</th>" for m in found["machines"])
-        + "<th>agree?</th></tr></thead><tbody>"
+        + "<th>across machines</th></tr></thead><tbody>"
     )
     for row in found["claims"]:
-        css = ' class="disagree"' if row["disagree"] else ""
+        verdict = _verdict(row)
+        css = f' class="{verdict}"' if verdict != "agree" else ""
+        cells = []
+        for m, s in zip(found["machines"], row["statuses"].values()):
+            text = page.status(s) if s in page.SYMBOLS else esc(s)
+            link = f"{m['page']}#claim-{page.slug(row['id'])}" if m["page"] and s != "absent" else ""
+            cells.append(f'<td><a href="{esc(link)}">{text}</a></td>' if link else f"<td>{text}</td>")
+        moved = "".join(
+            f"<br>timing moved: <code>{esc(m['test'].rpartition('::')[2])}</code> {esc(m['timing'])} "
+            + " / ".join(f"{v:g}" for v in m["medians_ms"].values())
+            + f" ms ({m['ratio']}x apart; trials scattered {m['spread']}x)"
+            for m in row["moved"]
+        )
+        word = {"disagree": "<strong>✗ disagree</strong>", "differ": "<strong>≠ verified on some only</strong>"}
         body.append(
             f'<tr id="row-{esc(row["id"])}"{css}><th scope="row"><code>{esc(row["id"])}</code> '
             f'<span class="meta">§{esc(row["section"])} {esc(row["title"])}</span></th>'
-            + "".join(f"<td>{page.status(s) if s in page.SYMBOLS else esc(s)}</td>" for s in row["statuses"].values())
-            + f"<td>{'<strong>✗ disagree</strong>' if row['disagree'] else 'agree'}</td></tr>"
+            + "".join(cells)
+            + f"<td>{word.get(verdict, 'agree')}{moved}</td></tr>"
         )
     body.append("</tbody></table></div></section>")
     return page.document("stackcheck: claims across machines", body)
 
 
 def write(paths: list[str], out: str) -> tuple[Path, Path, Path]:
-    """Merge the reports at ``paths`` into OUT.json, OUT.md and OUT.html (OUT may carry any of the three suffixes)."""
+    """Merge the reports at ``paths`` into OUT.json, OUT.md and OUT.html (OUT may carry any of the three
+    suffixes); a report's HTML page beside its JSON is linked from its cells."""
     from stackcheck.report.render import report_paths
 
-    found = matrix(load(paths))
     json_path, md_path, html_path = report_paths(out)
+    reports = load(paths)
+    pages = {}
+    for (label, _), path in zip(reports, paths):
+        beside = Path(path).with_suffix(".html")
+        if beside.exists():
+            pages[label] = Path(os.path.relpath(beside.resolve(), html_path.parent.resolve())).as_posix()
+    found = matrix(reports, pages)
     json_path.parent.mkdir(parents=True, exist_ok=True)
     json_path.write_text(json.dumps(found, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     md_path.write_text(markdown(found), encoding="utf-8")

@@ -14,12 +14,19 @@ from stackcheck.evidence import gpus, repro
 from stackcheck.stacks.available import stack_missing
 from stackcheck.stacks.records import STACKS
 
+# The distribution that carries a stack when its own is absent: `pip install mojo` is a meta-package
+# over mojo-compiler, and a machine given the compiler's wheel alone (the GPU job's staged wheels) ran
+# Mojo while its reports said "mojo not installed".
+_CARRIED_BY = {"mojo": "mojo-compiler"}
+
 
 def _version(dist: str) -> str:
-    try:
-        return importlib.metadata.version(dist)
-    except importlib.metadata.PackageNotFoundError:
-        return "not installed"
+    for name in filter(None, (dist, _CARRIED_BY.get(dist))):
+        try:
+            return importlib.metadata.version(name)
+        except importlib.metadata.PackageNotFoundError:
+            pass
+    return "not installed"
 
 
 def _cpu_name() -> str:
