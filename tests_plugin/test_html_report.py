@@ -177,6 +177,34 @@ def test_curriculum_report_writes_the_html_beside_the_json(pytester):
     result.stdout.fnmatch_lines(["*report: out/run.json, out/run.md, out/run.html*"])
 
 
+def test_a_failure_shows_where_it_was_raised_and_the_slowest_tests_are_listed(pytester):
+    """Issue 37: the verdict gives a failure's file:line beside its message and rerun line; each test's
+    time is recorded, and the page lists the slowest; chapter headings carry the course's titles."""
+    pytester.makepyfile(
+        "import time, pytest\n"
+        "@pytest.mark.claim('S2.2-hand')\ndef test_slow(impl):\n    time.sleep(0.3)\n"
+        "@pytest.mark.claim('S2.3-broadcast')\ndef test_wrong(impl):\n    assert 1 == 2, 'b was copied'\n"
+    )
+    result = pytester.runpytest_inprocess("-p", "stackcheck", "-p", "no:cacheprovider", "--curriculum-report=r.json")
+    result.assert_outcomes(passed=1, failed=1)
+    report = json.loads((pytester.path / "r.json").read_text(encoding="utf-8"))
+    tests = {t["nodeid"].rpartition("::")[2]: t for c in report["claims"] for t in c["tests"]}
+    assert tests["test_slow"]["seconds"] >= 0.3 and tests["test_wrong"]["location"].endswith(".py:7")
+    page = (pytester.path / "r.html").read_text(encoding="utf-8")
+    verdict = page.split('<section id="verdict">')[1].split("</section>")[0]
+    assert f"at <code>{tests['test_wrong']['location']}</code>" in verdict and "b was copied" in verdict
+    slowest = page.split('<section id="durations">')[1].split("</section>")[0]
+    assert slowest.index("test_slow") < slowest.index("test_wrong")
+    assert '<h3 id="chapter-2">§2 <span lang="ko">공통 예제의 수학과 텐서</span></h3>' in page
+
+
+def test_every_chapter_the_catalogue_names_has_the_courses_title():
+    from stackcheck.claims import catalogue
+
+    named = {html.chapter(c["section"]) for c in catalogue.catalogue().values()} - {"other"}
+    assert named <= set(catalogue.chapters()), sorted(named - set(catalogue.chapters()))
+
+
 def two_machines(tmp_path: Path) -> list[str]:
     """The two baselines, with one claim both verified made to fail on the CPU: (paths, that id). A
     disagreement the real runs already hold stays (baselines/h200.json's S3.2-variants)."""

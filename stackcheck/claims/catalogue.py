@@ -26,6 +26,13 @@ def catalogue() -> dict[str, dict]:
 
 
 @functools.cache
+def chapters() -> dict[str, str]:
+    """The course's chapter titles by number ("6" -> its title), verbatim (fixtures/chapters.toml)."""
+    with open(data.path("fixtures", "chapters.toml"), "rb") as f:
+        return tomllib.load(f)["chapter"]
+
+
+@functools.cache
 def hints() -> list[dict]:
     with open(data.path("fixtures", "hints.toml"), "rb") as f:
         return [{**h, "regex": re.compile(h["pattern"])} for h in tomllib.load(f)["hint"]]
@@ -84,9 +91,11 @@ def _test_entry(nodeid: str, r: dict) -> dict:
         entry["counts"] = False
     if r.get("evidence"):
         entry["evidence"] = r["evidence"]
-    for key in ("student", "not_attempted", "message", "revisit", "reason"):  # homework grading reads these
+    for key in ("student", "not_attempted", "message", "location", "revisit", "reason"):  # grading reads these
         if r.get(key) and (key != "reason" or r["outcome"] == "skipped"):
             entry[key] = r[key]
+    if r.get("seconds"):
+        entry["seconds"] = round(r["seconds"], 3)
     return entry
 
 

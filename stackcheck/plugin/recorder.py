@@ -43,6 +43,17 @@ def failure_line(report: pytest.TestReport) -> str:
     return first if len(first) <= 300 else first[:297] + "..."
 
 
+def failure_location(report: pytest.TestReport, root: Path) -> str | None:
+    """Where the failure was raised, as "path:line" (the path from ``root`` when under it)."""
+    crash = getattr(report.longrepr, "reprcrash", None)
+    if crash is None or not crash.path:
+        return None
+    path = Path(crash.path)
+    if path.is_absolute() and path.is_relative_to(root):
+        path = path.relative_to(root)
+    return f"{path.as_posix()}:{crash.lineno}"
+
+
 def skip_reason(report: pytest.TestReport) -> str | None:
     """Why this phase skipped (an expected failure is not a skip), or None."""
     if not report.skipped or hasattr(report, "wasxfail"):
@@ -77,6 +88,8 @@ class TestRecord:
     student: list[str] = field(default_factory=list)  # homework: the assigned functions it ran
     not_attempted: list[str] = field(default_factory=list)  # homework: stubs it ran into
     message: str | None = None  # one line: why it failed
+    location: str | None = None  # a failure: where it was raised, "path:line"
+    seconds: float = 0.0  # set-up, call and teardown together
     revisit: dict | None = None  # a failure: {id, why} to revisit first (claims.catalogue.revisit)
 
     def as_dict(self) -> dict:
@@ -91,6 +104,8 @@ class TestRecord:
             "student": self.student,
             "not_attempted": self.not_attempted,
             "message": self.message,
+            "location": self.location,
+            "seconds": self.seconds,
             "revisit": self.revisit,
         }
 
@@ -187,8 +202,10 @@ class Recorder:
                 record.not_attempted = sorted(set(record.not_attempted) | set(value))
             elif key == REVISIT and record.revisit is None:
                 record.revisit = value
+        record.seconds += report.duration
         if report.failed and record.message is None:
             record.message = failure_line(report)
+            record.location = failure_location(report, self.config.rootpath)
         if skip_reason(report):
             record.missing = dict(report.user_properties).get(MISSING)
             record.reason = skip_reason(report)

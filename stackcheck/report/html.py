@@ -85,6 +85,7 @@ def page(report: dict, sections: list[tuple[str, list[str]]] = (), title: str = 
     body += _claims(report, known)
     if report.get("listings") or report.get("errata"):
         body += _listings(report)
+    body += _slowest(report)
     if "drift" in report:
         body += [
             '<section id="drift"><h2>Drift since the baseline</h2>',
@@ -130,13 +131,14 @@ def _environment(env: dict) -> list[str]:
 
 
 def _summary(report: dict) -> list[str]:
+    titles = catalogue.chapters()
     chapters: dict[str, dict[str, int]] = {}
     for c in report["claims"]:
         counts = chapters.setdefault(chapter(c["section"]), dict.fromkeys(STATUSES, 0))
         counts[c["status"]] += 1
     head = "".join(f"<th>{status(s)}</th>" for s in STATUSES)
     rows = [
-        f'<tr><th scope="row"><a href="#chapter-{esc(ch)}">§{esc(ch)}</a></th>'
+        f'<tr><th scope="row"><a href="#chapter-{esc(ch)}" title="{esc(titles.get(ch, ""))}">§{esc(ch)}</a></th>'
         + "".join(f"<td>{n}</td>" for n in counts.values())
         + "</tr>"
         for ch, counts in sorted(chapters.items(), key=lambda kv: _chapter_order(kv[0]))
@@ -172,6 +174,7 @@ def _verdict(report: dict, known: dict) -> list[str]:
                 f"§{esc(c['section'])} {esc(c['title'])}"
                 + f'<p class="ko" lang="ko">{esc(known.get(c["id"], {}).get("ko", ""))}</p>'
                 + (f"<pre>{esc(test.get('message') or test['outcome'])}</pre>" if test else "")
+                + (f"<p>at <code>{esc(test['location'])}</code></p>" if test and test.get("location") else "")
                 + (f'<p>rerun: <code>python -m pytest "{esc(test["nodeid"])}"</code></p>' if test else "")
                 + "</li>"
             )
@@ -188,6 +191,26 @@ def _verdict(report: dict, known: dict) -> list[str]:
         out.append("</ul>")
     out.append("</section>")
     return out
+
+
+def _slowest(report: dict, count: int = 10) -> list[str]:
+    """The ``count`` slowest tests of the run (set-up, call and teardown), with the run's total."""
+    tests = {t["nodeid"]: t for c in report["claims"] for t in c["tests"]}
+    tests.update((t["nodeid"], t) for t in report.get("other_tests", []))
+    timed = sorted((t for t in tests.values() if t.get("seconds")), key=lambda t: -t["seconds"])
+    if not timed:
+        return []
+    total = sum(t["seconds"] for t in timed)
+    rows = "".join(
+        f'<tr><td class="nodeid">{esc(t["nodeid"])}</td><td>{status(t["outcome"])}</td><td>{t["seconds"]:.2f}</td></tr>'
+        for t in timed[:count]
+    )
+    return [
+        f'<section id="durations"><h2>The slowest {min(count, len(timed))} tests</h2>',
+        f"<p>{len(timed)} tests took {total:.1f} s together (worker time, set-up and teardown included).</p>",
+        '<div class="scroll"><table><thead><tr><th>test</th><th>outcome</th><th>s</th></tr></thead>',
+        f"<tbody>{rows}</tbody></table></div></section>",
+    ]
 
 
 def _chapter_order(ch: str) -> tuple[bool, int]:
@@ -245,8 +268,10 @@ def _claims(report: dict, known: dict) -> list[str]:
     by_chapter: dict[str, list[dict]] = {}
     for c in report["claims"]:
         by_chapter.setdefault(chapter(c["section"]), []).append(c)
+    titles = catalogue.chapters()
     for ch in sorted(by_chapter, key=_chapter_order):
-        out.append(f'<h3 id="chapter-{esc(ch)}">§{esc(ch)}</h3>')
+        title = f' <span lang="ko">{esc(titles[ch])}</span>' if ch in titles else ""
+        out.append(f'<h3 id="chapter-{esc(ch)}">§{esc(ch)}{title}</h3>')
         for c in by_chapter[ch]:
             out += _claim(c, known.get(c["id"], {}))
     out.append("</section>")
@@ -275,13 +300,15 @@ def _claim(c: dict, entry: dict) -> list[str]:
         summary = ", ".join(f"{n} {o}" for o, n in sorted(tally.items()))
         out.append(f"<details><summary>{len(tests)} tests: {esc(summary)}</summary>")
         out.append(
-            '<div class="scroll"><table><thead><tr><th>test</th><th>device</th><th>outcome</th></tr></thead><tbody>'
+            '<div class="scroll"><table><thead><tr><th>test</th><th>device</th><th>outcome</th><th>s</th></tr>'
+            "</thead><tbody>"
         )
         for t in tests:
             note = f" ({esc(t['reason'])})" if t.get("reason") and t["outcome"] == "skipped" else ""
+            seconds = f"{t['seconds']:.2f}" if "seconds" in t else ""
             out.append(
                 f'<tr><td class="nodeid">{esc(t["nodeid"])}</td><td>{esc(t.get("device", ""))}</td>'
-                f"<td>{status(t['outcome'])}{note}</td></tr>"
+                f"<td>{status(t['outcome'])}{note}</td><td>{seconds}</td></tr>"
             )
         out.append("</tbody></table></div></details>")
     for t in tests:
