@@ -49,14 +49,19 @@ MARKERS = {
     "tf32, flash-attention, gemm-templates, triton-bf16); a GPU without it skips the test with the reason. "
     "line: the profile's line for the test, None where its architecture has none",
 }
+SET_HERE = pytest.StashKey[dict]()  # the environment variables pytest_configure changed: their values before
+PROFILE_BEFORE = pytest.StashKey["str | None"]()  # the Hypothesis profile loaded before ours
 # Words learners type for a device marker that does not exist.
 SYNONYMS = {"gpu": "cuda", "nvidia": "cuda", "cuda_gpu": "cuda", "host": "cpu", "xla_tpu": "tpu"}
 
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_configure(config: pytest.Config) -> None:
+    before = dict(os.environ)
     defaults.framework_defaults()
     gpus.pin()
+    changed = {k for k in set(before) | set(os.environ) if before.get(k) != os.environ.get(k)}
+    config.stash[SET_HERE] = {k: before.get(k) for k in changed}
     for device, text in DEVICE_HELP.items():
         config.addinivalue_line("markers", f"{device}: {text}")
     for stack in STACKS.values():
@@ -67,7 +72,7 @@ def pytest_configure(config: pytest.Config) -> None:
     _check_rootdir(config)
     balance_workers(config)
     impl = homework.select_impl(config)
-    _register_hypothesis_profiles(fixed=homework.graded_run(config))
+    config.stash[PROFILE_BEFORE] = _register_hypothesis_profiles(fixed=homework.graded_run(config))
     report_path = config.getoption("curriculum_report", None)
     if report_path:
         _check_writable(report_path)
@@ -83,10 +88,23 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
+    """Give back what ``pytest_configure`` set: the environment variables it changed and the Hypothesis
+    profile it loaded (a process that runs pytest more than once, pytester's in-process runs, the
+    mutant server's batches, finds them as they were)."""
     recorder = config.stash.get(RECORDER, None)
     if recorder is not None:
         config.pluginmanager.unregister(recorder)
         del config.stash[RECORDER]
+    for name, value in config.stash.get(SET_HERE, {}).items():
+        if value is None:
+            os.environ.pop(name, None)
+        else:
+            os.environ[name] = value
+    profile = config.stash.get(PROFILE_BEFORE, None)
+    if profile is not None:
+        from hypothesis import settings
+
+        settings.load_profile(profile)
 
 
 def balance_workers(config: pytest.Config) -> None:
@@ -148,13 +166,14 @@ def _check_writable(path: str) -> None:
             raise pytest.UsageError(f"--curriculum-report {path}: {target.parent} is not writable")
 
 
-def _register_hypothesis_profiles(fixed: bool) -> None:
+def _register_hypothesis_profiles(fixed: bool) -> str | None:
     """``fixed`` (a graded run, or CI): the same examples every run, so a grade or a CI verdict
-    does not change between two runs of the same code."""
+    does not change between two runs of the same code. Returns the profile it replaced."""
     try:
         from hypothesis import HealthCheck, settings
     except ImportError:
-        return
+        return None
+    before = getattr(settings, "get_current_profile_name", lambda: None)()  # where this Hypothesis has it
     common = dict(
         deadline=None,
         print_blob=True,
@@ -166,6 +185,7 @@ def _register_hypothesis_profiles(fixed: bool) -> None:
     # explicit: under CI hypothesis derandomizes its defaults, which "dev" must not inherit
     settings.register_profile("dev", derandomize=False, max_examples=12, **common)
     settings.load_profile("ci" if fixed or os.environ.get("CI") else "dev")
+    return before
 
 
 @pytest.hookimpl(tryfirst=True)
