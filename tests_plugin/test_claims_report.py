@@ -213,11 +213,21 @@ def test_every_korean_quote_is_the_courses_own_words():
 
 def test_the_docs_claim_table_is_the_catalogues():
     """docs/catalogue.md carries every claim with its section, title and test files, as `python -m
-    stackcheck.claims.catalogue` writes them (run it from the checkout and paste between the markers)."""
+    stackcheck.claims.catalogue --write` writes them (run from the checkout)."""
     page = (ROOT / "docs" / "catalogue.md").read_text(encoding="utf-8")
     inside = page.split("<!-- claims:start -->")[1].split("<!-- claims:end -->")[0].strip().splitlines()
-    stale = "docs/catalogue.md's table is stale: run python -m stackcheck.claims.catalogue"
+    stale = "docs/catalogue.md's table is stale: run python -m stackcheck.claims.catalogue --write"
     assert inside == catalogue.readme_table(ROOT), stale
+
+
+def test_the_catalogue_command_writes_the_table_between_the_markers(tmp_path):
+    (tmp_path / "docs").mkdir()
+    page = tmp_path / "docs" / "catalogue.md"
+    page.write_text("# head\n<!-- claims:start -->\n| stale |\n<!-- claims:end -->\ntail\n", encoding="utf-8")
+    catalogue.write_table(tmp_path)
+    text = page.read_text(encoding="utf-8")
+    table = "\n".join(catalogue.readme_table(tmp_path))
+    assert text == f"# head\n<!-- claims:start -->\n{table}\n<!-- claims:end -->\ntail\n"
 
 
 def test_a_copied_tree_says_its_commit_through_the_environment(monkeypatch):

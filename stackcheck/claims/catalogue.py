@@ -143,5 +143,23 @@ def readme_table(root: Path) -> list[str]:
     return lines
 
 
-if __name__ == "__main__":  # python -m stackcheck.claims.catalogue: docs/catalogue.md's claim table
-    print("\n".join(readme_table(Path.cwd())))
+def write_table(root: Path) -> Path:
+    """Rewrite docs/catalogue.md's table (between its claims markers) from the catalogue and the tests."""
+    page = root / "docs" / "catalogue.md"
+    text = page.read_text(encoding="utf-8")
+    start, end = "<!-- claims:start -->", "<!-- claims:end -->"
+    if start not in text or end not in text:
+        raise SystemExit(f"{page}: no {start} ... {end} markers to write the table between")
+    head, rest = text.split(start, 1)
+    table = "\n".join(readme_table(root))
+    page.write_text(f"{head}{start}\n{table}\n{end}{rest.split(end, 1)[1]}", encoding="utf-8")
+    return page
+
+
+if __name__ == "__main__":  # python -m stackcheck.claims.catalogue [--write]: docs/catalogue.md's claim table
+    import sys
+
+    if "--write" in sys.argv[1:]:
+        print(f"wrote {write_table(Path.cwd())}")
+    else:
+        print("\n".join(readme_table(Path.cwd())))
