@@ -130,6 +130,37 @@ def test_plots_have_marks_and_their_numbers_beneath(pages):
         assert 'role="img" aria-label=' in figure and "<details><summary>numbers</summary>" in figure
 
 
+def test_a_timing_is_a_point_at_its_median_with_its_quartiles_as_whiskers():
+    """Issue 37: points on a log axis, not bars from an arbitrary edge; whiskers as far on each side as
+    the quartiles lie (the extremes under 5 trials); a record from before quartiles were kept: a point."""
+    need_matplotlib()
+    skewed = {"median_ms": 0.2, "iqr_ms": 54.0, "spread": 300.0, "trials": 7, "q1_ms": 0.19, "q3_ms": 54.19}
+    skewed |= {"min_ms": 0.18, "max_ms": 60.0}
+    few = {"median_ms": 2.0, "iqr_ms": 1.0, "spread": 3.0, "trials": 3, "q1_ms": 1.5, "q3_ms": 2.5}
+    few |= {"min_ms": 1.0, "max_ms": 3.0}
+    old = {"median_ms": 5.0, "iqr_ms": 1.0, "spread": 1.2, "trials": 9}
+    (plot,) = plots.plots({"later": skewed, "few": few, "old": old})
+    assert (
+        plot.rows[0][1:4] == (0.2, 0.19, 54.19) and plot.rows[1][2:4] == (1.0, 3.0) and plot.rows[2][2:4] == (5.0, 5.0)
+    )
+    assert len(re.findall(r'id="mark-\d+"', plot.svg)) == 3 and "<path" in plot.svg
+    from matplotlib.figure import Figure
+
+    axes = Figure().add_subplot()
+    plots.DRAW["timing"](axes, plot)
+    assert not axes.patches and axes.get_xscale() == "log", "points on a log axis, no bars"
+
+
+def test_every_number_a_test_recorded_is_on_the_page(pages):
+    """Issue 37: the numbers the tests judge (values_over_shape, bf16 speedups ...) appear in the HTML."""
+    for c in load("h200")["claims"]:
+        for t in c["tests"]:
+            for record in t.get("evidence", []):
+                for key, value in record.items():
+                    if isinstance(value, (int, float)) and not isinstance(value, bool):
+                        assert f"{key.replace('_', ' ')} {html._fmt(value)}" in pages["h200"], (c["id"], key)
+
+
 def test_differences_are_drawn_as_a_histogram():
     need_matplotlib()
     found = plots.plots(

@@ -44,12 +44,18 @@ class Measurement:
         return max(self.samples) / max(min(self.samples), 1e-12)
 
     def summary(self) -> dict:
+        q = statistics.quantiles(self.samples, n=4)
         return {
             "regime": self.regime,
             "median_ms": round(self.median * 1e3, 4),
             "iqr_ms": round(self.iqr * 1e3, 4),
             "spread": round(self.spread, 2),
             "trials": len(self.samples),
+            # the report's whiskers: quartiles, or the extremes where trials are few
+            "q1_ms": round(q[0] * 1e3, 4),
+            "q3_ms": round(q[2] * 1e3, 4),
+            "min_ms": round(min(self.samples) * 1e3, 4),
+            "max_ms": round(max(self.samples) * 1e3, 4),
         }
 
 

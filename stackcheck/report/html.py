@@ -314,9 +314,18 @@ def _claim(c: dict, entry: dict) -> list[str]:
     for t in tests:
         for record in t.get("evidence") or []:
             if isinstance(record, dict):
+                numbers = _numbers(record)
+                if numbers:
+                    out.append(f'<p class="numbers"><span class="nodeid">{esc(t["nodeid"])}</span>: {esc(numbers)}</p>')
                 out += [_figure(p, t) for p in plotting.plots(record)]
     out.append("</article>")
     return out
+
+
+def _numbers(record: dict) -> str:
+    """The single numbers a test recorded as its evidence (the ratios and counts it judged), as text."""
+    found = {k: v for k, v in record.items() if isinstance(v, (int, float)) and not isinstance(v, bool)}
+    return " · ".join(f"{k.replace('_', ' ')} {_fmt(v)}" for k, v in found.items())
 
 
 def _figure(plot: plotting.Plot, test: dict) -> str:

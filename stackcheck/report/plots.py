@@ -1,7 +1,9 @@
 """A test's evidence drawn as plots for the HTML report. Evidence is free-form (the ``evidence``
 fixture records keyword arguments), so plots come from its shapes, not from claim ids:
 
-- timings: ``{name: {"median_ms", "iqr_ms", ...}}`` (timing.Measurement) -> bars with IQR whiskers;
+- timings: ``{name: {"median_ms", "iqr_ms", ...}}`` (timing.Measurement) -> medians as points on a log
+  axis, whiskers from the first to the third quartile (from the fastest to the slowest trial where
+  there are fewer than 5; none for a record made before quartiles were kept);
 - hardware counters: ``{name: [kernel rows with dram_read, gmma, ...]}`` -> grouped bars, per counter;
 - byte counts: two or more ``*_bytes`` numbers -> bars;
 - sweeps: ``{series: {x: number}}`` (e.g. tile medians per shape) -> a line per series;
@@ -40,8 +42,18 @@ def _timings(evidence: dict) -> list[Plot]:
     found = {k: v for k, v in evidence.items() if isinstance(v, dict) and {"median_ms", "iqr_ms"} <= v.keys()}
     if not found:
         return []
-    rows = [(name, m["median_ms"], m["iqr_ms"], m.get("trials", ""), m.get("regime", "")) for name, m in found.items()]
-    return [Plot("timing", "time per call: median with IQR", ("what", "median ms", "IQR ms", "trials", "regime"), rows)]
+    rows = [(name, m["median_ms"], *_whisker(m), m.get("trials", ""), m.get("regime", "")) for name, m in found.items()]
+    columns = ("what", "median ms", "low ms", "high ms", "trials", "regime")
+    return [Plot("timing", "time per call: median, quartiles (extremes under 5 trials)", columns, rows)]
+
+
+def _whisker(m: dict) -> tuple:
+    """(low, high) of a timing's whisker: its quartiles, its extremes under 5 trials, or its median
+    twice for a record without them."""
+    if "q1_ms" in m and "q3_ms" in m:
+        few = isinstance(m.get("trials"), int) and m["trials"] < 5
+        return (m["min_ms"], m["max_ms"]) if few and "min_ms" in m else (m["q1_ms"], m["q3_ms"])
+    return m["median_ms"], m["median_ms"]
 
 
 def _counters(evidence: dict) -> list[Plot]:
@@ -125,7 +137,7 @@ def _svg(plot: Plot) -> str:
     rc = {
         "svg.fonttype": "none",
         "svg.hashsalt": "stackcheck",
-        "font.size": 8,
+        "font.size": 9,
         "axes.spines.top": False,
         "axes.spines.right": False,
     }
@@ -133,7 +145,7 @@ def _svg(plot: Plot) -> str:
         figure = Figure(figsize=(4.6, 2.4), layout="constrained")
         axes = figure.add_subplot()
         DRAW[plot.kind](axes, plot)
-        axes.set_title(plot.title, loc="left", fontsize=8)
+        axes.set_title(plot.title, loc="left", fontsize=9)
         buffer = io.StringIO()
         figure.savefig(buffer, format="svg", metadata={"Date": None, "Creator": None})
     svg = buffer.getvalue()
@@ -154,18 +166,22 @@ def _marked(artists, start: int = 0) -> None:
 
 
 def _draw_timing(axes, plot: Plot) -> None:
-    names = [str(r[0]) for r in plot.rows]
-    bars = axes.barh(
-        names,
-        [r[1] for r in plot.rows],
-        xerr=[r[2] for r in plot.rows],
-        color="#4c72b0",
-        error_kw={"ecolor": "#222", "capsize": 3},
-    )
-    _marked(bars)
-    axes.set_xlabel("ms (median, whisker: IQR)")
-    if max(r[1] for r in plot.rows) > 50 * max(min(r[1] for r in plot.rows), 1e-9):
-        axes.set_xscale("log")
+    """A point per timing at its median, on a log axis (a bar's length from an arbitrary edge means
+    nothing there), its whisker from low to high, as far on each side as it is."""
+    for i, (name, median, low, high, *_) in enumerate(plot.rows):
+        drawn = axes.errorbar(
+            [median],
+            [i],
+            xerr=[[max(median - low, 0)], [max(high - median, 0)]],
+            fmt="o",
+            color="#4c72b0",
+            ecolor="#222",
+            capsize=3,
+        )
+        _marked([drawn.lines[0]], i)
+    axes.set_yticks(range(len(plot.rows)), [str(r[0]) for r in plot.rows])
+    axes.set_xscale("log")
+    axes.set_xlabel("ms (point: median; whisker: quartiles)")
     axes.invert_yaxis()
 
 
@@ -182,7 +198,7 @@ def _draw_grouped(axes, plot: Plot) -> None:
         marks += len(bars)
     axes.set_xticks([i + width * (len(counters) - 1) / 2 for i in range(len(runs))], runs)
     if len(counters) > 1:
-        axes.legend(fontsize=7, frameon=False)
+        axes.legend(fontsize=8, frameon=False)
     positive = [v for v in values.values() if v > 0]
     if positive and max(positive) > 100 * min(positive):
         axes.set_yscale("log")
@@ -202,7 +218,7 @@ def _draw_sweep(axes, plot: Plot) -> None:
         (line,) = axes.plot([p[0] for p in points], [p[1] for p in points], marker="o", label=str(name))
         _marked([line], marks)
         marks += 1
-    axes.legend(fontsize=7, frameon=False)
+    axes.legend(fontsize=8, frameon=False)
     if max(r[2] for r in plot.rows) > 20 * max(min(r[2] for r in plot.rows), 1e-12):
         axes.set_yscale("log")
 
@@ -210,7 +226,7 @@ def _draw_sweep(axes, plot: Plot) -> None:
 def _draw_histogram(axes, plot: Plot) -> None:
     _marked(axes.bar([str(r[0]) for r in plot.rows], [r[1] for r in plot.rows], color="#c44e52"))
     axes.set_ylabel("elements")
-    axes.tick_params(axis="x", labelrotation=60, labelsize=6)
+    axes.tick_params(axis="x", labelrotation=60, labelsize=8)
 
 
 DRAW = {
