@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from stackcheck.report import merge
+from stackcheck.report import html, merge
 from stackcheck.stacks.available import Missing
 
 pytestmark = [pytest.mark.meta, pytest.mark.xdist_group("html-pages")]  # with test_html_report: pages drawn once
@@ -66,7 +66,22 @@ def pages(tmp_path_factory, draw_page) -> dict[str, tuple[Path, dict | None]]:
         merge.write([str(ROOT / REPORTS["cpu"]), str(ROOT / REPORTS["h200"])], str(folder / "matrix.html"))[2],
         None,
     )
+    failed = failed_report(found["cpu"][1])
+    (folder / "failed.html").write_text(html.page(failed), encoding="utf-8")
+    found["failed"] = (folder / "failed.html", failed)
     return found
+
+
+def failed_report(cpu: dict) -> dict:
+    """The CPU run with two verified claims made to fail, as a learner's broken forward would: each
+    failing test with its message and where it was raised."""
+    report = json.loads(json.dumps(cpu))
+    for claim in [c for c in report["claims"] if c["status"] == "verified"][:2]:
+        claim["status"] = "failed"
+        test = next(t for t in claim["tests"] if t.get("counts", True))
+        test |= {"outcome": "failed", "message": f"AssertionError: {claim['id']}: Y differs at [0, 1]"}
+        test["location"] = test["nodeid"].partition("::")[0] + ":42"
+    return report
 
 
 def cjk_font() -> str | None:
@@ -82,7 +97,7 @@ def open_page(browser, path: Path, width: int) -> None:
 
 
 @pytest.mark.parametrize("width", WIDTHS)
-@pytest.mark.parametrize("name", [*REPORTS, "matrix"])
+@pytest.mark.parametrize("name", [*REPORTS, "matrix", "failed"])
 def test_the_page_renders_in_chromium(browser, pages, name, width):
     path, report = pages[name]
     browser.set_window_size(width, 900)
@@ -119,6 +134,34 @@ def test_the_page_renders_in_chromium(browser, pages, name, width):
         shutil.copy(shot, DOCS / shot.name)
 
 
+@pytest.mark.parametrize("width", WIDTHS)
+def test_a_failed_run_answers_on_its_first_screen(browser, pages, width):
+    """Issue 37: the verdict and the first failure, with where it was raised and its rerun line, are on
+    the first screen (900 px tall) at 1280 and 390 px."""
+    path, report = pages["failed"]
+    open_page(browser, path, width)
+    first = browser.execute_script(
+        "const li = document.querySelector('#verdict li'); const r = li.getBoundingClientRect();"
+        "return [r.top, r.bottom, li.textContent, window.innerHeight]"
+    )
+    top, bottom, text, height = first
+    assert 0 <= top and bottom <= height, f"the first failure lies at {top:.0f}-{bottom:.0f} px of {height} px"
+    failed = [c for c in report["claims"] if c["status"] == "failed"][0]
+    assert failed["id"] in text and ":42" in text and "rerun:" in text, text
+
+
+def test_plot_labels_are_at_least_9_px_on_a_phone(browser, pages):
+    """Issue 37: tick labels were 6-7 px at 390 px. Each plot's text, as drawn, is 9 px or more."""
+    path, _ = pages["h200"]
+    open_page(browser, path, 390)
+    sizes = browser.execute_script(
+        "return [...document.querySelectorAll('figure.plot svg')].flatMap(svg => {"
+        " const scale = svg.getBoundingClientRect().width / svg.viewBox.baseVal.width;"
+        " return [...svg.querySelectorAll('text')].map(t => scale * parseFloat(getComputedStyle(t).fontSize)); })"
+    )
+    assert sizes and min(sizes) >= 9, f"smallest plot text {min(sizes):.1f} px of {len(sizes)}"
+
+
 def test_korean_is_drawn_in_a_cjk_font(browser, pages):
     if not cjk_font():
         raise Missing(f"no font covers Korean here (fc-list :lang=ko is empty): {INSTALL}", "chromium")
@@ -133,6 +176,6 @@ def test_korean_is_drawn_in_a_cjk_font(browser, pages):
 
 def test_docs_show_a_screenshot_of_each_view():
     page = (ROOT / "docs" / "report.md").read_text(encoding="utf-8")
-    for view in (*REPORTS, "matrix"):
+    for view in (*REPORTS, "matrix", "failed"):
         assert f"img/{view}-1280.png" in page and (DOCS / f"{view}-1280.png").is_file(), view
     assert "img/cpu-390.png" in page and (DOCS / "cpu-390.png").is_file()

@@ -198,7 +198,7 @@ def _draw_grouped(axes, plot: Plot) -> None:
         marks += len(bars)
     axes.set_xticks([i + width * (len(counters) - 1) / 2 for i in range(len(runs))], runs)
     if len(counters) > 1:
-        axes.legend(fontsize=8, frameon=False)
+        axes.legend(fontsize=9, frameon=False)
     positive = [v for v in values.values() if v > 0]
     if positive and max(positive) > 100 * min(positive):
         axes.set_yscale("log")
@@ -218,7 +218,7 @@ def _draw_sweep(axes, plot: Plot) -> None:
         (line,) = axes.plot([p[0] for p in points], [p[1] for p in points], marker="o", label=str(name))
         _marked([line], marks)
         marks += 1
-    axes.legend(fontsize=8, frameon=False)
+    axes.legend(fontsize=9, frameon=False)
     if max(r[2] for r in plot.rows) > 20 * max(min(r[2] for r in plot.rows), 1e-12):
         axes.set_yscale("log")
 
@@ -226,7 +226,7 @@ def _draw_sweep(axes, plot: Plot) -> None:
 def _draw_histogram(axes, plot: Plot) -> None:
     _marked(axes.bar([str(r[0]) for r in plot.rows], [r[1] for r in plot.rows], color="#c44e52"))
     axes.set_ylabel("elements")
-    axes.tick_params(axis="x", labelrotation=60, labelsize=8)
+    axes.tick_params(axis="x", labelrotation=60, labelsize=9)
 
 
 DRAW = {
