@@ -135,6 +135,74 @@ def test_a_listing_must_print_what_the_course_shows(pytester):
     )
 
 
+KNOWN_PART_DOC = """# errata known from a line on
+<!-- stackcheck
+[errata."1.1-numpy"]
+reason = "the compiled text is the author's machine's"
+differs_from = "=== compiled ==="
+[errata."1.2-numpy"]
+reason = "the same"
+differs_from = "=== compiled ==="
+[errata."1.3-numpy"]
+reason = "the same"
+differs_from = "=== compiled ==="
+-->
+
+```python {section=1.1 stack=numpy device=cpu}
+print("Y = [0. 6.]")
+print("=== compiled ===")
+print("HloModule here")
+```
+
+```text {output}
+Y = [0.0, 6.0]
+=== compiled ===
+HloModule colab, fingerprint=d128
+```
+
+```python {section=1.2 stack=numpy device=cpu}
+print("Y = [0. 7.]")
+print("=== compiled ===")
+print("HloModule here")
+```
+
+```text {output}
+Y = [0.0, 6.0]
+=== compiled ===
+HloModule colab, fingerprint=d128
+```
+
+```python {section=1.3 stack=numpy device=cpu}
+print("Y = [0. 6.]")
+print("=== compiled ===")
+print("HloModule colab, fingerprint=d128")
+```
+
+```text {output}
+Y = [0.0, 6.0]
+=== compiled ===
+HloModule colab, fingerprint=d128
+```
+"""
+
+
+def test_an_erratum_known_from_a_line_on_checks_every_line_before_it(pytester):
+    """Issue 35: §9.3's erratum was a strict xfail that any failure satisfied. An erratum known from a
+    line on (``differs_from``) compares the output up to that line (a new difference there fails, as a
+    failure, not an expected one), and from there it must still differ (a fixed course says so)."""
+    pytester.makefile(".md", course=KNOWN_PART_DOC)
+    result = pytester.runpytest_inprocess("--course", "course.md", "-p", "no:cacheprovider")
+    result.assert_outcomes(passed=1, failed=2)
+    result.stdout.fnmatch_lines(
+        [
+            "*listing §1.2 (numpy) prints other than the course shows*",
+            "*the printed numbers differ from the course's*",
+            "*listing §1.3 (numpy): the known erratum from '=== compiled ===' on is gone*",
+            "*§1.1*numpy*cpu*passed: compared up to '=== compiled ==='*",
+        ],
+    )
+
+
 FRAGMENT_DOC = """# a fragment
 <!-- stackcheck
 [given."1.1-numpy"]

@@ -319,13 +319,39 @@ def _exec_python(listing: Listing, ns: dict, path: str) -> None:
     finally:  # what the listing printed reaches the report, whether or not it failed
         sys.stdout.write(out.getvalue())
     if listing.shown is not None:
-        _compare_output(listing, out.getvalue())
+        _compare_output(listing, out.getvalue(), ns["__notes__"])
 
 
-def _compare_output(listing: Listing, said: str) -> None:
-    """The listing printed what the course shows it printing, or a ListingError saying how not."""
+def known_part(listing: Listing) -> str | None:
+    """The line from which on an erratum is known to print other than the course shows (its
+    ``differs_from``): the output is compared up to it, so a new difference fails."""
+    return listing.erratum.get("differs_from")
+
+
+def _split(text: str, cut: str) -> tuple[str, str]:
+    """``text`` up to and including its first line starting with ``cut``, and the rest."""
+    lines = text.splitlines()
+    at = next((i for i, line in enumerate(lines) if line.strip().startswith(cut)), len(lines) - 1)
+    return "\n".join(lines[: at + 1]), "\n".join(lines[at + 1 :])
+
+
+def _compare_output(listing: Listing, said: str, notes: dict) -> None:
+    """The listing printed what the course shows it printing, or a ListingError saying how not. With
+    a known erratum from a line on (``known_part``), the output up to that line must match, and from
+    there it must still differ: a course release that fixes it says so."""
     __tracebackhide__ = True
-    differ = printed.differences(listing.shown, said, listing.vary)
+    shown, cut = listing.shown, known_part(listing)
+    if cut:
+        (shown, known), (said, said_after) = _split(listing.shown, cut), _split(said, cut)
+        if not printed.differences(known, said_after, listing.vary):
+            failed = ListingError(
+                f"listing §{listing.section} ({listing.stack}): the known erratum from '{cut}' on is gone (it "
+                "prints what the course shows): remove it from the document's errata"
+            )
+            failed.line, failed.text = listing.shown_line, cut
+            raise failed
+        notes[listing.id] = f"compared up to '{cut}'; from there a known erratum: {listing.erratum.get('reason', '')}"
+    differ = printed.differences(shown, said, listing.vary)
     if differ:
         failed = ListingError(
             f"listing §{listing.section} ({listing.stack}) prints other than the course shows:\n" + "\n".join(differ)
