@@ -135,62 +135,28 @@ def test_a_listing_must_print_what_the_course_shows(pytester):
     )
 
 
-KNOWN_PART_DOC = """# errata known from a line on
-<!-- stackcheck
-[errata."1.1-numpy"]
-reason = "the compiled text is the author's machine's"
-differs_from = "=== compiled ==="
-[errata."1.2-numpy"]
-reason = "the same"
-differs_from = "=== compiled ==="
-[errata."1.3-numpy"]
-reason = "the same"
-differs_from = "=== compiled ==="
--->
-
-```python {section=1.1 stack=numpy device=cpu}
-print("Y = [0. 6.]")
-print("=== compiled ===")
-print("HloModule here")
-```
-
-```text {output}
-Y = [0.0, 6.0]
-=== compiled ===
-HloModule colab, fingerprint=d128
-```
-
-```python {section=1.2 stack=numpy device=cpu}
-print("Y = [0. 7.]")
-print("=== compiled ===")
-print("HloModule here")
-```
-
-```text {output}
-Y = [0.0, 6.0]
-=== compiled ===
-HloModule colab, fingerprint=d128
-```
-
-```python {section=1.3 stack=numpy device=cpu}
-print("Y = [0. 6.]")
-print("=== compiled ===")
-print("HloModule colab, fingerprint=d128")
-```
-
-```text {output}
-Y = [0.0, 6.0]
-=== compiled ===
-HloModule colab, fingerprint=d128
-```
-"""
+def known_part_doc() -> str:
+    """Three listings whose errata are known from "=== compiled ===" on: one that differs only after it,
+    one with a new difference before it (Y), one whose erratum is fixed (it prints what the course shows)."""
+    shown = "Y = [0.0, 6.0]\n=== compiled ===\nHloModule colab, fingerprint=d128"
+    printed = {"1.1": ("[0. 6.]", "HloModule here"), "1.2": ("[0. 7.]", "HloModule here")}
+    printed["1.3"] = ("[0. 6.]", "HloModule colab, fingerprint=d128")
+    errata = "".join(
+        f'[errata."{s}-numpy"]\nreason = "the author\'s machine"\ndiffers_from = "=== compiled ==="\n' for s in printed
+    )
+    listings = "".join(
+        f'\n```python {{section={s} stack=numpy device=cpu}}\nprint("Y = {y}")\nprint("=== compiled ===")\n'
+        f'print("{hlo}")\n```\n\n```text {{output}}\n{shown}\n```\n'
+        for s, (y, hlo) in printed.items()
+    )
+    return f"# errata known from a line on\n<!-- stackcheck\n{errata}-->\n{listings}"
 
 
 def test_an_erratum_known_from_a_line_on_checks_every_line_before_it(pytester):
     """Issue 35: §9.3's erratum was a strict xfail that any failure satisfied. An erratum known from a
     line on (``differs_from``) compares the output up to that line (a new difference there fails, as a
     failure, not an expected one), and from there it must still differ (a fixed course says so)."""
-    pytester.makefile(".md", course=KNOWN_PART_DOC)
+    pytester.makefile(".md", course=known_part_doc())
     result = pytester.runpytest_inprocess("--course", "course.md", "-p", "no:cacheprovider")
     result.assert_outcomes(passed=1, failed=2)
     result.stdout.fnmatch_lines(
