@@ -277,8 +277,9 @@ def _compile_lock(what: str):
     """Held, across processes, while graph ``what`` compiles: another process that needs the same
     graph waits, then loads it from MAX's disk cache. Different graphs compile at once: three graphs
     sharing one Mojo package, compiled at once from empty MAX caches, three times on 2 cores, met no
-    race (before the package reached MAX as a content-keyed copy, concurrent compiles of a package
-    being rebuilt failed with "could not lower LIT to KGEN: No such file or directory")."""
+    race. (The race that made this one lock for all, "could not lower LIT to KGEN: No such file or
+    directory", was seen while MAX read the package from the checkout; it reads a content-keyed copy
+    now, mojo_build.stable_package.)"""
     folder = data.cache_dir()
     folder.mkdir(parents=True, exist_ok=True)
     name = hashlib.sha256(what.encode()).hexdigest()[:16]
