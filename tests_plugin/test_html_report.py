@@ -157,7 +157,7 @@ def test_every_number_a_test_recorded_is_on_the_page(pages):
         for t in c["tests"]:
             for record in t.get("evidence", []):
                 for key, value in record.items():
-                    if isinstance(value, (int, float)) and not isinstance(value, bool):
+                    if plots.number(value):
                         assert f"{key.replace('_', ' ')} {html._fmt(value)}" in pages["h200"], (c["id"], key)
 
 

@@ -92,12 +92,12 @@ def mark_listings(items: list[pytest.Item]) -> None:
     """Each listing item gets its stack and device markers and its description; a known erratum is
     a strict xfail, so a course release that fixes it turns the run red; an erratum known from a line
     on (``differs_from``) is checked up to that line instead, and must still differ after it."""
-    from stackcheck.course import listings
-
     for item in items:
         listing = listing_of(item)
         if listing is None:
             continue
+        from stackcheck.course import listings  # Sybil and NumPy: only in a run that collected listings
+
         item.add_marker(getattr(pytest.mark, listing.device))
         if listing.stack in STACKS:
             item.add_marker(getattr(pytest.mark, listing.stack))

@@ -324,7 +324,7 @@ def _claim(c: dict, entry: dict) -> list[str]:
 
 def _numbers(record: dict) -> str:
     """The single numbers a test recorded as its evidence (the ratios and counts it judged), as text."""
-    found = {k: v for k, v in record.items() if isinstance(v, (int, float)) and not isinstance(v, bool)}
+    found = {k: v for k, v in record.items() if plotting.number(v)}
     return " · ".join(f"{k.replace('_', ' ')} {_fmt(v)}" for k, v in found.items())
 
 

@@ -93,16 +93,16 @@ def moved(claims: dict[str, dict]) -> list[dict]:
     """The timings of one claim, by test and measurement, whose medians on the machines (``claims``:
     the claim's record on each, by label) lie further apart than the trials of either scattered (its
     ``spread``: the slowest trial over the fastest): a change no rerun on one machine would show."""
-    timings: dict[tuple[str, str], dict[str, dict]] = {}
+    timings: dict[tuple[str, int, str], dict[str, dict]] = {}
     for label, claim in claims.items():
         for test in claim.get("tests", []):
             for i, evidence in enumerate(test.get("evidence", [])):
                 for where, timing in _timings(evidence):
-                    timings.setdefault((test["nodeid"], f"{i}:{where}"), {})[label] = timing
+                    timings.setdefault((test["nodeid"], i, where), {})[label] = timing
     found = []
-    for (nodeid, where), on in timings.items():
+    for (nodeid, _, where), on in timings.items():
         medians = {label: t["median_ms"] for label, t in on.items() if t.get("median_ms", 0) > 0}
-        if len(medians) < 2 or len(medians) < len(claims):
+        if len(medians) < len(claims):  # measured on every machine, or not compared
             continue
         ratio = round(max(medians.values()) / min(medians.values()), 2)  # as the spreads are recorded
         spread = max(on[label].get("spread", 1.0) for label in medians)
@@ -110,7 +110,7 @@ def moved(claims: dict[str, dict]) -> list[dict]:
             found.append(
                 {
                     "test": nodeid,
-                    "timing": where.partition(":")[2],
+                    "timing": where,
                     "medians_ms": medians,
                     "ratio": ratio,
                     "spread": spread,
@@ -137,16 +137,12 @@ def _verdict(row: dict) -> str:
     return "disagree" if row["disagree"] else "differ" if row["differ"] else "agree"
 
 
-def _summary(found: dict) -> list[str]:
-    """The counts, each with its claims, as lines."""
+def _counts(found: dict) -> list[tuple[str, list[str]]]:
+    """(what is counted, the claims counted) for the matrix's three kinds of difference."""
     return [
-        f"Machines disagree (verified on one, failed on another) on {len(found['disagreements'])} claim(s): "
-        + (", ".join(found["disagreements"]) or "none"),
-        f"Verified on some machines only (skipped or not run on the others) on {len(found['differences'])} "
-        f"claim(s): " + (", ".join(found["differences"]) or "none"),
-        f"Timings whose medians moved further apart than their trials scattered, in {len(found['moved'])} "
-        f"claim(s): " + (", ".join(found["moved"]) or "none"),
-        "Versions that differ: " + (", ".join(found["versions_differ"]) or "none"),
+        ("Machines disagree (verified on one, failed on another)", found["disagreements"]),
+        ("Verified on some machines only (skipped or not run on the others)", found["differences"]),
+        ("Timings whose medians moved further apart than their trials scattered", found["moved"]),
     ]
 
 
@@ -160,7 +156,8 @@ def markdown(found: dict) -> str:
             if v != "not installed"
         )
         lines.append(f"- **{m['label']}** ({m['date']}): {versions}; code {m['code_revision']}")
-    lines += ["", *(f"- {line}" for line in _summary(found)), ""]
+    lines += ["", *(f"- {what}: {len(ids)} claim(s): {', '.join(ids) or 'none'}" for what, ids in _counts(found))]
+    lines += [f"- Versions that differ: {', '.join(found['versions_differ']) or 'none'}", ""]
     lines += ["| claim | section | " + " | ".join(labels) + " | |", "|---|---|" + "---|" * len(labels) + "---|"]
     for row in found["claims"]:
         cells = " | ".join(f"{page.SYMBOLS.get(s, '')} {s}" for s in row["statuses"].values())
@@ -209,10 +206,9 @@ def html(found: dict) -> str:
         )
     body.append("</tbody></table></div></section>")
     body.append('<section id="matrix"><h2>Claims</h2><ul>')
-    for line, ids in zip(_summary(found)[:3], (found["disagreements"], found["differences"], found["moved"])):
-        head = line.partition(": ")[0]
+    for what, ids in _counts(found):
         links = ", ".join(f'<a href="#row-{esc(c)}">{esc(c)}</a>' for c in ids) or "none"
-        body.append(f"<li>{esc(head)}: {links}</li>")
+        body.append(f"<li>{esc(what)}: {len(ids)} claim(s): {links}</li>")
     body.append(
         "</ul>"
         + '<div class="scroll"><table><thead><tr><th>claim</th>'

@@ -34,7 +34,8 @@ class Plot:
     svg: str = ""
 
 
-def _number(value) -> bool:
+def number(value) -> bool:
+    """A plain number (a bool is not one)."""
     return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
@@ -83,7 +84,7 @@ def _counters(evidence: dict) -> list[Plot]:
 
 
 def _bytes(evidence: dict) -> list[Plot]:
-    found = {k: v for k, v in evidence.items() if k.endswith("_bytes") and _number(v) and v >= 0}
+    found = {k: v for k, v in evidence.items() if k.endswith("_bytes") and number(v) and v >= 0}
     if len(found) < 2:
         return []
     return [Plot("bytes", "bytes moved", ("what", "bytes"), list(found.items()))]
@@ -95,7 +96,7 @@ def _sweeps(evidence: dict) -> list[Plot]:
         if (
             isinstance(value, dict)
             and value
-            and all(isinstance(s, dict) and s and all(_number(y) for y in s.values()) for s in value.values())
+            and all(isinstance(s, dict) and s and all(number(y) for y in s.values()) for s in value.values())
         ):
             rows = [(series, x, y) for series, points in value.items() for x, y in points.items()]
             plots.append(Plot("sweep", key.replace("_", " "), ("series", "x", "value"), rows))

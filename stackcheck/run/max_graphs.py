@@ -413,7 +413,7 @@ def _compile_for_gpu(target: str, out: str, spec: str, assigned: str) -> None:
         report = {"kind": type(error).__name__, "message": str(error), "stubs": sorted(contract.STUBS_CALLED)}
         Path(out).with_suffix(".raised.json").write_text(json.dumps(report))
         return
-    with _compile_lock(f"{target}|{spec}|{with_mojo()}"):  # only the compile waits: a stub is met at once
+    with _compile_lock(_lock_name(target, impl)):  # only the compile waits: a stub is met at once
         session.compile(graph).export_mef(out)
 
 
