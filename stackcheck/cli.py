@@ -26,6 +26,7 @@ import uuid
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+from stackcheck.claims.results import NotAReport, Report
 from stackcheck.homework import assignment, checkpoints, gradescope, sandbox, scoring
 from stackcheck.impl import contract
 from stackcheck.paths.data import path as data_path
@@ -342,10 +343,14 @@ def grade_one(
             "status": f"timed out ({timeout:g} s){where}",
         }
     written = report.parent / f"{report.name}.json"
-    full = json.loads(written.read_text(encoding="utf-8")) if written.exists() else {}
-    data = full.get("homework")
+    said = done.stderr.strip() or done.stdout.strip()
+    try:
+        full = Report.load(written) if written.exists() else None
+    except NotAReport as error:  # written inside the sandbox, where the submission ran
+        full, said = None, f"{said}\n{error}"
+    data = full.homework if full is not None else None
     if data is None:
-        error = (done.stderr.strip() or done.stdout.strip()).splitlines()
+        error = said.splitlines()
         report.parent.joinpath(f"{report.name}.md").write_text(
             f"# {folder.name}\n\nNot graded:\n\n```\n{chr(10).join(error[-20:])}\n```\n"
         )
@@ -360,7 +365,8 @@ def grade_one(
         return {"student": folder.name, "percent": 0, "earned": 0, "points": "", "status": data["no_score"]}
     # the checkpoints judged here, with the key, from the answers as handed in
     answers, _ = checkpoints.load_answers(folder / "answers.toml")
-    full["homework"] = data = scoring.with_checkpoints(data, checkpoints.settle(data["checkpoints"], answers, key))
+    data = scoring.with_checkpoints(data, checkpoints.settle(data["checkpoints"], answers, key))
+    full = full.with_(homework=data)
     rendering.write(full, str(written), [("homework", scoring.lines(data))])
     from stackcheck.plugin.homework import instructors_file
 

@@ -1,5 +1,4 @@
 import functools
-import json
 from importlib.metadata import entry_points
 from pathlib import Path
 
@@ -38,9 +37,10 @@ def draw_page():
     """``draw_page(path)``: the HTML page of the recorded report at ``path``, drawn once per process. A
     page's plots take seconds, and the two HTML modules (one xdist group, so one worker) drew the
     three recorded pages again each, on each worker they reached: four times a run, 105 worker-seconds."""
+    from stackcheck.claims.results import Report
     from stackcheck.report import html
 
-    return functools.cache(lambda path: html.page(json.loads(Path(path).read_text(encoding="utf-8"))))
+    return functools.cache(lambda path: html.page(Report.load(path)))
 
 
 @pytest.fixture

@@ -349,14 +349,18 @@ def test_a_baseline_that_is_not_a_report_is_a_usage_error(pytester):
 
 def test_drift_compares_only_the_claims_whose_tests_ran():
     from stackcheck.claims import drift
+    from stackcheck.claims.results import Report
 
-    old = {"claims": [{"id": "S2.2-hand", "status": "verified"}, {"id": "S6.3-shape", "status": "verified"}]}
-    new = {
-        "claims": [
-            {"id": "S2.2-hand", "status": "untested", "tests": []},  # not selected this time (-k)
-            {"id": "S6.3-shape", "status": "failed", "tests": [{"nodeid": "t", "outcome": "failed"}]},
-        ]
-    }
+    def report(*claims: dict) -> Report:
+        return Report.from_json(
+            {"environment": {}, "claims": [{"section": "x", "title": "x", "area": "x", **c} for c in claims]}
+        )
+
+    old = report({"id": "S2.2-hand", "status": "verified"}, {"id": "S6.3-shape", "status": "verified"})
+    new = report(
+        {"id": "S2.2-hand", "status": "untested", "tests": []},  # not selected this time (-k)
+        {"id": "S6.3-shape", "status": "failed", "tests": [{"nodeid": "t", "outcome": "failed", "device": "cpu"}]},
+    )
     found = drift.compare(old, new)
     assert [c["id"] for c in found["claims"]] == ["S6.3-shape"]
     assert found["regressions"] == ["claim S6.3-shape was verified, now failed"]

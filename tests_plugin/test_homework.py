@@ -15,6 +15,7 @@ import numpy as np
 import pytest
 
 from stackcheck import cli
+from stackcheck.claims.results import Report
 from stackcheck.homework import assignment, checkpoints, gradescope, scoring
 from stackcheck.impl import contract, reference
 from stackcheck.impl.loader import Impl
@@ -261,7 +262,7 @@ def test_score_gives_partial_credit_and_keeps_what_could_not_run_apart():
             },
         ]
     }
-    result = scoring.score(report, [])
+    result = scoring.score(report_of(report["claims"]), [])
     by_id = {c["id"]: c for c in result["claims"]}
     assert by_id["S2.2-hand"]["earned"] == 1.0 and by_id["S2.2-hand"]["feedback"] == "wrong"
     assert by_id["S2.1-shapes"]["status"] == "not attempted" and by_id["S2.1-shapes"]["earned"] == 0
@@ -277,21 +278,21 @@ def test_an_instructors_hidden_test_is_never_quoted_where_the_student_sees_it():
     hidden = {"nodeid": "../hidden/test_x.py::test_secret", "outcome": "failed", "message": "hidden case gave -1"}
     passed = {"nodeid": "tests_math/test_s2_2_hand.py::test_b", "outcome": "passed"}
     tests = [{**t, "device": "cpu", "student": ["numpy_steps"]} for t in (hidden, suite, passed)]
-    report = {"claims": [{"id": "S2.2-hand", "section": "2.2", "title": "t", "tests": tests}]}
-    report["homework"] = {**scoring.score(report, []), "graded": True}
-    item = report["homework"]["claims"][0]
+    report = report_of([{"id": "S2.2-hand", "section": "2.2", "title": "t", "tests": tests}])
+    report = report.with_(homework={**scoring.score(report, []), "graded": True})
+    item = report.homework["claims"][0]
     assert item["feedback"] == "wrong bias" and item["first_failure"] == suite["nodeid"]
-    withheld = scoring.withhold_instructor_tests(report)
-    assert [t["nodeid"] for t in withheld] == [hidden["nodeid"]] and "secret" not in json.dumps(report)
+    report, withheld = scoring.withhold_instructor_tests(report)
+    assert [t["nodeid"] for t in withheld] == [hidden["nodeid"]] and "secret" not in report.dumps()
     entries = gradescope.results(report, withheld, "after_due_date")["tests"]
     assert sum(e["max_score"] for e in entries) == pytest.approx(item["points"])
     assert sum(e["score"] for e in entries) == pytest.approx(item["earned"], abs=0.01)  # earned has 2 decimals
     visible = [e for e in entries if e["visibility"] == "visible"]
     assert visible and not any("secret" in e["output"] or "hidden case" in e["output"] for e in visible), visible
     assert [e["visibility"] for e in entries if "test_secret" in e["name"]] == ["after_due_date"]
-    text = "\n".join(scoring.lines(report["homework"]))
+    text = "\n".join(scoring.lines(report.homework))
     assert "secret" not in text and "hidden case" not in text and "rerun: python -m pytest --homework=. " in text
-    only_hidden = {"claims": [{**report["claims"][0], "tests": [tests[0], tests[2]]}]}
+    only_hidden = report_of([{"id": "S2.2-hand", "section": "2.2", "title": "t", "tests": [tests[0], tests[2]]}])
     alone = scoring.score(only_hidden, [])["claims"][0]
     assert alone["feedback"] == scoring.HIDDEN_FAILED and alone["first_failure"] is None
 
@@ -357,7 +358,7 @@ def test_a_broken_answers_file_is_named_in_the_feedback(tmp_path):
     (tmp_path / "answers.toml").write_text("[Q1]\nalways_stored = \n")
     answers, problem = checkpoints.load_answers(tmp_path / "answers.toml")
     assert answers == {} and "not valid TOML" in problem
-    result = scoring.score({"claims": []}, checkpoints.grade(answers))
+    result = scoring.score(report_of([]), checkpoints.grade(answers))
     result["answers_problem"] = problem
     assert any("not valid TOML" in line for line in scoring.lines(result)), scoring.lines(result)
 
@@ -421,7 +422,7 @@ def test_a_stack_fact_earns_no_points_even_where_its_test_ran_a_students_functio
         {"id": cid, "section": "x", "title": "x", "tests": [dict(test, nodeid=cid)]}
         for cid in ("S2.3-split", "S2.2-hand")
     ]
-    result = scoring.score({"claims": claims}, [])
+    result = scoring.score(report_of(claims), [])
     assert [c["id"] for c in result["claims"]] == ["S2.2-hand"]
     assert result["points"] == catalogue_entry("S2.2-hand")["points"]
 
@@ -430,7 +431,7 @@ def test_the_claims_table_shows_the_stack_facts_on_a_line_of_their_own():
     from stackcheck.claims.catalogue import build_report
     from stackcheck.report.render import terminal_table
 
-    lines = terminal_table(build_report({}, {}))
+    lines = terminal_table(build_report([], {}))
     stacks = [line for line in lines if line.strip().startswith("stacks:")]
     assert len(stacks) == 1 and ".S2.3-split" in stacks[0] and "S2.2-hand" not in stacks[0]
     assert not any("S2.3-split" in line for line in lines if line not in stacks)
@@ -440,3 +441,11 @@ def catalogue_entry(cid: str) -> dict:
     from stackcheck.claims import catalogue
 
     return catalogue.catalogue()[cid]
+
+
+def report_of(claims: list[dict]) -> Report:
+    """A curriculum report of ``claims`` (JSON as a run writes it, less what scoring does not read)."""
+    filled = [
+        {"area": "x", "status": "untested", **c, "tests": [{"device": "cpu", **t} for t in c["tests"]]} for c in claims
+    ]
+    return Report.from_json({"environment": {}, "claims": filled})

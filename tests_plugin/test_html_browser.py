@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from stackcheck.claims.results import Report
 from stackcheck.report import html, merge
 from stackcheck.stacks.available import Missing
 
@@ -67,7 +68,7 @@ def pages(tmp_path_factory, draw_page) -> dict[str, tuple[Path, dict | None]]:
         None,
     )
     failed = failed_report(found["cpu"][1])
-    (folder / "failed.html").write_text(html.page(failed), encoding="utf-8")
+    (folder / "failed.html").write_text(html.page(Report.from_json(failed)), encoding="utf-8")
     found["failed"] = (folder / "failed.html", failed)
     return found
 

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from stackcheck import cli
+from stackcheck.claims.results import Report
 from stackcheck.report import html, merge, plots
 
 pytestmark = [pytest.mark.meta, pytest.mark.xdist_group("html-pages")]  # with test_html_browser: pages drawn once
@@ -88,7 +89,7 @@ def test_the_page_opens_with_the_verdict_failures_first(pages):
     broken = next(c for c in report["claims"] if c["status"] == "verified")
     broken["status"] = "failed"
     broken["tests"][0].update(outcome="failed", message="AssertionError: Y differs at [0, 1]")
-    text = html.page(report)
+    text = html.page(Report.from_json(report))
     verdict = text.split('<section id="verdict">', 1)[1].split("</section>", 1)[0]
     assert text.index('id="verdict"') < text.index('id="environment"')
     assert "1 failed" in verdict and f"<code>{broken['id']}</code>" in verdict
@@ -175,7 +176,7 @@ def test_differences_are_drawn_as_a_histogram():
 
 def test_without_matplotlib_a_plot_is_its_table(monkeypatch):
     monkeypatch.setattr(plots, "available", lambda: False)
-    text = html.page(load("h200"))
+    text = html.page(Report.load(RECORDED["h200"]))
     assert plots.MISSING in text and "<svg" not in text and "<summary>numbers</summary>" in text
 
 
@@ -318,7 +319,7 @@ def test_merge_links_each_cell_to_that_machines_report(tmp_path):
     cold, warm = timing_report("cold"), timing_report("warm")
     for name, report in (("cold", cold), ("warm", warm)):
         (tmp_path / f"{name}.json").write_text(json.dumps(report), encoding="utf-8")
-        (tmp_path / f"{name}.html").write_text(html.page(report), encoding="utf-8")
+        (tmp_path / f"{name}.html").write_text(html.page(Report.from_json(report)), encoding="utf-8")
     written = merge.write([str(tmp_path / "cold.json"), str(tmp_path / "warm.json")], str(tmp_path / "out" / "m.html"))
     page = written[2].read_text(encoding="utf-8")
     claim = cold["claims"][0]["id"]

@@ -7,11 +7,8 @@ import re
 import tomllib
 from pathlib import Path
 
+from stackcheck.claims.results import ClaimResult, Report, TestResult, status_of
 from stackcheck.paths import data
-
-STATUSES = ("verified", "failed", "interrupted", "skipped", "untested")
-OUTCOMES = ("passed", "failed", "skipped", "xfailed", "interrupted")
-MARKS = {"verified": "+", "failed": "F", "interrupted": "!", "skipped": "s", "untested": "."}
 
 
 def catalogue_path() -> Path:
@@ -72,55 +69,28 @@ def course_pointer(ids: list[str]) -> list[str]:
     return lines
 
 
-def status(outcomes: list[str]) -> str:
-    """Of the tests that count: failed if any failed; interrupted if any was cut short; verified if
-    one passed; skipped if all were skipped; untested if none ran. An expected failure (a known
-    upstream defect, strict xfail) neither verifies nor fails a claim."""
-    outcomes = [o for o in outcomes if o != "xfailed"]
-    if not outcomes:
-        return "untested"
-    for name, outcome in (("failed", "failed"), ("interrupted", "interrupted"), ("verified", "passed")):
-        if outcome in outcomes:
-            return name
-    return "skipped"
-
-
-def _test_entry(nodeid: str, r: dict) -> dict:
-    entry = {"nodeid": nodeid, "outcome": r["outcome"], "device": r["device"]}
-    if not r.get("counts", True):
-        entry["counts"] = False
-    if r.get("evidence"):
-        entry["evidence"] = r["evidence"]
-    for key in ("student", "not_attempted", "message", "location", "revisit", "reason"):  # grading reads these
-        if r.get(key) and (key != "reason" or r["outcome"] == "skipped"):
-            entry[key] = r[key]
-    if r.get("seconds"):
-        entry["seconds"] = round(r["seconds"], 3)
-    return entry
-
-
-def build_report(results: dict[str, dict], environment: dict) -> dict:
-    """``results``: nodeid -> {"outcome", "claims", "device", "counts", "evidence"} for every test that ran.
+def build_report(results: list[tuple[list[str], TestResult]], environment: dict) -> Report:
+    """``results``: (the claims it proves, its result) for every test that ran.
 
     A claim's status comes from the tests that count: those that exercise the implementation
     under test or run a stack. Demonstrations (``counts`` False) are listed but decide nothing.
-    Tests proving no claim (the suite's meta-tests) are listed under "other_tests"."""
+    Tests proving no claim (the suite's meta-tests) are listed under ``other_tests``."""
+    ordered = sorted(results, key=lambda found: found[1].nodeid)
     claims = []
     for cid, entry in catalogue().items():
-        tests = [_test_entry(nodeid, r) for nodeid, r in sorted(results.items()) if cid in r["claims"]]
+        tests = [t for ids, t in ordered if cid in ids]
         claims.append(
-            {
-                "id": cid,
-                "section": entry["section"],
-                "title": entry["title"],
-                "area": entry["area"],
-                "kind": entry.get("kind", "learner"),
-                "status": status([t["outcome"] for t in tests if t.get("counts", True)]),
-                "tests": tests,
-            }
+            ClaimResult(
+                id=cid,
+                section=entry["section"],
+                title=entry["title"],
+                area=entry["area"],
+                kind=entry.get("kind", "learner"),
+                status=status_of([t.outcome for t in tests if t.counts]),
+                tests=tests,
+            )
         )
-    other = [_test_entry(nodeid, r) for nodeid, r in sorted(results.items()) if not r["claims"]]
-    return {"environment": environment, "claims": claims, "other_tests": other}
+    return Report(environment=environment, claims=claims, other_tests=[t for ids, t in ordered if not ids])
 
 
 def claim_files(root: Path) -> dict[str, list[str]]:

@@ -4,27 +4,27 @@ verified and now fails, or a listing that passed and now fails."""
 
 from __future__ import annotations
 
-FAILING = {"failed", "interrupted"}
+from stackcheck.claims.results import Report, Status
 
 
-def _by(items: list[dict], key: str) -> dict:
+def _by(items, key: str) -> dict:
     return {item[key]: item for item in items or []}
 
 
-def compare(old: dict, new: dict) -> dict:
+def compare(old: Report, new: Report) -> dict:
     """What changed among what ran: a claim none of whose tests was selected this time (``-k``,
     ``-m``) is not compared, so it never reads "verified -> untested"."""
-    old_claims, new_claims = _by(old.get("claims"), "id"), _by(new.get("claims"), "id")
-    new_claims = {cid: c for cid, c in new_claims.items() if c.get("tests", [None])}
+    old_claims = {c.id: c.status for c in old.claims}
+    new_claims = {c.id: c.status for c in new.claims if c.tests}
     claims = [
-        {"id": cid, "was": old_claims[cid]["status"], "now": new_claims[cid]["status"]}
+        {"id": cid, "was": old_claims[cid].value, "now": new_claims[cid].value}
         for cid in sorted(set(old_claims) & set(new_claims))
-        if old_claims[cid]["status"] != new_claims[cid]["status"]
+        if old_claims[cid] != new_claims[cid]
     ]
     claims += [
-        {"id": cid, "was": None, "now": new_claims[cid]["status"]} for cid in sorted(set(new_claims) - set(old_claims))
+        {"id": cid, "was": None, "now": new_claims[cid].value} for cid in sorted(set(new_claims) - set(old_claims))
     ]
-    old_listings, new_listings = _by(old.get("listings"), "id"), _by(new.get("listings"), "id")
+    old_listings, new_listings = _by(old.listings, "id"), _by(new.listings, "id")
     listings = [
         {
             "id": lid,
@@ -35,8 +35,8 @@ def compare(old: dict, new: dict) -> dict:
         for lid in sorted(set(old_listings) & set(new_listings))
         if old_listings[lid]["outcome"] != new_listings[lid]["outcome"]
     ]
-    old_versions = old.get("environment", {}).get("versions", {})
-    new_versions = new.get("environment", {}).get("versions", {})
+    old_versions = old.environment.get("versions", {})
+    new_versions = new.environment.get("versions", {})
     versions = [
         {"package": name, "was": old_versions.get(name), "now": new_versions.get(name)}
         for name in sorted(set(old_versions) | set(new_versions))
@@ -45,12 +45,12 @@ def compare(old: dict, new: dict) -> dict:
     regressions = [
         f"claim {c['id']} was verified, now {c['now']}"
         for c in claims
-        if c["was"] == "verified" and c["now"] in FAILING
+        if c["was"] == Status.VERIFIED and Status(c["now"]).failing
     ]
     regressions += [
         f"listing {item['id']} passed, now {item['now']}: {item['first_error']}"
         for item in listings
-        if item["was"] == "passed" and item["now"] in FAILING
+        if item["was"] == "passed" and item["now"] in ("failed", "interrupted")
     ]
     return {"claims": claims, "listings": listings, "versions": versions, "regressions": regressions}
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from stackcheck.claims.results import Report, TestResult
 from stackcheck.homework import scoring
 
 
@@ -15,18 +16,18 @@ def _entry(name: str, score: float, max_score: float, output: str, visibility: s
     return {"name": name, "score": score, "max_score": max_score, "visibility": visibility, "output": output}
 
 
-def results(report: dict, withheld: list[dict], visibility: str = "visible") -> dict:
+def results(report: Report, withheld: list[dict], visibility: str = "visible") -> dict:
     """``report``: a graded run's curriculum report; ``withheld``: the instructor's tests it ran,
     withheld from the report (scoring.withhold_instructor_tests). A claim's points are shared by its
     graded tests: the suite's tests' share is the claim's visible entry, and each instructor's
     test's share its own entry with ``visibility``, whose message no visible entry repeats."""
-    score = report["homework"]
+    score = report.homework
     tests = []
     for item in score["claims"]:
-        hidden = scoring.graded_tests([t for t in withheld if t["claim"] == item["id"]])
+        hidden = scoring.graded_tests([TestResult.from_json(t) for t in withheld if t["claim"] == item["id"]])
         share = item["points"] / item["graded"]
         shown_ran = item["graded"] - len(hidden)
-        shown_passed = item["passed"] - sum(t["outcome"] == "passed" for t in hidden)
+        shown_passed = item["passed"] - sum(t.outcome == "passed" for t in hidden)
         output = f"{shown_passed}/{shown_ran} tests passed; functions: {', '.join(item['functions'])}"
         if shown_passed < shown_ran:
             output += f"\n{item['title']}\n{item['ko']}\n{item.get('feedback', '')}"
@@ -34,9 +35,9 @@ def results(report: dict, withheld: list[dict], visibility: str = "visible") -> 
             name = f"{item['id']} (§{item['section']})"
             tests.append(_entry(name, round(share * shown_passed, 2), share * shown_ran, output))
         for t in hidden:
-            earned = round(share, 2) if t["outcome"] == "passed" else 0
-            said = t.get("message") or t["outcome"]
-            tests.append(_entry(f"instructor test {t['nodeid']}", earned, share, said, visibility))
+            earned = round(share, 2) if t.outcome == "passed" else 0
+            said = t.message or t.outcome.value
+            tests.append(_entry(f"instructor test {t.nodeid}", earned, share, said, visibility))
     for q in score["checkpoints"]:
         tests.append(_entry(f"checkpoint {q['id']}", q["earned"], q["points"], "\n".join(q["feedback"])))
     return {
@@ -48,7 +49,7 @@ def results(report: dict, withheld: list[dict], visibility: str = "visible") -> 
     }
 
 
-def write(path: Path, report: dict, withheld: list[dict], visibility: str = "visible") -> Path:
+def write(path: Path, report: Report, withheld: list[dict], visibility: str = "visible") -> Path:
     text = json.dumps(results(report, withheld, visibility), indent=2, ensure_ascii=False)
     path.write_text(text, encoding="utf-8")
     return path

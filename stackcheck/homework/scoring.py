@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import os
 import shlex
+from dataclasses import replace
 
 from stackcheck.claims import catalogue
+from stackcheck.claims.results import Outcome, Report, TestResult
 from stackcheck.homework.sandbox import INSTRUCTOR_TESTS
 
 GRADED = ("passed", "failed", "interrupted")  # errors and timeouts are failures; interrupts count 0
@@ -14,88 +16,93 @@ SUITE_FOLDERS = ("tests_", "course/")  # where the suite's own tests live (their
 HIDDEN_FAILED = "a test the instructor keeps hidden failed"
 
 
-def by_instructor(test: dict) -> bool:
+def by_instructor(test: TestResult) -> bool:
     """A test of the instructor's own (``stackcheck grade --tests``): it lives outside the suite's
     folders. Feedback never names it nor quotes its message."""
-    return not test["nodeid"].startswith(SUITE_FOLDERS)
+    return not test.nodeid.startswith(SUITE_FOLDERS)
 
 
-def withhold_instructor_tests(report: dict) -> list[dict]:
-    """Replace each instructor's test in the curriculum ``report`` by what the student may see: its
-    outcome, under one name that says it is hidden. The originals (with their claim's id), for the
-    instructor's own file."""
-    withheld = []
-    for claim in report["claims"]:
-        for i, test in enumerate(claim["tests"]):
+def withhold_instructor_tests(report: Report) -> tuple[Report, list[dict]]:
+    """(what the student may see, what is withheld): ``report`` with each instructor's test replaced
+    by its outcome under one name that says it is hidden; the originals (with their claim's id), for
+    the instructor's own file."""
+    withheld, claims = [], []
+    for claim in report.claims:
+        tests = []
+        for test in claim.tests:
             if by_instructor(test):  # named from the instructor's file on, not from the run's copy
-                name = test["nodeid"].rpartition(f"{INSTRUCTOR_TESTS.name}/")[2]
-                withheld.append({**test, "nodeid": name, "claim": claim["id"]})
-                shown = {k: test[k] for k in ("outcome", "device", "counts", "student", "not_attempted") if k in test}
-                claim["tests"][i] = {**shown, "nodeid": "instructor test (hidden)"}
-    return withheld
+                name = test.nodeid.rpartition(f"{INSTRUCTOR_TESTS.name}/")[2]
+                withheld.append({**replace(test, nodeid=name).to_json(), "claim": claim.id})
+                test = TestResult(
+                    nodeid="instructor test (hidden)",
+                    outcome=test.outcome,
+                    device=test.device,
+                    counts=test.counts,
+                    student=test.student,
+                    not_attempted=test.not_attempted,
+                )
+            tests.append(test)
+        claims.append(replace(claim, tests=tests))
+    return report.with_(claims=claims), withheld
 
 
-def graded_tests(tests: list[dict]) -> list[dict]:
+def graded_tests(tests: list[TestResult]) -> list[TestResult]:
     """Of a curriculum report's ``tests``, those that grade: they ran the student's functions, count,
     and passed or failed."""
-    return [t for t in tests if t.get("counts", True) and t.get("student") and t["outcome"] in GRADED]
+    return [t for t in tests if t.counts and t.student and t.outcome in GRADED]
 
 
-def score(report: dict, checkpoints: list[dict]) -> dict:
+def score(report: Report, checkpoints: list[dict]) -> dict:
     """``report``: the curriculum report, whose tests carry ``student`` (the assigned functions
     they ran) and, when they failed, ``message``. A claim earns its points times the share of its
     graded tests that passed; tests that only skipped here are listed apart, not failed."""
     known = catalogue.catalogue()
     graded, ungradable = [], []
-    for c in report["claims"]:
-        if known[c["id"]].get("kind") == "stack-fact":  # a fact about the stacks earns no student points
+    for c in report.claims:
+        if known[c.id].get("kind") == "stack-fact":  # a fact about the stacks earns no student points
             continue
-        tests = [t for t in c["tests"] if t.get("counts", True) and t.get("student")]
+        tests = [t for t in c.counted() if t.student]
         ran = graded_tests(tests)
-        skipped = [t for t in c["tests"] if t.get("counts", True) and t["outcome"] == "skipped"]
+        skipped = [t for t in c.counted() if t.outcome == Outcome.SKIPPED]
         if not ran:
             if skipped:  # skipped before they reached the student's code, or inconclusive
-                reasons = sorted({t.get("reason") or "skipped" for t in skipped})
-                ungradable.append({"id": c["id"], "section": c["section"], "title": c["title"], "why": reasons[0]})
+                reasons = sorted({t.reason or "skipped" for t in skipped})
+                ungradable.append({"id": c.id, "section": c.section, "title": c.title, "why": reasons[0]})
             continue
-        entry = known[c["id"]]
-        failed = [t for t in ran if t["outcome"] != "passed"]
+        entry = known[c.id]
+        failed = [t for t in ran if t.outcome != Outcome.PASSED]
         passed = len(ran) - len(failed)
         points = entry["points"]
         item = {
-            "id": c["id"],
-            "section": c["section"],
-            "title": c["title"],
+            "id": c.id,
+            "section": c.section,
+            "title": c.title,
             "ko": entry["ko"],
             "points": points,
             "earned": round(points * passed / len(ran), 2),
             "passed": passed,
             "graded": len(ran),
-            "functions": sorted({n for t in tests for n in t["student"]}),
+            "functions": sorted({n for t in tests for n in t.student}),
         }
         if failed:
-            untried = sorted({n for t in failed for n in t.get("not_attempted", [])})
-            item["status"] = "not attempted" if all(t.get("not_attempted") for t in failed) else "failed"
+            untried = sorted({n for t in failed for n in t.not_attempted})
+            item["status"] = "not attempted" if all(t.not_attempted for t in failed) else "failed"
             item["not_attempted"] = untried
             # the student's own bug first, as the suite's tests found it (an instructor's is never shown)
-            shown = sorted((t for t in failed if not by_instructor(t)), key=lambda t: bool(t.get("not_attempted")))
-            said = next((t["message"] for t in shown if t.get("message")), "failed")
+            shown = sorted((t for t in failed if not by_instructor(t)), key=lambda t: bool(t.not_attempted))
+            said = next((t.message for t in shown if t.message), "failed")
             item["feedback"] = said if shown else HIDDEN_FAILED
-            item["first_failure"] = shown[0]["nodeid"] if shown else None
-            first = next((t["revisit"] for t in shown if t.get("revisit")), None)
+            item["first_failure"] = shown[0].nodeid if shown else None
+            first = next((t.revisit for t in shown if t.revisit), None)
             if first:  # chosen from the failure's text (claims.catalogue.revisit)
                 item["revisit"] = catalogue.pointer(first["id"], first["why"])
         else:
             item["status"] = "passed"
         graded.append(item)
     not_here: dict[str, int] = {}
-    for t in {
-        t["nodeid"]: t
-        for c in report["claims"]
-        for t in c["tests"]
-        if t.get("counts", True) and t["outcome"] == "skipped"
-    }.values():
-        not_here[t["device"]] = not_here.get(t["device"], 0) + 1
+    skipped_here = {t.nodeid: t for c, t in report.tests() if c is not None and t.counts and t.outcome == "skipped"}
+    for t in skipped_here.values():
+        not_here[t.device] = not_here.get(t.device, 0) + 1
     return with_checkpoints({"claims": graded, "ungradable": ungradable, "skipped_here": not_here}, checkpoints)
 
 

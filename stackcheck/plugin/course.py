@@ -131,8 +131,8 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
     return report
 
 
-def pytest_stackcheck_report_sections(report: dict) -> list[tuple[str, list[str]]] | None:
-    """The course's listings with their errata."""
+def pytest_stackcheck_report_sections(report) -> list[tuple[str, list[str]]] | None:
+    """The course's listings with their errata (``report``: a claims.results.Report)."""
     from stackcheck.report import render as rendering
 
-    return [("course listings", rendering.listing_lines(report))] if report.get("listings") else None
+    return [("course listings", rendering.listing_lines(report))] if report.listings else None

@@ -13,7 +13,7 @@ import pytest
 from stackcheck.evidence import precision, repro
 from stackcheck.impl.loader import Impl
 from stackcheck.paths import data
-from stackcheck.plugin.recorder import DRAWN, EVIDENCE, RECORDER
+from stackcheck.plugin.recorder import DRAWN, EVIDENCE, RUN
 from stackcheck.stacks import available
 from stackcheck.stacks.records import STACKS
 
@@ -21,7 +21,7 @@ from stackcheck.stacks.records import STACKS
 @pytest.fixture
 def impl(request: pytest.FixtureRequest) -> Impl:
     """The implementations under test: --impl's module where it provides a name, else the reference."""
-    return request.config.stash[RECORDER].impl
+    return request.config.stash[RUN].impl
 
 
 @pytest.fixture(scope="session")
@@ -47,7 +47,7 @@ def evidence(request: pytest.FixtureRequest):
     """Call ``evidence(**numbers)`` to attach measurements to this test's claims in the report; each
     carries the fifteen fields of course §14.4 (``stackcheck.evidence.repro``) under the key ``repro``, and
     the call returns the entry as recorded."""
-    recorder = request.config.stash[RECORDER]
+    run = request.config.stash[RUN]
 
     def record(**numbers) -> dict:
         # plain JSON values: a worker sends them to the controller, and execnet refuses anything else
@@ -55,7 +55,7 @@ def evidence(request: pytest.FixtureRequest):
         numbers = json.loads(json.dumps(numbers, default=str))
         entry = {
             **numbers,
-            "repro": repro.record(recorder.environment_fingerprint(), numbers, request.node.stash.get(DRAWN, [])),
+            "repro": repro.record(run.environment_fingerprint(), numbers, request.node.stash.get(DRAWN, [])),
         }
         request.node.user_properties.append((EVIDENCE, entry))
         return entry

@@ -17,11 +17,12 @@ from pathlib import Path
 
 import pytest
 
+from stackcheck.claims.results import Report
 from stackcheck.homework import assignment, checkpoints, scoring
 from stackcheck.impl import contract, integrity, isolation
 from stackcheck.impl.loader import Impl, ImplError, check_names, deepest_frame_in, load_module
 from stackcheck.paths import data
-from stackcheck.plugin.recorder import NOT_ATTEMPTED, RECORDER, STUDENT
+from stackcheck.plugin.recorder import NOT_ATTEMPTED, RUN, STUDENT
 from stackcheck.stacks.records import STACKS
 
 OUTPUT_LINES = 40  # captured output kept per section (head and tail) when a student's code runs
@@ -112,10 +113,10 @@ def load_late(session: pytest.Session) -> None:
     except pytest.UsageError as error:
         config.stash[NOT_LOADED] = str(error)
         raise
-    recorder = config.stash[RECORDER]
-    recorder.impl = impl
-    if recorder.environment is not None:
-        recorder.environment["impl"] = impl.describe()
+    run = config.stash[RUN]
+    run.impl = impl
+    if run.environment is not None:
+        run.environment["impl"] = impl.describe()
 
 
 def _loaded(spec: str, folder: str | None, assigned: frozenset[str] | None = None, check: bool = True):
@@ -206,35 +207,36 @@ def graded_run(config: pytest.Config) -> bool:
     return True
 
 
-def grade(config: pytest.Config, report: dict) -> dict | None:
-    """The score for the curriculum report (None outside homework mode). A run in which no test
+def grade(config: pytest.Config, report: Report) -> Report:
+    """``report`` with its homework score (unchanged outside homework mode). A run in which no test
     reached the student's functions has no score, only the reason; a wrong checkpoint, like a
-    failing test, makes the run's exit status non-zero (``problems``)."""
+    failing test, makes the run's exit status non-zero (``problems``). A graded run's report holds
+    no instructor's test: those go to the instructor's own file."""
     work = config.stash.get(HOMEWORK, None)
     if work is None:
-        return None
+        return report
     if NOT_LOADED in config.stash:
         why = f"no score: {config.stash[NOT_LOADED]}"
-        return {"no_score": why, "problems": [why], "parts": list(work.parts), "file": work.file}
-    tests = {t["nodeid"]: t for c in report["claims"] for t in c["tests"]}
-    if not any(t.get("student") for t in tests.values()):
+        return report.with_(homework={"no_score": why, "problems": [why], "parts": list(work.parts), "file": work.file})
+    tests = {t.nodeid: t for c, t in report.tests() if c is not None}
+    if not any(t.student for t in tests.values()):
         why = (
             f"no score: none of the {len(tests)} tests that ran reached a function of "
             f"{os.path.basename(work.file)} (are the assigned parts' test folders selected?)"
         )
-        return {"no_score": why, "problems": [why], "parts": list(work.parts), "file": work.file}
+        return report.with_(homework={"no_score": why, "problems": [why], "parts": list(work.parts), "file": work.file})
     answers, problem = checkpoints.load_answers(work.answers)
-    impl = config.stash[RECORDER].impl
+    impl = config.stash[RUN].impl
     timed_call = impl.timed_call if "timed_call" in work.assigned else None
     result = scoring.score(report, checkpoints.grade(answers, timed_call))
     result.update(parts=list(work.parts), file=work.file, answers_problem=problem, borrowed=impl.borrowed)
     result["graded"] = bool(config.getoption("homework_graded", False))
     if result["graded"] and config.getoption("curriculum_report", None):  # what the student gets holds no hidden test
-        withheld = scoring.withhold_instructor_tests(report)
+        report, withheld = scoring.withhold_instructor_tests(report)
         instructors_file(config.getoption("curriculum_report")).write_text(json.dumps(withheld), encoding="utf-8")
     wrong = [q["id"] for q in result["checkpoints"] if not q["passed"]]
     result["problems"] = [f"checkpoints not right yet: {', '.join(wrong)}"] if wrong else []
-    return result
+    return report.with_(homework=result)
 
 
 # ---- collection: the assigned parts only --------------------------------------------------
@@ -318,14 +320,14 @@ def pytest_runtest_call(item: pytest.Item) -> None:
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_runtest_setup(item: pytest.Item) -> None:
-    item.config.stash[RECORDER].impl.touched.clear()
+    item.config.stash[RUN].impl.touched.clear()
     contract.STUBS_CALLED.clear()
 
 
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
     report = yield
-    impl = item.config.stash[RECORDER].impl
+    impl = item.config.stash[RUN].impl
     if impl.module is None:
         return report
     work = item.config.stash.get(HOMEWORK, None)
@@ -363,7 +365,7 @@ def _one_line(excinfo: pytest.ExceptionInfo, student_file: str, item: pytest.Ite
     if excinfo.typename == "Failed" and "Timeout" in str(excinfo.value):
         seconds = item.config.getoption("timeout", None) or contract.TIMEOUT_S
         if frame:
-            item.config.stash[RECORDER].impl.stop_calling(frame.name, float(seconds))
+            item.config.stash[RUN].impl.stop_calling(frame.name, float(seconds))
             return (
                 f"timed out after {float(seconds):g} s: {frame.name} ({where}) did not return (an endless loop?)"
             ), []
@@ -379,6 +381,6 @@ def _capped(content: str) -> str:
     return "\n".join(lines[:half] + [f"... {len(lines) - OUTPUT_LINES} lines of output cut ..."] + lines[-half:])
 
 
-def pytest_stackcheck_report_sections(report: dict) -> list[tuple[str, list[str]]] | None:
+def pytest_stackcheck_report_sections(report: Report) -> list[tuple[str, list[str]]] | None:
     """The homework score, per claim and checkpoint, in homework mode."""
-    return [("homework", scoring.lines(report["homework"]))] if "homework" in report else None
+    return [("homework", scoring.lines(report.homework))] if report.homework is not None else None

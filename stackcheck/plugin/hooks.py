@@ -15,13 +15,15 @@ from pathlib import Path
 import pytest
 
 from stackcheck.claims import catalogue
+from stackcheck.claims.results import Report
 from stackcheck.evidence import gpus, numerics
 from stackcheck.plugin import course, gpu_gates, homework, options
-from stackcheck.plugin.recorder import DRAWN, MISSING, PROPS, RECORDER, REVISIT, Recorder
+from stackcheck.plugin.recorder import DRAWN, MISSING, PROPS, RECORDER, REVISIT, RUN, Recorder, Run, WorkerPart
 from stackcheck.report import render as rendering
 from stackcheck.run import max_graphs
 from stackcheck.stacks import available, defaults, records
 from stackcheck.stacks.records import STACKS
+from stackcheck.toolchains import background
 
 pytest_plugins = list(options.PLUGIN_MODULES[1:])
 
@@ -51,6 +53,7 @@ MARKERS = {
 }
 SET_HERE = pytest.StashKey[dict]()  # the environment variables pytest_configure changed: their values before
 PROFILE_BEFORE = pytest.StashKey["str | None"]()  # the Hypothesis profile loaded before ours
+WORK_AHEAD = pytest.StashKey["background.Background | None"]()  # the compile/profile service opened here
 # Words learners type for a device marker that does not exist.
 SYNONYMS = {"gpu": "cuda", "nvidia": "cuda", "cuda_gpu": "cuda", "host": "cpu", "xla_tpu": "tpu"}
 
@@ -76,25 +79,27 @@ def pytest_configure(config: pytest.Config) -> None:
     report_path = config.getoption("curriculum_report", None)
     if report_path:
         _check_writable(report_path)
-    recorder = Recorder(
-        config,
-        impl,
-        frozenset(config.getoption("require", [])),
-        report_path,
-        grade=lambda report: homework.grade(config, report),
-    )
-    config.stash[RECORDER] = recorder
-    config.pluginmanager.register(recorder, "stackcheck-recorder")
+    run = config.stash[RUN] = Run(config, impl, frozenset(config.getoption("require", [])))
+    if run.is_worker:  # as junitxml: the reports arrive at the controller, which records them
+        part = WorkerPart(run)
+    else:
+        part = config.stash[RECORDER] = Recorder(run, report_path, grade=lambda r: homework.grade(config, r))
+    config.pluginmanager.register(part, "stackcheck-recorder")
+    config.stash[WORK_AHEAD] = background.service() if background.opened() else None
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
-    """Give back what ``pytest_configure`` set: the environment variables it changed and the Hypothesis
-    profile it loaded (a process that runs pytest more than once, pytester's in-process runs, the
-    mutant server's batches, finds them as they were)."""
-    recorder = config.stash.get(RECORDER, None)
-    if recorder is not None:
-        config.pluginmanager.unregister(recorder)
-        del config.stash[RECORDER]
+    """Give back what ``pytest_configure`` set: the environment variables it changed, the Hypothesis
+    profile it loaded and the background service it opened (a process that runs pytest more than
+    once, pytester's in-process runs, the mutant server's batches, finds them as they were)."""
+    part = config.pluginmanager.get_plugin("stackcheck-recorder")
+    if part is not None:
+        config.pluginmanager.unregister(part)
+    for key in (RECORDER, RUN):
+        if key in config.stash:
+            del config.stash[key]
+    if config.stash.get(WORK_AHEAD, None) is not None:  # opened here, not by an outer run
+        background.close()
     for name, value in config.stash.get(SET_HERE, {}).items():
         if value is None:
             os.environ.pop(name, None)
@@ -193,7 +198,7 @@ def pytest_sessionstart(session: pytest.Session) -> None:
     _check_mark_expression(session.config)
     # Read the fingerprint now, once per process: it imports torch and JAX, which must happen in the
     # outer session, never first inside an in-process pytester run (that drops them afterwards).
-    session.config.stash[RECORDER].environment_fingerprint()
+    session.config.stash[RUN].environment_fingerprint()
 
 
 def _check_mark_expression(config: pytest.Config) -> None:
@@ -254,7 +259,7 @@ def missing_for(item: pytest.Item) -> tuple[str, str] | None:
 @pytest.hookimpl(tryfirst=True)  # markers must exist before -m deselects
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     known = catalogue.catalogue()
-    recorder = config.stash[RECORDER]
+    run = config.stash[RUN]
     course.mark_listings(items)
     for item in items:
         device = item_device(item)
@@ -266,7 +271,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         if course.listing_of(item) is not None:
             continue  # a listing is course material, recorded apart from the claims
         ids = item_claims(item)
-        recorder.unknown_claims.update(cid for cid in ids if cid not in known)
+        run.unknown_claims.update(cid for cid in ids if cid not in known)
         # A claim counts only tests that exercise the implementation under test, or run a stack or
         # a device (a Mojo binary on the GPU has no Python stack to mark); a `demo` never counts.
         counts = item.get_closest_marker("demo") is None and (
@@ -303,9 +308,9 @@ def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
 
 
 @pytest.hookimpl(tryfirst=True)
-def pytest_stackcheck_report_sections(report: dict) -> list[tuple[str, list[str]]] | None:
+def pytest_stackcheck_report_sections(report: Report) -> list[tuple[str, list[str]]] | None:
     """The claims table, first in the summary; folded into the score's section in a homework run."""
-    if "homework" in report:
+    if report.homework is not None:
         return None
     return [("course claims", rendering.terminal_table(report))]
 
@@ -321,7 +326,7 @@ def pytest_collection_finish(session: pytest.Session) -> None:
     if kinds and not available.stack_missing("max"):
         workerinput = getattr(session.config, "workerinput", {})
         for kind in max_graphs.share(kinds, workerinput.get("workerid", "gw0"), workerinput.get("workercount", 1)):
-            max_graphs.prefetch(kind, session.config.stash[RECORDER].impl)
+            max_graphs.prefetch(kind, session.config.stash[RUN].impl)
     requests = [r for item in runnable for mark in item.iter_markers("ncu") for r in mark.args]
     if requests:
         from stackcheck.toolchains import counters
@@ -369,7 +374,7 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
         report.user_properties.append((MISSING, needed))
         if report.skipped and isinstance(report.longrepr, tuple):  # the reason alone, not the class name
             report.longrepr = (*report.longrepr[:2], excinfo.value.msg)
-        if needed in item.config.stash[RECORDER].require:
+        if needed in item.config.stash[RUN].require:
             report.outcome = "failed"
             report.longrepr = f"--require {needed}: {excinfo.value.msg}"
     if report.failed and item_claims(item):

@@ -1,8 +1,10 @@
-"""Per-run state and the curriculum report: one ``Recorder`` per pytest config, registered as a
-plugin object (as pytest's junitxml registers its LogXML), reached through ``config.stash``.
-
-Workers of pytest-xdist send their reports to the controller; test metadata travels in
-``report.user_properties``, so only the controller's recorder writes the report.
+"""Per-run state and the curriculum report. Every process of a run keeps a ``Run`` in
+``config.stash`` (the implementations under test, ``--require``, the environment's fingerprint).
+The ``Recorder``, which reads every test's report and writes the curriculum report, lives where the
+reports arrive: the xdist controller, or the one process of a run without workers (as pytest's
+junitxml registers its LogXML). A worker has only its small ``WorkerPart``: at its end it tells the
+controller its GPUs and the claim ids it did not know. Test metadata travels in
+``report.user_properties``.
 """
 
 from __future__ import annotations
@@ -16,13 +18,15 @@ from typing import Callable
 import pytest
 
 from stackcheck.claims import catalogue, drift
+from stackcheck.claims.results import Report, Status, TestResult
 from stackcheck.evidence import gpus, precision
 from stackcheck.impl.loader import Impl
 from stackcheck.report import render as rendering
 from stackcheck.stacks import fingerprint
 from stackcheck.stacks.records import DEVICES
 
-RECORDER = pytest.StashKey["Recorder"]()
+RUN = pytest.StashKey["Run"]()
+RECORDER = pytest.StashKey["Recorder"]()  # the controller's (or a run without workers) alone
 DRAWN = pytest.StashKey[list[str]]()  # the random inputs a test drew, printed when it fails
 PROPS = "stackcheck"  # user_properties key: claims, device, meta, counts of a test
 EVIDENCE = "stackcheck_evidence"
@@ -92,40 +96,33 @@ class TestRecord:
     seconds: float = 0.0  # set-up, call and teardown together
     revisit: dict | None = None  # a failure: {id, why} to revisit first (claims.catalogue.revisit)
 
-    def as_dict(self) -> dict:
-        return {
-            "claims": self.claims,
-            "device": self.device,
-            "meta": self.meta,
-            "counts": self.counts,
-            "outcome": self.outcome,
-            "evidence": self.evidence,
-            "reason": self.reason,
-            "student": self.student,
-            "not_attempted": self.not_attempted,
-            "message": self.message,
-            "location": self.location,
-            "seconds": self.seconds,
-            "revisit": self.revisit,
-        }
+    def result(self, nodeid: str) -> TestResult:
+        """What the report keeps of this test (a skip's reason only when it ended skipped)."""
+        return TestResult(
+            nodeid=nodeid,
+            outcome=self.outcome,
+            device=self.device,
+            counts=self.counts,
+            evidence=self.evidence,
+            reason=self.reason if self.outcome == "skipped" else None,
+            message=self.message,
+            location=self.location,
+            student=self.student,
+            not_attempted=self.not_attempted,
+            revisit=self.revisit,
+            seconds=self.seconds,
+        )
 
 
-@dataclass(eq=False)  # a plugin object: hashed by identity
-class Recorder:
+@dataclass(eq=False)
+class Run:
+    """What every process of a run needs."""
+
     config: pytest.Config
     impl: Impl
     require: frozenset[str]
-    report_path: str | None
-    grade: Callable[[dict], dict | None] = lambda report: None  # homework mode: the score
-    results: dict[str, TestRecord] = field(default_factory=dict)
-    unknown_claims: set[str] = field(default_factory=set)
     environment: dict | None = None
-    problems: list[str] = field(default_factory=list)
-    written: tuple[Path, ...] = ()
-    workers: list[dict] = field(default_factory=list)  # each xdist worker's GPUs (controller only)
-    final: dict | None = None  # the report as written at the session's end
-    listings: dict[str, dict] = field(default_factory=dict)  # --course: each listing's record
-    baseline: dict | None = None  # --baseline: the report to compare with
+    unknown_claims: set[str] = field(default_factory=set)  # claim ids of tests this process collected
 
     @property
     def is_worker(self) -> bool:
@@ -142,20 +139,58 @@ class Recorder:
             self.environment["impl"] = self.impl.describe()
         return self.environment
 
+    def describe_process(self) -> dict:
+        return {**gpus.describe(), "backends": self.environment_fingerprint()["backends"]}
+
+
+@dataclass(eq=False)  # a plugin object: hashed by identity
+class WorkerPart:
+    """An xdist worker's part: what the controller cannot read from the test reports."""
+
+    run: Run
+
+    def pytest_sessionfinish(self, session: pytest.Session) -> None:
+        self.run.config.workeroutput["stackcheck_worker"] = self.run.describe_process()
+        self.run.config.workeroutput["stackcheck_unknown_claims"] = sorted(self.run.unknown_claims)
+
+
+@dataclass(eq=False)  # a plugin object: hashed by identity
+class Recorder:
+    run: Run
+    report_path: str | None
+    grade: Callable[[Report], Report] = lambda report: report  # homework mode: adds the score
+    results: dict[str, TestRecord] = field(default_factory=dict)
+    problems: list[str] = field(default_factory=list)
+    written: tuple[Path, ...] = ()
+    workers: list[dict] = field(default_factory=list)  # each xdist worker's GPUs (controller only)
+    final: Report | None = None  # the report as written at the session's end
+    listings: dict[str, dict] = field(default_factory=dict)  # --course: each listing's record
+    baseline: Report | None = None  # --baseline: the report to compare with
+
+    @property
+    def config(self) -> pytest.Config:
+        return self.run.config
+
+    @property
+    def impl(self) -> Impl:
+        return self.run.impl
+
     @pytest.hookimpl(optionalhook=True)
     def pytest_testnodedown(self, node, error) -> None:
-        """xdist: a worker finished; keep what it said of its GPUs and frameworks."""
-        described = getattr(node, "workeroutput", {}).get("stackcheck_worker")
-        if described:
-            self.workers.append(described)
+        """xdist: a worker finished; keep what it said of its GPUs and frameworks, and the claim ids
+        its tests named that the catalogue does not hold."""
+        output = getattr(node, "workeroutput", {})
+        if output.get("stackcheck_worker"):
+            self.workers.append(output["stackcheck_worker"])
+        self.run.unknown_claims.update(output.get("stackcheck_unknown_claims", []))
 
     # ---- hooks ------------------------------------------------------------------------------
 
     def pytest_report_header(self, config: pytest.Config) -> list[str]:
-        lines = fingerprint.header_lines(self.environment_fingerprint())
+        lines = fingerprint.header_lines(self.run.environment_fingerprint())
         lines.append(f"  implementations: {self.impl.describe()}")
-        if self.require:
-            lines.append(f"  required (missing means fail): {', '.join(sorted(self.require))}")
+        if self.run.require:
+            lines.append(f"  required (missing means fail): {', '.join(sorted(self.run.require))}")
         return lines
 
     def record_listing(self, report: pytest.TestReport, described: dict) -> None:
@@ -177,7 +212,7 @@ class Recorder:
     @pytest.hookimpl(tryfirst=True)  # before junitxml writes the properties, at teardown
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         self.read(report)
-        if report.when == "teardown" and not self.is_worker:
+        if report.when == "teardown":
             # JUnit XML writes str(value): make that JSON, so CI tools can parse every property
             report.user_properties = [
                 (k, json.dumps(v, default=str, ensure_ascii=False)) for k, v in report.user_properties
@@ -211,21 +246,17 @@ class Recorder:
             record.reason = skip_reason(report)
         record.outcome = outcome_after(record.outcome, report)
 
-    def report(self) -> dict:
-        environment = dict(self.environment_fingerprint())
-        environment["workers"] = sorted(self.workers, key=lambda w: w["worker"]) or [self.describe_process()]
-        report = catalogue.build_report({n: r.as_dict() for n, r in self.results.items()}, environment)
+    def report(self) -> Report:
+        environment = dict(self.run.environment_fingerprint())
+        environment["workers"] = sorted(self.workers, key=lambda w: w["worker"]) or [self.run.describe_process()]
+        report = catalogue.build_report([(r.claims, r.result(n)) for n, r in self.results.items()], environment)
         if self.listings:
-            report["listings"] = sorted(self.listings.values(), key=lambda r: r["line"])
-            report["errata"] = [
-                self.erratum(r, environment) for r in report["listings"] if r["outcome"] in ("failed", "xfailed")
-            ]
+            listings = sorted(self.listings.values(), key=lambda r: r["line"])
+            errata = [self.erratum(r, environment) for r in listings if r["outcome"] in ("failed", "xfailed")]
+            report = report.with_(listings=listings, errata=errata)
         if self.baseline is not None:
-            report["drift"] = drift.compare(self.baseline, report)
-        score = self.grade(report)
-        if score is not None:
-            report["homework"] = score
-        return report
+            report = report.with_(drift=drift.compare(self.baseline, report))
+        return self.grade(report)
 
     @staticmethod
     def erratum(record: dict, environment: dict) -> dict:
@@ -243,42 +274,34 @@ class Recorder:
             "working_form": record["working_form"] or "none yet",
         }
 
-    def sections(self, report: dict) -> list[tuple[str, list[str]]]:
+    def sections(self, report: Report) -> list[tuple[str, list[str]]]:
         """Every part's sections of the summary (pytest_stackcheck_report_sections), claims first."""
         return [s for found in self.config.hook.pytest_stackcheck_report_sections(report=report) for s in found]
 
-    def describe_process(self) -> dict:
-        return {**gpus.describe(), "backends": self.environment_fingerprint()["backends"]}
-
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
-        if self.is_worker:
-            self.config.workeroutput["stackcheck_worker"] = self.describe_process()
-            return
         report = self.final = self.report()
         if self.report_path:
             try:
                 self.written = rendering.write(report, self.report_path, self.sections(report))
             except OSError as error:
                 self.problems.append(f"--curriculum-report {self.report_path}: could not write it: {error}")
-        self.problems += report.get("homework", {}).get("problems", [])
-        for regression in report.get("drift", {}).get("regressions", []):
+        self.problems += (report.homework or {}).get("problems", [])
+        for regression in (report.drift or {}).get("regressions", []):
             self.problems.append(f"--baseline: {regression}")
         if self.config.getoption("require_claims"):
-            bad = [c["id"] for c in report["claims"] if c["status"] != "verified"]
+            bad = [c.id for c in report.claims if c.status is not Status.VERIFIED]
             if bad:
                 self.problems.append(f"--require-claims: {len(bad)} claim(s) not verified: {', '.join(bad)}")
-        for device in sorted(self.require & set(DEVICES)):
+        for device in sorted(self.run.require & set(DEVICES)):
             if not any(r.device == device and r.outcome == "passed" for r in self.results.values()):
                 self.problems.append(f"--require {device}: no test ran and passed on {device}")
-        if self.unknown_claims:
-            self.problems.append(f"unknown claim id(s): {', '.join(sorted(self.unknown_claims))}")
+        if self.run.unknown_claims:
+            self.problems.append(f"unknown claim id(s): {', '.join(sorted(self.run.unknown_claims))}")
         if self.problems and session.exitstatus in (pytest.ExitCode.OK, pytest.ExitCode.NO_TESTS_COLLECTED):
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
     @pytest.hookimpl(trylast=True, specname="pytest_terminal_summary")
     def pytest_terminal_summary_claims(self, terminalreporter) -> None:
-        if self.is_worker:
-            return
         tr = terminalreporter
         unclaimed = sorted(n for n, r in self.results.items() if not r.claims and not r.meta)
         if unclaimed:
@@ -294,7 +317,7 @@ class Recorder:
             tr.section(f"stackcheck: {title}", sep="-")
             for line in lines:
                 tr.write_line(line, **rendering.markup(line))
-        if self.impl.module is not None and self.impl.assigned is None and not self.is_controller:
+        if self.impl.module is not None and self.impl.assigned is None and not self.run.is_controller:
             tr.write_line("   " + self.impl.calls())  # the workers' counts stay in the workers
         if self.written:
             tr.write_line("   report: " + ", ".join(str(p) for p in self.written))
@@ -305,7 +328,7 @@ class Recorder:
     def pytest_terminal_summary(self, terminalreporter):
         """Outermost, so its line comes after pytest's short summary, right above the final count."""
         result = yield
-        nothing = None if self.is_worker else self.nothing_checked()
+        nothing = self.nothing_checked()
         if nothing:
             terminalreporter.write_line(nothing, yellow=True, bold=True)
         return result
@@ -319,7 +342,7 @@ class Recorder:
         if not lacking:
             return None
         (needed, reason), _ = lacking.most_common(1)[0]
-        hint = f"add --require {needed} to make this a failure" if needed not in self.require else ""
+        hint = f"add --require {needed} to make this a failure" if needed not in self.run.require else ""
         device = "; `pytest -m cpu` runs what this machine can check" if needed in DEVICES else ""
         return (
             f"stackcheck: nothing was checked: all {len(records)} selected tests were skipped, "

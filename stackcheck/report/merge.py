@@ -11,23 +11,17 @@ import os
 from pathlib import Path
 
 from stackcheck.claims import catalogue
+from stackcheck.claims.results import ClaimResult, Report, Status
 from stackcheck.report import html as page
 
-DISAGREE = ({"verified"}, {"failed", "interrupted"})  # a claim is in dispute when both sides occur
 
-
-def load(paths: list[str]) -> list[tuple[str, dict]]:
-    """(label, report) for each path; a file that is not a curriculum report is a ValueError that
-    names it."""
+def load(paths: list[str]) -> list[tuple[str, Report]]:
+    """(label, report) for each path; a file that is not a curriculum report is a ValueError
+    (results.NotAReport) that names it."""
     found = []
     for path in paths:
-        try:
-            report = json.loads(Path(path).read_text(encoding="utf-8"))
-        except (OSError, ValueError) as error:
-            raise ValueError(f"{path}: not a readable curriculum report: {error}") from None
-        if not isinstance(report, dict) or not isinstance(report.get("claims"), list) or "environment" not in report:
-            raise ValueError(f"{path}: not a curriculum report (no 'claims' and 'environment')")
-        found.append((_label(path, report["environment"]), report))
+        report = Report.load(path)
+        found.append((_label(path, report.environment), report))
     if len(found) < 2:
         raise ValueError("merge needs two reports or more")
     labels = [label for label, _ in found]
@@ -40,40 +34,40 @@ def _label(path: str, env: dict) -> str:
     return f"{Path(path).stem}: {device}"
 
 
-def matrix(reports: list[tuple[str, dict]], pages: dict[str, str] | None = None) -> dict:
+def matrix(reports: list[tuple[str, Report]], pages: dict[str, str] | None = None) -> dict:
     """{"machines": [{label, versions, date, page ...}], "claims": [{id, title, section, statuses,
     disagree, differ, moved}], "disagreements", "differences", "moved", "versions_differ"}; ``pages``:
     each label's HTML report, for the cells' links."""
     known = catalogue.catalogue()
-    order = list(known) + [c["id"] for _, r in reports for c in r["claims"] if c["id"] not in known]
-    statuses = {label: {c["id"]: c for c in r["claims"]} for label, r in reports}
+    order = list(known) + [c.id for _, r in reports for c in r.claims if c.id not in known]
+    statuses = {label: {c.id: c for c in r.claims} for label, r in reports}
     rows = []
     for cid in dict.fromkeys(order):
-        cells = {label: by_id[cid]["status"] if cid in by_id else "absent" for label, by_id in statuses.items()}
+        cells = {label: by_id[cid].status.value if cid in by_id else "absent" for label, by_id in statuses.items()}
         if all(s == "absent" for s in cells.values()):
             continue
         seen = set(cells.values())
-        some = next((by_id[cid] for by_id in statuses.values() if cid in by_id), {})
-        disagree = bool(seen & DISAGREE[0] and seen & DISAGREE[1])
+        some = next(by_id[cid] for by_id in statuses.values() if cid in by_id)
+        disagree = Status.VERIFIED in seen and any(Status(s).failing for s in seen if s != "absent")
         rows.append(
             {
                 "id": cid,
-                "section": some.get("section", known.get(cid, {}).get("section", "")),
-                "title": some.get("title", known.get(cid, {}).get("title", "")),
+                "section": some.section,
+                "title": some.title,
                 "statuses": cells,
                 "disagree": disagree,
-                "differ": not disagree and "verified" in seen and len(seen) > 1,
-                "moved": moved({label: by_id.get(cid, {}) for label, by_id in statuses.items()}),
+                "differ": not disagree and Status.VERIFIED in seen and len(seen) > 1,
+                "moved": moved({label: by_id.get(cid) for label, by_id in statuses.items()}),
             }
         )
     machines = [
         {
             "label": label,
-            "date": r["environment"].get("date", ""),
-            "accelerator": r["environment"].get("accelerator", ""),
-            "cpu": r["environment"].get("cpu", ""),
-            "versions": r["environment"].get("versions", {}),
-            "code_revision": r["environment"].get("code_revision", ""),
+            "date": r.environment.get("date", ""),
+            "accelerator": r.environment.get("accelerator", ""),
+            "cpu": r.environment.get("cpu", ""),
+            "versions": r.environment.get("versions", {}),
+            "code_revision": r.environment.get("code_revision", ""),
             "page": (pages or {}).get(label, ""),
         }
         for label, r in reports
@@ -89,16 +83,16 @@ def matrix(reports: list[tuple[str, dict]], pages: dict[str, str] | None = None)
     }
 
 
-def moved(claims: dict[str, dict]) -> list[dict]:
+def moved(claims: dict[str, ClaimResult | None]) -> list[dict]:
     """The timings of one claim, by test and measurement, whose medians on the machines (``claims``:
     the claim's record on each, by label) lie further apart than the trials of either scattered (its
     ``spread``: the slowest trial over the fastest): a change no rerun on one machine would show."""
     timings: dict[tuple[str, int, str], dict[str, dict]] = {}
     for label, claim in claims.items():
-        for test in claim.get("tests", []):
-            for i, evidence in enumerate(test.get("evidence", [])):
+        for test in claim.tests if claim is not None else ():
+            for i, evidence in enumerate(test.evidence):
                 for where, timing in _timings(evidence):
-                    timings.setdefault((test["nodeid"], i, where), {})[label] = timing
+                    timings.setdefault((test.nodeid, i, where), {})[label] = timing
     found = []
     for (nodeid, _, where), on in timings.items():
         medians = {label: t["median_ms"] for label, t in on.items() if t.get("median_ms", 0) > 0}

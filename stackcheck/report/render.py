@@ -1,15 +1,16 @@
-"""Every text rendering of a curriculum report (the dict ``claims.build_report`` makes and the recorder
-completes): its JSON and Markdown files, and the terminal summary. The terminal and the Markdown
-draw on the same sections, which the parts of stackcheck contribute through the hook
-``pytest_stackcheck_report_sections`` (stackcheck.plugin.hookspecs), so the Markdown shows everything the
-terminal shows: the claims table, the course's listings and errata, drift since the baseline, homework."""
+"""Every text rendering of a curriculum report (the ``claims.results.Report`` that
+``claims.catalogue.build_report`` makes and the recorder completes): its JSON and Markdown files,
+and the terminal summary. The terminal and the Markdown draw on the same sections, which the parts
+of stackcheck contribute through the hook ``pytest_stackcheck_report_sections``
+(stackcheck.plugin.hookspecs), so the Markdown shows everything the terminal shows: the claims
+table, the course's listings and errata, drift since the baseline, homework."""
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
 
-from stackcheck.claims.catalogue import MARKS, OUTCOMES, STATUSES
+from stackcheck.claims.results import Outcome, Report, Status
 
 
 def report_paths(path: str) -> tuple[Path, Path, Path]:
@@ -23,23 +24,19 @@ def report_paths(path: str) -> tuple[Path, Path, Path]:
     return json_path, beside(".md"), beside(".html")
 
 
-def write(report: dict, path: str, sections: list[tuple[str, list[str]]]) -> tuple[Path, Path, Path]:
+def write(report: Report, path: str, sections: list[tuple[str, list[str]]]) -> tuple[Path, Path, Path]:
     from stackcheck.report import html
 
     json_path, md_path, html_path = report_paths(path)
     json_path.parent.mkdir(parents=True, exist_ok=True)
-    json_path.write_text(json.dumps(report, indent=2, ensure_ascii=False, default=str) + "\n", encoding="utf-8")
+    json_path.write_text(report.dumps(), encoding="utf-8")
     md_path.write_text(markdown(report, sections), encoding="utf-8")
     html_path.write_text(html.page(report, sections), encoding="utf-8")
     return json_path, md_path, html_path
 
 
-def _counts(report: dict) -> dict[str, int]:
-    return {s: sum(c["status"] == s for c in report["claims"]) for s in STATUSES}
-
-
-def markdown(report: dict, sections: list[tuple[str, list[str]]]) -> str:
-    env = report["environment"]
+def markdown(report: Report, sections: list[tuple[str, list[str]]]) -> str:
+    env = report.environment
     lines = ["# stackcheck curriculum report", ""]
     lines += ["## Environment (course §14.4)", ""]
     for key, value in env.items():
@@ -54,29 +51,29 @@ def markdown(report: dict, sections: list[tuple[str, list[str]]]) -> str:
         "",
         "## Claims",
         "",
-        " · ".join(f"{s}: {n}" for s, n in _counts(report).items()),
+        " · ".join(f"{s}: {n}" for s, n in report.counts().items()),
         "",
-        "| id | section | kind | status | tests (" + "/".join(OUTCOMES) + ") | claim |",
+        "| id | section | kind | status | tests (" + "/".join(Outcome) + ") | claim |",
         "|---|---|---|---|---|---|",
     ]
-    graded = "homework" in report  # a student's feedback: the claims their tests reached, not all 74
-    for c in (c for c in report["claims"] if c["tests"] or not graded):
-        outcomes = [t["outcome"] for t in c["tests"]]
-        tally = "/".join(str(outcomes.count(o)) for o in OUTCOMES)
-        kind = "stack fact" if c.get("kind") == "stack-fact" else "learner"
-        lines.append(f"| `{c['id']}` | {c['section']} | {kind} | {c['status']} | {tally} | {c['title']} |")
-    failures = [(c["id"], t) for c in report["claims"] for t in c["tests"] if t["outcome"] == "failed"]
+    graded = report.homework is not None  # a student's feedback: the claims their tests reached, not all
+    for c in (c for c in report.claims if c.tests or not graded):
+        outcomes = [t.outcome for t in c.tests]
+        tally = "/".join(str(outcomes.count(o)) for o in Outcome)
+        kind = "stack fact" if c.kind == "stack-fact" else "learner"
+        lines.append(f"| `{c.id}` | {c.section} | {kind} | {c.status} | {tally} | {c.title} |")
+    failures = [(c.id, t) for c in report.claims for t in c.tests if t.outcome == Outcome.FAILED]
     if graded and failures:
         lines += ["", "## Failing tests", ""]
-        lines += [f"- `{cid}` `{t['nodeid']}`: {t.get('message') or 'failed'}" for cid, t in failures]
-    evidence = [(c["id"], t) for c in report["claims"] for t in c["tests"] if t.get("evidence")]
+        lines += [f"- `{cid}` `{t.nodeid}`: {t.message or 'failed'}" for cid, t in failures]
+    evidence = [(c.id, t) for c in report.claims for t in c.tests if t.evidence]
     if evidence:
         lines += ["", "## Evidence", ""]
         lines += [
-            f"- `{cid}` `{t['nodeid']}`: {json.dumps(t['evidence'], ensure_ascii=False, default=str)}"
+            f"- `{cid}` `{t.nodeid}`: {json.dumps(list(t.evidence), ensure_ascii=False, default=str)}"
             for cid, t in evidence
         ]
-    demos = [(c["id"], t["nodeid"]) for c in report["claims"] for t in c["tests"] if t.get("counts") is False]
+    demos = [(c.id, t.nodeid) for c in report.claims for t in c.tests if not t.counts]
     if demos:
         lines += ["", "## Demonstrations (listed, not counted)", ""]
         lines += [f"- `{cid}` `{nodeid}`" for cid, nodeid in demos]
@@ -98,14 +95,14 @@ def _worker_line(worker: dict) -> str:
     )
 
 
-def terminal_table(report: dict) -> list[str]:
+def terminal_table(report: Report) -> list[str]:
     """A compact table: one line per area, each claim id tagged with a one-letter status; the facts
     about the stacks, which no implementation under test takes part in, on a line of their own."""
     lines = []
     areas: dict[str, list[str]] = {}
-    for c in report["claims"]:
-        area = "stacks" if c.get("kind") == "stack-fact" else c["area"]
-        areas.setdefault(area, []).append(f"{MARKS[c['status']]}{c['id']}")
+    for c in report.claims:
+        area = "stacks" if c.kind == "stack-fact" else c.area
+        areas.setdefault(area, []).append(f"{c.status.mark}{c.id}")
     areas = {
         **{a: ids for a, ids in areas.items() if a != "stacks"},
         **({"stacks": areas["stacks"]} if "stacks" in areas else {}),
@@ -114,9 +111,9 @@ def terminal_table(report: dict) -> list[str]:
         lines.append(f"{area:>9}: " + " ".join(ids))
     lines.append(
         "   claims: "
-        + ", ".join(f"{n} {s}" for s, n in _counts(report).items() if n or s != "interrupted")
+        + ", ".join(f"{n} {s}" for s, n in report.counts().items() if n or s != Status.INTERRUPTED)
         + "   ("
-        + ", ".join(f"{m} {s}" for s, m in MARKS.items())
+        + ", ".join(f"{s.mark} {s}" for s in Status)
         + ")"
     )
     return lines
@@ -131,15 +128,15 @@ def markup(line: str) -> dict:
     }
 
 
-def listing_lines(report: dict) -> list[str]:
+def listing_lines(report: Report) -> list[str]:
     """One line per listing, then each erratum: section, versions, first error, working form."""
     out = [
         f"  §{r['section']:<5} {r['stack']:<14} {r['device']:<4} {r['outcome']}"
         + (f" ({r['reason']})" if r.get("reason") and r["outcome"] == "skipped" else "")
         + (f": {r['note']}" if r.get("note") else "")
-        for r in report["listings"]
+        for r in report.listings or ()
     ]
-    for e in report.get("errata", []):
+    for e in report.errata or ():
         versions = ", ".join(f"{d} {v}" for d, v in e["versions"].items())
         out.append(
             f"  {'known erratum' if e['known'] else 'ERRATUM'} listing §{e['section']} ({versions}), "

@@ -26,14 +26,32 @@ import numpy as np
 
 from stackcheck.impl import contract
 from stackcheck.paths import data
-from stackcheck.toolchains import mojo_build
+from stackcheck.toolchains import background, mojo_build
 
 _MODELS: dict = {}
 _ARTIFACTS: dict = {}  # GPU compiles: (kind, impl ...) -> Future of MEF bytes
-# One compile at a time in this process; across processes (xdist workers) one compile per graph at a
-# time (``_compile_lock``): the workers compile different graphs at once (``share``).
-_COMPILER = concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="max-compile")
+# One compile at a time in this process (the background service's "max-compile" lane); across
+# processes (xdist workers) one compile per graph at a time (``_compile_lock``): the workers compile
+# different graphs at once (``share``).
+LANE = "max-compile"
 LOW_PRECISION = ("bfloat16", "float16")
+
+
+def _submit(fn, *args) -> concurrent.futures.Future:
+    """Start ``fn`` on the background service; its futures are forgotten when the service closes,
+    but for those done (a compiled model outlives the run that compiled it)."""
+    service = background.service()
+    service.on_close(_forget_unfinished)
+    return service.submit(LANE, fn, *args)
+
+
+def _forget_unfinished() -> None:
+    for key, entry in list(_MODELS.items()):
+        if not entry[1].done() or entry[1].cancelled():
+            del _MODELS[key]
+    for key, future in list(_ARTIFACTS.items()):
+        if not future.done() or future.cancelled():
+            del _ARTIFACTS[key]
 
 
 def _input_types(ref, chains: int):
@@ -192,7 +210,7 @@ def prefetch(kind: str, impl) -> None:
     naming a GPU target ("sm_90", "sm_75/every") compiles for it in a child (``compiled_for_gpu``)."""
     if kind.startswith("sm_"):
         if _key(kind, impl) not in _ARTIFACTS:
-            _ARTIFACTS[_key(kind, impl)] = _COMPILER.submit(_compile_in_subprocess, impl, kind)
+            _ARTIFACTS[_key(kind, impl)] = _submit(_compile_in_subprocess, impl, kind)
         return
     key = _key(kind, impl)
     if key in _MODELS:
@@ -204,7 +222,7 @@ def prefetch(kind: str, impl) -> None:
         failed.set_exception(error)
         _MODELS[key] = (None, failed, None)
         return
-    future = _COMPILER.submit(_load, session, graph, kind, impl)
+    future = _submit(_load, session, graph, kind, impl)
     _MODELS[key] = (graph, future, names)
 
 

@@ -27,9 +27,11 @@ import subprocess
 import sys
 from dataclasses import dataclass
 
+from stackcheck.evidence import judged
 from stackcheck.paths import data
 from stackcheck.paths.tools import tool_path
 from stackcheck.stacks import available
+from stackcheck.toolchains import background as work_ahead
 
 # Short names for the metrics this suite reads (each verified to read on an H200). A GPU before
 # Hopper has no gmma counter: ``usable_metrics`` asks ncu which of them this GPU has.
@@ -162,7 +164,13 @@ def command(workloads: list[tuple[str, dict]], session: tuple) -> list[str]:
 
 
 _PROFILED: dict[Request, concurrent.futures.Future] = {}
-_PROFILER = concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="ncu")
+LANE = "ncu"  # the background service's lane: one ncu session at a time
+
+
+def _forget_unfinished() -> None:
+    for request, future in list(_PROFILED.items()):
+        if not future.done() or future.cancelled():
+            del _PROFILED[request]
 
 
 def prefetch(requests, shared: str | None = None, background: bool = True) -> None:
@@ -177,8 +185,10 @@ def prefetch(requests, shared: str | None = None, background: bool = True) -> No
     sessions: dict[tuple, list[Request]] = {}
     for r in todo:
         sessions.setdefault(r.session, []).append(r)
+    service = work_ahead.service()
+    service.on_close(_forget_unfinished)
     for session, members in sorted(sessions.items()):
-        results = _PROFILER.submit(_shared_session, members, session, shared)
+        results = service.submit(LANE, _shared_session, members, session, shared)
         for i, r in enumerate(members):
             _PROFILED[r] = _member(results, i)
 
@@ -315,11 +325,12 @@ def _readings(kernels: list[Kernel]) -> str:
     return "\n".join(f"  {k.summary()}" for k in kernels) or "  (no kernel was profiled)"
 
 
-def assert_tensor_cores(kernels: list[Kernel], expected: bool, what: str) -> None:
+def assert_tensor_cores(kernels: list[Kernel], expected: bool, what: str) -> dict:
     """MC04: ``expected`` says whether ``what`` does its multiply-adds on Tensor Cores. One warp-level
     MMA does the work of thousands of FFMAs, so the line is tensor-pipe instructions at 0.1 % of
     the FP32 FFMA (thread) instructions: above it on Tensor Cores, at or below it on the general
-    pipes (cuBLAS's fp32 GEMM issues a few thousand stray MMAs against 10^10 FFMAs)."""
+    pipes (cuBLAS's fp32 GEMM issues a few thousand stray MMAs against 10^10 FFMAs). Returns the
+    line judged, for the report."""
     tensor, ffma = sum(k.tensor_pipe for k in kernels), total(kernels, "ffma")
     verdict = tensor > 1e-3 * ffma if expected else (ffma > 0 and tensor <= 1e-3 * ffma)
     assert kernels and verdict, "\n".join(
@@ -329,6 +340,8 @@ def assert_tensor_cores(kernels: list[Kernel], expected: bool, what: str) -> Non
             _readings(kernels),
         ]
     )
+    side = {"at_least": 1e-3} if expected else {"at_most": 1e-3}
+    return {"judged": [judged.line("tensor-pipe over FFMA instructions", tensor / max(ffma, 1), **side)]}
 
 
 def assert_general_pipes_only(kernels: list[Kernel], what: str) -> None:
@@ -361,6 +374,11 @@ def assert_intermediates_removed(eager: list[Kernel], fused: list[Kernel], n: in
         "fused_extra_bytes": int(extra["fused"]),
         "eager_kernels": len(eager),
         "fused_kernels": len(fused),
+        "judged": [
+            judged.line("eager extra bytes over 4NM4", extra["eager"] / course, at_least=0.85),
+            judged.line("eager extra bytes over 4NM4", extra["eager"] / course, at_most=1.15),
+            judged.line("fused extra bytes over 4NM4", extra["fused"] / course, at_most=0.05),
+        ],
     }
     assert len(fused) == 1 and len(eager) >= 3, f"expected 1 fused kernel and >= 3 eager ones: {found}"
     assert abs(extra["eager"] - course) <= 0.15 * course, "\n".join(
@@ -420,6 +438,16 @@ def assert_l2_reuse(small: list[Kernel], large: list[Kernel], passes: int, small
         "small_dram_read_per_pass": [int(r) for r in small_reads],
         "large_bytes": large_bytes,
         "large_dram_read_per_pass": [int(r) for r in large_reads],
+        "judged": [
+            judged.line(
+                "small set: DRAM read per later pass (median) / its size",
+                statistics.median(small_reads[1:]) / small_bytes,
+                at_most=0.1,
+            ),
+            judged.line(
+                "large set: DRAM read per pass (least) / its size", min(large_reads) / large_bytes, at_least=0.8
+            ),
+        ],
     }
     if statistics.median(small_reads[1:]) > 0.1 * small_bytes and min(small_reads[1:]) <= 0.1 * small_bytes:
         import pytest  # other processes' kernels only add DRAM traffic: a pass served from L2 is real

@@ -1,0 +1,84 @@
+"""Work started ahead of the tests that need it (MAX graph compiles, ncu profiles), on one service:
+a lane per kind of work, each one thread (two ncu sessions at once would time-slice the GPU; two
+compiles at once would fight for the same cores), each started on its first job. The plugin opens
+the service at configure, keeps it in ``config.stash`` and closes it at unconfigure; code run outside
+pytest gets one on first use, and a forked child a fresh one. Nothing starts a thread at import."""
+
+from __future__ import annotations
+
+import concurrent.futures
+import os
+import threading
+from typing import Callable
+
+_LOCK = threading.Lock()
+_OPEN: Background | None = None
+
+
+class Background:
+    def __init__(self) -> None:
+        self._lanes: dict[str, concurrent.futures.ThreadPoolExecutor] = {}
+        self._closers: list[Callable[[], None]] = []
+
+    def submit(self, lane: str, fn: Callable, *args) -> concurrent.futures.Future:
+        with _LOCK:
+            pool = self._lanes.get(lane)
+            if pool is None:
+                pool = self._lanes[lane] = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix=lane)
+        return pool.submit(fn, *args)
+
+    def on_close(self, forget: Callable[[], None]) -> None:
+        """Call ``forget`` at close: a module's cache of this service's futures (a later service
+        must not hand out a future no thread will finish); once, however often it is asked."""
+        if forget not in self._closers:
+            self._closers.append(forget)
+
+    def lanes(self) -> list[str]:
+        return sorted(self._lanes)
+
+    def close(self) -> None:
+        """Let running jobs finish, drop queued ones, and forget their futures."""
+        for pool in self._lanes.values():
+            pool.shutdown(wait=True, cancel_futures=True)
+        self._lanes.clear()
+        for forget in self._closers:
+            forget()
+        self._closers.clear()
+
+
+def service() -> Background:
+    """The open service; one is opened on first use."""
+    global _OPEN
+    with _LOCK:
+        if _OPEN is None:
+            _OPEN = Background()
+        return _OPEN
+
+
+def opened() -> bool:
+    """Open the service unless one is: True when this call opened it (its opener closes it; a pytest
+    run inside another, pytester's, finds the outer run's service and leaves it alone)."""
+    global _OPEN
+    with _LOCK:
+        if _OPEN is not None:
+            return False
+        _OPEN = Background()
+        return True
+
+
+def _forget_in_child() -> None:
+    """A forked child has none of its parent's threads: its lanes would take jobs no thread runs."""
+    global _OPEN
+    _OPEN = None
+
+
+os.register_at_fork(after_in_child=_forget_in_child)
+
+
+def close() -> None:
+    """Close the open service (the next ``service()`` opens a new one)."""
+    global _OPEN
+    with _LOCK:
+        found, _OPEN = _OPEN, None
+    if found is not None:
+        found.close()

@@ -1,0 +1,82 @@
+"""The typed results model (stackcheck.claims.results): every report the suite ships reads into the
+records and writes back to the same JSON, and a file that is not a report is refused with where and
+what is wrong (issue 37, item 1)."""
+
+import json
+from pathlib import Path
+
+import pytest
+
+from stackcheck.claims.results import NotAReport, Outcome, Report, Status, TestResult
+
+pytestmark = pytest.mark.meta
+
+ROOT = Path(__file__).resolve().parent.parent
+SHIPPED = sorted(
+    [*ROOT.glob("baselines/*.json"), ROOT / "fixtures" / "homework-report.json", *ROOT.glob("fixtures/h200-*.json")]
+)
+
+
+def written(data: dict) -> dict:
+    """A report's JSON as the records write it: each test says whether it counts."""
+    for c in data["claims"]:
+        c.setdefault("kind", "learner")
+        for t in c["tests"]:
+            t.setdefault("counts", True)
+    for t in data.setdefault("other_tests", []):
+        t.setdefault("counts", True)
+    return data
+
+
+@pytest.mark.parametrize("path", SHIPPED, ids=lambda p: p.relative_to(ROOT).as_posix())
+def test_every_shipped_report_round_trips_through_the_records(path):
+    data = json.loads(path.read_text(encoding="utf-8"))
+    report = Report.load(path)
+    assert report.to_json() == written(data)
+    assert Report.from_json(json.loads(report.dumps())) == report
+    assert sum(report.counts().values()) == len(report.claims) == len(data["claims"])
+    assert all(isinstance(c.status, Status) for c in report.claims)
+    assert all(isinstance(t.outcome, Outcome) for _, t in report.tests())
+
+
+def test_records_are_frozen():
+    test = TestResult(nodeid="t", outcome="passed", device="cpu")
+    with pytest.raises(AttributeError):
+        test.outcome = Outcome.FAILED
+    assert test.outcome is Outcome.PASSED and test.to_json()["counts"] is True, "counts is written, true or not"
+
+
+@pytest.mark.parametrize(
+    ("data", "said"),
+    [
+        ([1, 2], "not a curriculum report"),
+        ({"claims": []}, "not a curriculum report"),
+        ({"environment": {}, "claims": {}}, "claims is not a list"),
+        ({"environment": {}, "claims": [{"id": "A", "section": "1", "title": "t", "area": "x"}]}, "missing status"),
+        (
+            {"environment": {}, "claims": [{"id": "A", "section": "1", "title": "t", "area": "x", "status": "ok"}]},
+            "'ok' is not one of verified, failed",
+        ),
+        (
+            {
+                "environment": {},
+                "claims": [
+                    {
+                        "id": "A",
+                        "section": "1",
+                        "title": "t",
+                        "area": "x",
+                        "status": "verified",
+                        "tests": [{"nodeid": "n", "outcome": "won", "device": "cpu"}],
+                    }
+                ],
+            },
+            "claim 0 A test 0: n: 'won' is not one of passed",
+        ),
+    ],
+)
+def test_a_file_that_is_not_a_report_is_refused_with_where_and_what(tmp_path, data, said):
+    path = tmp_path / "r.json"
+    path.write_text(json.dumps(data), encoding="utf-8")
+    with pytest.raises(NotAReport, match=f"^{path}: .*{said}"):
+        Report.load(path)
