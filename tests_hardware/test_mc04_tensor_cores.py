@@ -48,7 +48,8 @@ def test_cublas_uses_tensor_cores_by_dtype_and_setting(dtype, tf32, tensor_cores
     kernels = counters.profile(gemm(dtype, tf32))
     thin = counters.profile(gemv(dtype, tf32)) if tensor_cores else []
     evidence(dtype=dtype, tf32=tf32, gemm=[k.summary() for k in kernels], gemv_1xN=[k.summary() for k in thin])
-    counters.assert_tensor_cores(kernels, tensor_cores, f"{N}^3 {dtype} matmul, TF32 {'on' if tf32 else 'off'}")
+    what = f"{N}^3 {dtype} matmul, TF32 {'on' if tf32 else 'off'}"
+    evidence(**counters.assert_tensor_cores(kernels, tensor_cores, what))
     prepared = workloads.matmul(256, dtype, tf32)
     x, w = (as_numpy(t) for t in prepared.inputs)
     assert_matches_reference(prepared.step(), x @ w, dtype=tolerance, k=256, what=f"{dtype} X @ W")

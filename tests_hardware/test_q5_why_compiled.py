@@ -4,7 +4,7 @@ and runs several times faster; a single large GEMM gains about nothing (Python s
 
 import pytest
 
-from stackcheck.evidence import device_profile, per_gpu, timing
+from stackcheck.evidence import device_profile, judged, per_gpu, timing
 from stackcheck.evidence.numerics import assert_matches_reference, uniform
 from stackcheck.stacks.available import need
 from stackcheck.toolchains import counters
@@ -39,7 +39,13 @@ def test_fusing_a_chain_cuts_launches_bytes_and_time(evidence):
     eager, compiled = workloads.chain(N, compiled=False), workloads.chain(N, compiled=True)
     slow, fast = event_medians(eager.step, compiled.step)
     speedup, floor = timing.ratio(slow, fast), max(timing.scatter(slow), timing.scatter(fast))
-    evidence(**found, speedup=round(speedup, 2), eager=slow.summary(), compiled=fast.summary())
+    evidence(
+        **found,
+        speedup=round(speedup, 2),
+        eager=slow.summary(),
+        compiled=fast.summary(),
+        judged=[judged.line("speedup", speedup, at_least=CHAIN_MARGIN, of=("eager", "compiled"))],
+    )
     if speedup < CHAIN_MARGIN:
         timing.call_it(speedup, CHAIN_MARGIN, floor, found)
     assert speedup >= CHAIN_MARGIN, f"the fused chain is only {speedup:.2f}x faster than eager: {found}"
@@ -58,7 +64,15 @@ def test_compiling_one_large_gemm_gains_about_nothing(evidence):
     eager, compiled = (workloads.matmul(8192, "bfloat16", compiled=c) for c in (False, True))
     slow, fast = event_medians(eager.step, compiled.step)
     ratio, floor = timing.ratio(slow, fast), max(timing.scatter(slow), timing.scatter(fast))
-    evidence(eager_over_compiled=round(ratio, 3), eager=slow.summary(), compiled=fast.summary())
+    evidence(
+        eager_over_compiled=round(ratio, 3),
+        eager=slow.summary(),
+        compiled=fast.summary(),
+        judged=[
+            judged.line("eager_over_compiled", ratio, at_least=1 - GEMM_BAND, of=("eager", "compiled")),
+            judged.line("eager_over_compiled", ratio, at_most=1 + GEMM_BAND, of=("eager", "compiled")),
+        ],
+    )
     if abs(ratio - 1) > GEMM_BAND:
         timing.call_it(ratio, 1 + GEMM_BAND, floor, {"ratio": ratio, "floor": floor})
     assert abs(ratio - 1) <= GEMM_BAND, f"one GEMM, eager over compiled: {ratio:.3f} (expected 1 +- {GEMM_BAND})"

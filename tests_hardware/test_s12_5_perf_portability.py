@@ -8,7 +8,7 @@ others lack."""
 
 import pytest
 
-from stackcheck.evidence import device_profile, per_gpu, timing, verdicts
+from stackcheck.evidence import device_profile, judged, per_gpu, timing, verdicts
 from stackcheck.evidence.numerics import assert_matches_reference, make_inputs, reference_forward
 from stackcheck.stacks.available import need
 from stackcheck.stacks.params import device_params
@@ -26,6 +26,7 @@ TILE_MARGIN = 2.0  # median / line: 1.85 and 3.3, over the spreads squared, 1.01
 # line 1.6, spread squared 1.06). Where there are none: at most 2x (half the bytes). GPU lines:
 # stackcheck.evidence.per_gpu.
 FAST_ON_CPU = 1.5
+SLOW_AT_MOST = 2.0  # no bf16 units: half the bytes, at most
 SHARED_PER_BLOCK = per_gpu.SHARED_PER_BLOCK  # bytes a block may use, by compute capability
 TILE_ARCHS = (75, 80, 86, 90)  # the generations the one tile is compiled for
 PORTABLE_TILE = (128, 128, 64, 3, 8)  # Triton 3.9 asks 64, 128, 128 and 192 KiB for it on sm_75 to sm_90
@@ -43,9 +44,10 @@ def cpu_bf16_units(torch) -> str | None:
     return "AMX" if "amx_bf16" in flags else "AVX512-BF16" if "avx512_bf16" in flags else None
 
 
-def bf16_speedup(torch, device: str, n: int, evidence) -> tuple[float, float]:
+def bf16_speedup(torch, device: str, n: int, evidence, line: dict) -> tuple[float, float]:
     """(fp32 time / bf16 time, its noise floor) of one [n, n] @ [n, n] (fp32 with TF32 off),
-    interleaved medians; the bf16 product is checked against float64."""
+    interleaved medians; the bf16 product is checked against float64. ``line``: judged.line's
+    ``at_least`` or ``at_most`` the speed-up is judged by (none where the GPU has no line)."""
     from stackcheck.evidence.numerics import uniform
     from stackcheck.evidence.precision import torch_tf32
 
@@ -74,6 +76,7 @@ def bf16_speedup(torch, device: str, n: int, evidence) -> tuple[float, float]:
         floor=round(floor, 2),
         fp32=runs["fp32"].summary(),
         bf16=runs["bf16"].summary(),
+        judged=[judged.line("bf16_speedup", speedup, **line, of=("fp32", "bf16"))] if line else [],
     )
     assert_matches_reference(
         (xb @ wb).float().cpu().numpy(),
@@ -99,11 +102,14 @@ def test_bf16_pays_only_where_bf16_matrix_units_are(device, evidence):
     else:
         units, line = cpu_bf16_units(torch), FAST_ON_CPU
     evidence(bf16_units=units)
-    speedup, floor = bf16_speedup(torch, device, GPU_N if device == "cuda" else CPU_N, evidence)
+    judge = {} if line is None else {"at_least": line} if units is not None else {"at_most": SLOW_AT_MOST}
+    speedup, floor = bf16_speedup(torch, device, GPU_N if device == "cuda" else CPU_N, evidence, judge)
     if line is None:
         device_profile.no_line(profile, {"bf16_speedup": round(speedup, 2), "floor": round(floor, 2)})
     try:
-        verdicts.assert_bf16_pays_where_units_are(speedup, matrix_units=units is not None, fast_at_least=line)
+        verdicts.assert_bf16_pays_where_units_are(
+            speedup, matrix_units=units is not None, fast_at_least=line, slow_at_most=SLOW_AT_MOST
+        )
     except AssertionError:
         timing.call_it(speedup, 1.5, floor, {"bf16_speedup": speedup, "bf16_units": units})
         raise

@@ -10,7 +10,7 @@ compile takes seconds where the 128 x 64 one takes half a minute."""
 
 import pytest
 
-from stackcheck.evidence import timing
+from stackcheck.evidence import judged, timing
 from stackcheck.stacks.available import need
 from stackcheck.stacks.params import device_params
 
@@ -58,7 +58,7 @@ def test_the_spilling_tile_runs_slower_on_the_gpu(device, evidence):
     ratio = timing.ratio(runs["too_big"], runs["fits"])
     floor = max(timing.scatter(runs["too_big"]), timing.scatter(runs["fits"]))
     found = {"too_big_over_fits": round(ratio, 2), **{n: m.summary() for n, m in runs.items()}}
-    evidence(**found)
+    evidence(**found, judged=[judged.line("too_big_over_fits", ratio, at_least=SLOWER, of=("too_big", "fits"))])
     if ratio < SLOWER:
         timing.call_it(ratio, SLOWER, floor, found)
     assert ratio >= SLOWER, f"the spilling tile should be slower: {found}"

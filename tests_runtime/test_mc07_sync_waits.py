@@ -5,7 +5,7 @@ import time
 
 import pytest
 
-from stackcheck.evidence import timing
+from stackcheck.evidence import judged, timing
 from stackcheck.stacks.available import need
 from stackcheck.stacks.params import device_params
 
@@ -37,7 +37,13 @@ def check(impl, submit, sync, true_sync, evidence, device):
         "at_once": at_once.summary(),
         "later": later.summary(),
     }
-    evidence(**report)
+    evidence(
+        **report,
+        judged=[
+            judged.line("at_once_over_work", at_once.median / work.median, at_least=0.5, of=("at_once", "work")),
+            judged.line("at_once_over_later", ratio, at_least=MARGIN, of=("at_once", "later")),
+        ],
+    )
     assert at_once.median >= 0.1 * work.median, (
         f"a sync right after submission returned at once: it must wait for the work to finish: {report}"
     )

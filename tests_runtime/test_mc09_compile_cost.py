@@ -3,7 +3,7 @@ pays for tracing and compiling; for the course's tiny example steady state need 
 
 import pytest
 
-from stackcheck.evidence import timing
+from stackcheck.evidence import judged, timing
 from stackcheck.evidence.compiles import fresh_jit
 from stackcheck.evidence.numerics import make_inputs
 from stackcheck.stacks.available import need
@@ -29,6 +29,7 @@ def check(impl, evidence, eager, fresh_compiled, sync, device):
         first_call_over_eager=round(first / runs["eager"].median, 1),
         steady_compiled_over_eager=round(timing.ratio(runs["compiled"], runs["eager"]), 2),
         **{k: v.summary() for k, v in runs.items()},
+        judged=[judged.line("first_call_over_eager", first / max(runs["eager"].median, 1e-12), at_least=MARGIN)],
     )
     assert runs["eager"].median > 0 and first >= MARGIN * runs["eager"].median, (
         "the first compiled call includes the compile"

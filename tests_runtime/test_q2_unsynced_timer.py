@@ -6,7 +6,7 @@ import time
 
 import pytest
 
-from stackcheck.evidence import timing
+from stackcheck.evidence import judged, timing
 from stackcheck.stacks.available import need
 from stackcheck.stacks.params import device_params
 
@@ -34,7 +34,13 @@ def check(impl, evidence, fn, sync, true_sync, device):
         "noise_floor": round(floor, 3),
         **{k: v.summary() for k, v in runs.items()},
     }
-    evidence(**report)
+    evidence(
+        **report,
+        judged=[
+            judged.line("synced_over_suite", fidelity, at_least=FIDELITY, of=("host-sync", "suite's clock")),
+            judged.line("synced_over_unsynced", ratio, at_least=MARGIN, of=("host-sync", "host-no-sync")),
+        ],
+    )
     timing.call_shortfall(fidelity, FIDELITY, [runs["host-sync"], runs["suite's clock"]], report)
     assert fidelity >= FIDELITY, f"the synced timer must measure the work, as the suite's own clock does: {report}"
     timing.call_it(ratio, MARGIN, floor, report)

@@ -6,7 +6,7 @@ that waits for its result before returning (pulling values to the host) fails he
 import numpy as np
 import pytest
 
-from stackcheck.evidence import timing
+from stackcheck.evidence import judged, timing
 from stackcheck.evidence.numerics import make_inputs
 from stackcheck.stacks.available import need
 from stackcheck.stacks.params import device_params
@@ -43,7 +43,13 @@ def check(impl, make, read, true_sync, evidence, device):
         values=values.summary(),
         work=work.summary(),
     )
-    evidence(**found)
+    evidence(
+        **found,
+        judged=[
+            judged.line("values_over_shape", ratio, at_least=MARGIN, of=("values", "shape")),
+            judged.line("values_over_work", waited, at_least=0.5, of=("values", "work")),
+        ],
+    )
     if waited < 0.5:  # the work itself drifted as much as the margin: say so, never flake
         timing.call_it(waited, 2.0, max(timing.scatter(values), timing.scatter(work)), found)
     assert waited >= 0.5, (

@@ -4,7 +4,7 @@ measure different things, and give different numbers in the expected order for t
 import numpy as np
 import pytest
 
-from stackcheck.evidence import timing
+from stackcheck.evidence import judged, timing
 from stackcheck.evidence.compiles import fresh_jit
 from stackcheck.stacks.available import need
 from stackcheck.stacks.params import device_params
@@ -70,8 +70,20 @@ def test_regimes_give_different_numbers_in_order(impl, evidence, device):
     (drift, first_noise), t = regimes_jax(impl, device)
     report = {"device": device, "drift": round(drift, 2), "first_noise": round(first_noise, 2)}
     report |= {k: round(v * 1e3, 3) for k, v in t.items()}
-    evidence(**report)
     e2e = t["repeated end-to-end"]
+    lines = [
+        judged.line("first call over end-to-end", t["first call"] / e2e, at_least=3),
+        judged.line("first steady sample over first call", t["first steady sample"] / t["first call"], at_most=0.5),
+        judged.line(
+            "mean over many requests over end-to-end beside them",
+            t["mean over many requests"] / t["end-to-end beside them"],
+            at_most=1.5,
+        ),
+        judged.line("host, no sync over end-to-end", t["host, no sync"] / e2e, at_most=0.2),
+    ]
+    if device != "cpu":
+        lines.append(judged.line("with transfers over end-to-end", t["with transfers"] / e2e, at_least=1.2))
+    evidence(**report, judged=lines)
     if t["first call"] <= 3 * e2e:  # a host so loaded that both series scattered as much: undecidable
         timing.call_it(t["first call"] / e2e, 3, first_noise, report)
     assert t["first call"] > 3 * e2e, f"the first call includes tracing and compiling: {t}"
@@ -111,7 +123,14 @@ def test_device_events_expose_the_unsynced_timers_error(impl, torch_matmul, evid
         "noise_floor": round(floor, 3),
         **{k: v.summary() for k, v in runs.items()},
     }
-    evidence(**report)
+    evidence(
+        **report,
+        judged=[
+            judged.line("events_over_host", events / synced, at_least=0.5, of=("device-events", "host-sync")),
+            judged.line("events_over_host", events / synced, at_most=1.1, of=("device-events", "host-sync")),
+            judged.line("unsynced_over_events", unsynced / events, at_most=0.2, of=("host-no-sync", "device-events")),
+        ],
+    )
     if not 0.5 <= events / synced <= 1.1:  # a GPU shared with other processes: undecidable when trials scatter
         timing.call_it(events / synced, 1.1, max(floor, *(timing.scatter(m) for m in runs.values())), report)
     assert events / synced <= 1.1, (

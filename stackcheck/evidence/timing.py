@@ -13,6 +13,8 @@ import time
 from dataclasses import dataclass, field
 from typing import Callable
 
+from stackcheck.evidence import judged
+
 REGIMES = {
     "host-no-sync": "host clock around the call only: measures submission, not the work",
     "host-sync": "host clock around the call and a synchronize / block_until_ready: end-to-end",
@@ -229,7 +231,16 @@ def assert_waits_leave_the_device_idle(
     import pytest
 
     idle_each, idle_once = statistics.median(each), min(once)  # another process's kernels only add gaps
-    found = {"idle_share_wait_each": [round(v, 3) for v in each], "idle_share_wait_once": [round(v, 3) for v in once]}
+    found = {
+        "idle_share_wait_each": [round(v, 3) for v in each],
+        "idle_share_wait_once": [round(v, 3) for v in once],
+        "judged": [
+            judged.line("least idle share, submitted ahead", idle_once, at_most=once_most),
+            judged.line(
+                "idle waiting each step over submitted ahead", idle_each / max(idle_once, 1e-9), at_least=factor
+            ),
+        ],
+    }
     if idle_once > once_most and shared:
         pytest.skip(
             f"inconclusive: submitted ahead, every chain left the GPU idle over {once_most:.0%}, and other "
@@ -268,7 +279,14 @@ def assert_overlap_needs_room(small: float, full: float, small_most: float = 0.7
     """S6.4: two streams over one stream, by the time of the pair. Kernels that use a sliver of the GPU
     overlap (the pair takes about the time of one: ratio <= ``small_most``); kernels that each fill
     every SM do not (about the sum: ratio >= ``full_least``)."""
-    found = {"small_kernels_two_over_one_stream": round(small, 3), "full_kernels_two_over_one_stream": round(full, 3)}
+    found = {
+        "small_kernels_two_over_one_stream": round(small, 3),
+        "full_kernels_two_over_one_stream": round(full, 3),
+        "judged": [
+            judged.line("small_kernels_two_over_one_stream", small, at_most=small_most),
+            judged.line("full_kernels_two_over_one_stream", full, at_least=full_least),
+        ],
+    }
     assert small <= small_most, f"kernels using a sliver of the GPU should overlap on two streams: {found}"
     assert full >= full_least, f"two kernels that each fill every SM cannot overlap much: {found}"
     return found

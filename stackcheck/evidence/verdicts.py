@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from stackcheck.evidence import judged
+
 
 def assert_flash_saves(flash_peak: int, math_peak: int, scores: int) -> dict:
     """§3.1: the math backend's peak holds the score matrix (>= 90 % of it); flash's stays under 5 % of it."""
@@ -62,6 +64,7 @@ def assert_host_overhead_dominates(small: tuple[int, float], large: tuple[int, f
         "small_call_us": round(small[1] * 1e6, 1),
         "large_call_us": round(large[1] * 1e6, 1),
         "work_ratio": round(large[0] / small[0]),
+        "judged": [judged.line("overhead_share", share, at_least=least)],
     }
     assert share >= least, f"at the small size most of a call's time is host overhead, not work: {found}"
     return found

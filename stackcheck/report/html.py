@@ -11,7 +11,7 @@ import html
 import re
 
 from stackcheck.claims import catalogue, drift
-from stackcheck.claims.catalogue import STATUSES
+from stackcheck.claims.results import ClaimResult, Outcome, Report, Status, TestResult
 from stackcheck.report import plots as plotting
 
 SYMBOLS = {
@@ -72,24 +72,26 @@ def chapter(section: str) -> str:
     return found.group(1) if found else "other"
 
 
-def page(report: dict, sections: list[tuple[str, list[str]]] = (), title: str = "stackcheck curriculum report") -> str:
+def page(
+    report: Report, sections: list[tuple[str, list[str]]] = (), title: str = "stackcheck curriculum report"
+) -> str:
     """The page for ``report``; ``sections`` (the report-sections hook's) adds what the report's own
     fields do not hold. A recorded report alone gives the whole page."""
     known = catalogue.catalogue()
-    body = [f"<header><h1>{esc(title)}</h1>", f'<p class="meta">{esc(_machine(report["environment"]))}</p></header>']
+    body = [f"<header><h1>{esc(title)}</h1>", f'<p class="meta">{esc(_machine(report.environment))}</p></header>']
     body += _verdict(report, known)
-    body += _environment(report["environment"])
+    body += _environment(report.environment)
     body += _summary(report)
-    if "homework" in report:
-        body += _homework(report["homework"])
+    if report.homework is not None:
+        body += _homework(report.homework)
     body += _claims(report, known)
-    if report.get("listings") or report.get("errata"):
+    if report.listings or report.errata:
         body += _listings(report)
     body += _slowest(report)
-    if "drift" in report:
+    if report.drift is not None:
         body += [
             '<section id="drift"><h2>Drift since the baseline</h2>',
-            f"<pre>{esc(chr(10).join(drift.lines(report['drift'])))}</pre></section>",
+            f"<pre>{esc(chr(10).join(drift.lines(report.drift)))}</pre></section>",
         ]
     shown = {"course claims", "course listings", "homework", "drift since the baseline"}
     for name, lines in sections:
@@ -130,20 +132,20 @@ def _environment(env: dict) -> list[str]:
     return ['<section id="environment"><h2>Environment (course §14.4)</h2><dl class="env">', *rows, "</dl></section>"]
 
 
-def _summary(report: dict) -> list[str]:
+def _summary(report: Report) -> list[str]:
     titles = catalogue.chapters()
-    chapters: dict[str, dict[str, int]] = {}
-    for c in report["claims"]:
-        counts = chapters.setdefault(chapter(c["section"]), dict.fromkeys(STATUSES, 0))
-        counts[c["status"]] += 1
-    head = "".join(f"<th>{status(s)}</th>" for s in STATUSES)
+    chapters: dict[str, dict[Status, int]] = {}
+    for c in report.claims:
+        counts = chapters.setdefault(chapter(c.section), dict.fromkeys(Status, 0))
+        counts[c.status] += 1
+    head = "".join(f"<th>{status(s)}</th>" for s in Status)
     rows = [
         f'<tr><th scope="row"><a href="#chapter-{esc(ch)}" title="{esc(titles.get(ch, ""))}">§{esc(ch)}</a></th>'
         + "".join(f"<td>{n}</td>" for n in counts.values())
         + "</tr>"
         for ch, counts in sorted(chapters.items(), key=lambda kv: _chapter_order(kv[0]))
     ]
-    totals = "".join(f"<td><strong>{n}</strong></td>" for n in _tally(report["claims"]).values())
+    totals = "".join(f"<td><strong>{n}</strong></td>" for n in report.counts().values())
     return [
         '<section id="summary"><h2>Claims by course chapter</h2><div class="scroll"><table>',
         f"<thead><tr><th>chapter</th>{head}</tr></thead><tbody>",
@@ -152,38 +154,33 @@ def _summary(report: dict) -> list[str]:
     ]
 
 
-def _tally(claims: list[dict]) -> dict[str, int]:
-    """How many of ``claims`` have each status, in STATUSES' order."""
-    return {s: sum(c["status"] == s for c in claims) for s in STATUSES}
-
-
-def _verdict(report: dict, known: dict) -> list[str]:
+def _verdict(report: Report, known: dict) -> list[str]:
     """The answer first: the claims' totals, each failed claim with the course's sentence, its first
     failure and the command that reruns it, and the skipped claims grouped by why they could not run
     here (the reason carries the hint: the install line, the device to run them on)."""
-    claims = report["claims"]
-    totals = ", ".join(f"{n} {s}" for s, n in _tally(claims).items())
+    claims = report.claims
+    totals = ", ".join(f"{n} {s}" for s, n in report.counts().items())
     out = ['<section id="verdict"><h2>Verdict</h2>', f"<p><strong>{esc(totals)}</strong> of {len(claims)} claims</p>"]
-    failed = [c for c in claims if c["status"] in ("failed", "interrupted")]
+    failed = [c for c in claims if c.status.failing]
     if failed:
         out.append("<h3>Failed: what to fix first</h3><ul>")
         for c in failed:
-            test = next((t for t in c["tests"] if t["outcome"] in ("failed", "error", "interrupted")), None)
+            test = next((t for t in c.tests if t.outcome in (Outcome.FAILED, Outcome.INTERRUPTED)), None)
             out.append(
-                f'<li>{status(c["status"])} <a href="#claim-{esc(slug(c["id"]))}"><code>{esc(c["id"])}</code></a> '
-                f"§{esc(c['section'])} {esc(c['title'])}"
-                + f'<p class="ko" lang="ko">{esc(known.get(c["id"], {}).get("ko", ""))}</p>'
-                + (f"<pre>{esc(test.get('message') or test['outcome'])}</pre>" if test else "")
-                + (f"<p>at <code>{esc(test['location'])}</code></p>" if test and test.get("location") else "")
-                + (f'<p>rerun: <code>python -m pytest "{esc(test["nodeid"])}"</code></p>' if test else "")
+                f'<li>{status(c.status)} <a href="#claim-{esc(slug(c.id))}"><code>{esc(c.id)}</code></a> '
+                f"§{esc(c.section)} {esc(c.title)}"
+                + f'<p class="ko" lang="ko">{esc(known.get(c.id, {}).get("ko", ""))}</p>'
+                + (f"<pre>{esc(test.message or test.outcome)}</pre>" if test else "")
+                + (f"<p>at <code>{esc(test.location)}</code></p>" if test and test.location else "")
+                + (f'<p>rerun: <code>python -m pytest "{esc(test.nodeid)}"</code></p>' if test else "")
                 + "</li>"
             )
         out.append("</ul>")
     why: dict[str, list[str]] = {}
     for c in claims:
-        if c["status"] == "skipped":
-            reason = next((t["reason"] for t in c["tests"] if t.get("reason")), "skipped")
-            why.setdefault(reason, []).append(c["id"])
+        if c.status is Status.SKIPPED:
+            reason = next((t.reason for t in c.tests if t.reason), "skipped")
+            why.setdefault(reason, []).append(c.id)
     if why:
         out.append("<h3>Skipped here, and why</h3><ul>")
         for reason, ids in sorted(why.items(), key=lambda kv: -len(kv[1])):
@@ -193,16 +190,15 @@ def _verdict(report: dict, known: dict) -> list[str]:
     return out
 
 
-def _slowest(report: dict, count: int = 10) -> list[str]:
+def _slowest(report: Report, count: int = 10) -> list[str]:
     """The ``count`` slowest tests of the run (set-up, call and teardown), with the run's total."""
-    tests = {t["nodeid"]: t for c in report["claims"] for t in c["tests"]}
-    tests.update((t["nodeid"], t) for t in report.get("other_tests", []))
-    timed = sorted((t for t in tests.values() if t.get("seconds")), key=lambda t: -t["seconds"])
+    tests = {t.nodeid: t for _, t in report.tests()}
+    timed = sorted((t for t in tests.values() if t.seconds), key=lambda t: -t.seconds)
     if not timed:
         return []
-    total = sum(t["seconds"] for t in timed)
+    total = sum(t.seconds for t in timed)
     rows = "".join(
-        f'<tr><td class="nodeid">{esc(t["nodeid"])}</td><td>{status(t["outcome"])}</td><td>{t["seconds"]:.2f}</td></tr>'
+        f'<tr><td class="nodeid">{esc(t.nodeid)}</td><td>{status(t.outcome)}</td><td>{t.seconds:.2f}</td></tr>'
         for t in timed[:count]
     )
     return [
@@ -261,41 +257,41 @@ def _homework(result: dict) -> list[str]:
     return out
 
 
-def _claims(report: dict, known: dict) -> list[str]:
+def _claims(report: Report, known: dict) -> list[str]:
     """Every claim under its course chapter: each chapter once, in the course's order (the claims of
     a chapter in the catalogue's order)."""
     out = ['<section id="claims"><h2>Claims</h2>']
-    by_chapter: dict[str, list[dict]] = {}
-    for c in report["claims"]:
-        by_chapter.setdefault(chapter(c["section"]), []).append(c)
+    by_chapter: dict[str, list[ClaimResult]] = {}
+    for c in report.claims:
+        by_chapter.setdefault(chapter(c.section), []).append(c)
     titles = catalogue.chapters()
     for ch in sorted(by_chapter, key=_chapter_order):
         title = f' <span lang="ko">{esc(titles[ch])}</span>' if ch in titles else ""
         out.append(f'<h3 id="chapter-{esc(ch)}">§{esc(ch)}{title}</h3>')
         for c in by_chapter[ch]:
-            out += _claim(c, known.get(c["id"], {}))
+            out += _claim(c, known.get(c.id, {}))
     out.append("</section>")
     return out
 
 
-def _claim(c: dict, entry: dict) -> list[str]:
-    tests = c["tests"]
-    tally = {}
+def _claim(c: ClaimResult, entry: dict) -> list[str]:
+    tests = c.tests
+    tally: dict[str, int] = {}
     for t in tests:
-        tally[t["outcome"]] = tally.get(t["outcome"], 0) + 1
+        tally[t.outcome] = tally.get(t.outcome, 0) + 1
     out = [
-        f'<article class="claim" id="claim-{esc(slug(c["id"]))}" data-status="{esc(c["status"])}">',
-        f"<h4>{status(c['status'])} <code>{esc(c['id'])}</code> {esc(c['title'])}</h4>",
-        f'<p class="meta">§{esc(c["section"])} · {esc(c["area"])}'
-        + (f" · stack fact: {esc(entry.get('kind_reason', ''))}" if c.get("kind") == "stack-fact" else "")
+        f'<article class="claim" id="claim-{esc(slug(c.id))}" data-status="{esc(c.status)}">',
+        f"<h4>{status(c.status)} <code>{esc(c.id)}</code> {esc(c.title)}</h4>",
+        f'<p class="meta">§{esc(c.section)} · {esc(c.area)}'
+        + (f" · stack fact: {esc(entry.get('kind_reason', ''))}" if c.kind == "stack-fact" else "")
         + "</p>",
     ]
     if entry.get("ko"):
         out.append(f'<p class="ko" lang="ko">{esc(entry["ko"])}</p>')
-    failure = next((t for t in tests if t["outcome"] in ("failed", "error") and t.get("message")), None)
+    failure = next((t for t in tests if t.outcome == Outcome.FAILED and t.message), None)
     if failure:
-        out.append(f'<p>first failure: <span class="nodeid">{esc(failure["nodeid"])}</span></p>')
-        out.append(f"<pre>{esc(failure['message'])}</pre>")
+        out.append(f'<p>first failure: <span class="nodeid">{esc(failure.nodeid)}</span></p>')
+        out.append(f"<pre>{esc(failure.message)}</pre>")
     if tests:
         summary = ", ".join(f"{n} {o}" for o, n in sorted(tally.items()))
         out.append(f"<details><summary>{len(tests)} tests: {esc(summary)}</summary>")
@@ -304,19 +300,20 @@ def _claim(c: dict, entry: dict) -> list[str]:
             "</thead><tbody>"
         )
         for t in tests:
-            note = f" ({esc(t['reason'])})" if t.get("reason") and t["outcome"] == "skipped" else ""
-            seconds = f"{t['seconds']:.2f}" if "seconds" in t else ""
+            note = f" ({esc(t.reason)})" if t.reason and t.outcome == Outcome.SKIPPED else ""
+            seconds = f"{t.seconds:.2f}" if t.seconds else ""
             out.append(
-                f'<tr><td class="nodeid">{esc(t["nodeid"])}</td><td>{esc(t.get("device", ""))}</td>'
-                f"<td>{status(t['outcome'])}{note}</td><td>{seconds}</td></tr>"
+                f'<tr><td class="nodeid">{esc(t.nodeid)}</td><td>{esc(t.device)}</td>'
+                f"<td>{status(t.outcome)}{note}</td><td>{seconds}</td></tr>"
             )
         out.append("</tbody></table></div></details>")
     for t in tests:
-        for record in t.get("evidence") or []:
+        for record in t.evidence:
             if isinstance(record, dict):
                 numbers = _numbers(record)
                 if numbers:
-                    out.append(f'<p class="numbers"><span class="nodeid">{esc(t["nodeid"])}</span>: {esc(numbers)}</p>')
+                    out.append(f'<p class="numbers"><span class="nodeid">{esc(t.nodeid)}</span>: {esc(numbers)}</p>')
+                out += [f'<p class="scattered">⚠ {esc(note)}</p>' for note in plotting.scattered(record)]
                 out += [_figure(p, t) for p in plotting.plots(record)]
     out.append("</article>")
     return out
@@ -328,13 +325,13 @@ def _numbers(record: dict) -> str:
     return " · ".join(f"{k.replace('_', ' ')} {_fmt(v)}" for k, v in found.items())
 
 
-def _figure(plot: plotting.Plot, test: dict) -> str:
+def _figure(plot: plotting.Plot, test: TestResult) -> str:
     head = "".join(f"<th>{esc(c)}</th>" for c in plot.columns)
     rows = "".join("<tr>" + "".join(f"<td>{esc(_fmt(v))}</td>" for v in row) + "</tr>" for row in plot.rows)
     picture = plot.svg or f'<p class="meta">{esc(plotting.MISSING)}</p>'
     return (
         f'<figure class="plot" data-kind="{esc(plot.kind)}">{picture}'
-        f'<figcaption>{esc(plot.title)} · <span class="nodeid">{esc(test["nodeid"])}</span></figcaption>'
+        f'<figcaption>{esc(plot.title)} · <span class="nodeid">{esc(test.nodeid)}</span></figcaption>'
         f'<details><summary>numbers</summary><div class="scroll"><table><thead><tr>{head}</tr></thead>'
         f"<tbody>{rows}</tbody></table></div></details></figure>"
     )
@@ -348,19 +345,19 @@ def _fmt(value) -> str:
     return str(value)
 
 
-def _listings(report: dict) -> list[str]:
+def _listings(report: Report) -> list[str]:
     out = [
         '<section id="listings"><h2>Course listings</h2><div class="scroll"><table>',
         "<thead><tr><th>§</th><th>stack</th><th>device</th><th>outcome</th><th>note</th></tr></thead><tbody>",
     ]
-    for r in report.get("listings", []):
+    for r in report.listings or ():
         note = r.get("note") or (r.get("reason") if r["outcome"] == "skipped" else "") or ""
         out.append(
             f"<tr><td>{esc(r['section'])}</td><td>{esc(r['stack'])}</td><td>{esc(r['device'])}</td>"
             f"<td>{status(r['outcome'])}</td><td>{esc(note)}</td></tr>"
         )
     out.append("</tbody></table></div>")
-    for e in report.get("errata", []):
+    for e in report.errata or ():
         versions = ", ".join(f"{d} {v}" for d, v in e["versions"].items())
         out.append(
             f"<p>{status('skipped' if e['known'] else 'failed')} {'known erratum' if e['known'] else 'ERRATUM'} "

@@ -7,7 +7,10 @@ fixture records keyword arguments), so plots come from its shapes, not from clai
 - hardware counters: ``{name: [kernel rows with dram_read, gmma, ...]}`` -> grouped bars, per counter;
 - byte counts: two or more ``*_bytes`` numbers -> bars;
 - sweeps: ``{series: {x: number}}`` (e.g. tile medians per shape) -> a line per series;
-- histograms: ``{"bins": [...], "counts": [...]}`` (numerics.difference_histogram) -> bars.
+- histograms: ``{"bins": [...], "counts": [...]}`` (numerics.difference_histogram) -> bars;
+- judgments: ``{"judged": [evidence.judged.line(...)]}`` -> each judged number as a point beside the
+  line it was judged against, the passing side shaded; a judged ratio of two timings of the record
+  also draws its line on their timing plot (at the line times the denominator's median).
 
 Each plot keeps its numbers as rows, for the table under the picture (its text alternative). The
 pictures are matplotlib's SVG, inlined: no script, no font files, text kept as text. Without
@@ -19,6 +22,7 @@ from __future__ import annotations
 import importlib.util
 import io
 import re
+import textwrap
 from dataclasses import dataclass, field
 
 COUNTERS = ("dram_read", "dram_write", "gmma", "hmma", "ffma", "alu")
@@ -27,11 +31,12 @@ MISSING = "matplotlib is not installed (pip install matplotlib): plots are shown
 
 @dataclass
 class Plot:
-    kind: str  # "timing", "counters", "bytes", "sweep", "histogram"
+    kind: str  # "timing", "counters", "bytes", "sweep", "histogram", "verdict"
     title: str
     columns: tuple[str, ...]
     rows: list[tuple] = field(default_factory=list)
     svg: str = ""
+    lines: list[tuple] = field(default_factory=list)  # judged lines: (row, x, "above" or "below", label)
 
 
 def number(value) -> bool:
@@ -45,7 +50,62 @@ def _timings(evidence: dict) -> list[Plot]:
         return []
     rows = [(name, m["median_ms"], *_whisker(m), m.get("trials", ""), m.get("regime", "")) for name, m in found.items()]
     columns = ("what", "median ms", "low ms", "high ms", "trials", "regime")
-    return [Plot("timing", "time per call: median, quartiles (extremes under 5 trials)", columns, rows)]
+    lines = []
+    for j in judgments(evidence):
+        if len(j.get("of", ())) == 2 and all(name in found for name in j["of"]):
+            top, bottom = j["of"]
+            sign = "≥" if j["passes"] == "above" else "≤"
+            x = j["line"] * found[bottom]["median_ms"]
+            lines.append((top, x, j["passes"], f"{top} {sign} {number_text(j['line'])}× {bottom}"))
+    title = "time per call: median, quartiles (extremes under 5 trials)"
+    return [Plot("timing", title, columns, rows, lines=lines)]
+
+
+def judgments(evidence: dict) -> list[dict]:
+    """The lines a test recorded judging its numbers by (evidence.judged.line), well formed only."""
+    found = evidence.get("judged")
+    keys = {"name", "measured", "line", "passes"}
+    return [j for j in found if isinstance(j, dict) and keys <= j.keys()] if isinstance(found, list) else []
+
+
+def scattered(evidence: dict) -> list[str]:
+    """A sentence for each judged ratio of two timings whose trials scattered (third quartile over
+    first) more than the ratio's margin, how far it landed past its line: a verdict the noise alone
+    could have moved."""
+    out = []
+    for j in judgments(evidence):
+        timings = [evidence.get(name) for name in j.get("of", ())]
+        if len(timings) != 2 or not all(isinstance(t, dict) and t.get("q1_ms", 0) > 0 for t in timings):
+            continue
+        measured, line = j["measured"], j["line"]
+        if min(measured, line) <= 0:
+            continue
+        margin = measured / line if j["passes"] == "above" else line / measured
+        worst, name = max((t["q3_ms"] / t["q1_ms"], n) for t, n in zip(timings, j["of"]))
+        if worst > margin:
+            out.append(
+                f"{j['name']} {number_text(measured)} against its line {number_text(line)}: a margin of "
+                f"{margin:.3g}x, and the trials of {name} scattered {worst:.3g}x (third quartile over first): "
+                "noise alone could move this verdict; rerun on a quiet machine before trusting it"
+            )
+    return out
+
+
+def number_text(value: float) -> str:
+    return f"{value:.3g}"
+
+
+def _verdicts(evidence: dict) -> list[Plot]:
+    found = judgments(evidence)
+    if not found:
+        return []
+    rows = [(j["name"], j["measured"], j["line"], j["passes"]) for j in found]
+    lines = [
+        (j["name"], j["line"], j["passes"], f"{'≥' if j['passes'] == 'above' else '≤'} {number_text(j['line'])}")
+        for j in found
+    ]
+    title = "what the test judged, against its line"
+    return [Plot("verdict", title, ("judged", "measured", "line", "passes"), rows, lines=lines)]
 
 
 def _whisker(m: dict) -> tuple:
@@ -120,7 +180,9 @@ def plots(evidence: dict, draw: bool = True) -> list[Plot]:
     """The plots one evidence record holds (its ``repro`` fingerprint aside), drawn when ``draw``
     and matplotlib is installed."""
     evidence = {k: v for k, v in evidence.items() if k != "repro"}
-    found = _timings(evidence) + _counters(evidence) + _bytes(evidence) + _sweeps(evidence) + _histograms(evidence)
+    shapes = {k: v for k, v in evidence.items() if k != "judged"}
+    found = _timings(evidence) + _counters(shapes) + _bytes(shapes) + _sweeps(shapes) + _histograms(shapes)
+    found += _verdicts(evidence)
     if draw and available():
         for plot in found:
             plot.svg = _svg(plot)
@@ -143,9 +205,11 @@ def _svg(plot: Plot) -> str:
         "axes.spines.right": False,
     }
     with matplotlib.rc_context(rc):
-        figure = Figure(figsize=(4.6, 2.4), layout="constrained")
+        height = max(2.4, 1.2 + 0.55 * len(plot.rows)) if plot.kind == "verdict" else 2.4
+        figure = Figure(figsize=(4.6, height), layout="constrained")
         axes = figure.add_subplot()
         DRAW[plot.kind](axes, plot)
+        _plain_log_ticks(axes)
         axes.set_title(plot.title, loc="left", fontsize=9)
         buffer = io.StringIO()
         figure.savefig(buffer, format="svg", metadata={"Date": None, "Creator": None})
@@ -154,6 +218,17 @@ def _svg(plot: Plot) -> str:
     svg = re.sub(r'\s(width|height)="[\d.]+pt"', "", svg, count=2)  # the page's CSS sizes it
     label = f"{plot.title}: " + "; ".join(", ".join(str(c) for c in row) for row in plot.rows[:12])
     return svg.replace("<svg", f'<svg role="img" aria-label="{_attr(label)}"', 1)
+
+
+def _plain_log_ticks(axes) -> None:
+    """Log axes labelled 0.01, 100, 1e+04: matplotlib's 10^x draws its exponent at 70 % of the font
+    (6 px on a phone); minor ticks unlabelled."""
+    from matplotlib.ticker import FuncFormatter, NullFormatter
+
+    for axis in (axes.xaxis, axes.yaxis):
+        if axis.get_scale() == "log":
+            axis.set_major_formatter(FuncFormatter(lambda value, _: f"{value:g}"))
+            axis.set_minor_formatter(NullFormatter())
 
 
 def _attr(text: str) -> str:
@@ -183,7 +258,46 @@ def _draw_timing(axes, plot: Plot) -> None:
     axes.set_yticks(range(len(plot.rows)), [str(r[0]) for r in plot.rows])
     axes.set_xscale("log")
     axes.set_xlabel("ms (point: median; whisker: quartiles)")
+    rows = {str(r[0]): i for i, r in enumerate(plot.rows)}
+    xs = [v for r in plot.rows for v in r[1:4] if number(v) and v > 0] + [x for _, x, *_ in plot.lines if x > 0]
+    if plot.lines and xs:
+        _draw_lines(
+            axes, [(rows[str(row)], x, side, label) for row, x, side, label in plot.lines], min(xs) / 3, max(xs) * 3
+        )
     axes.invert_yaxis()
+
+
+def _draw_lines(axes, lines: list[tuple], low: float, high: float) -> None:
+    """Each judged line as a dashed rule across its row, labelled, the passing side shaded green;
+    ``low`` and ``high`` bound the axis (the shading runs to its edge)."""
+    for k, (i, x, side, label) in enumerate(lines):
+        start, stop = (x, high) if side == "above" else (low, x)
+        axes.fill_betweenx([i - 0.4, i + 0.4], start, stop, color="#1a7f37", alpha=0.15, linewidth=0)
+        axes.vlines(x, i - 0.45, i + 0.45, colors="#c62828", linestyles="--", linewidth=1.5, gid=f"judged-line-{k}")
+        axes.annotate(
+            label, (x, i - 0.45), xytext=(2, 0), textcoords="offset points", fontsize=9, color="#c62828", va="bottom"
+        )
+    axes.set_xlim(low, high)
+
+
+def _draw_verdict(axes, plot: Plot) -> None:
+    """Each judged number as a point on its own row, its line across the row, the passing side shaded."""
+    for i, (_, measured, *_) in enumerate(plot.rows):
+        (point,) = axes.plot([measured], [i], "o", color="#4c72b0")
+        _marked([point], i)
+    values = [v for r in plot.rows for v in r[1:3]]
+    logarithmic = all(v > 0 for v in values) and max(values) > 20 * min(values)
+    if logarithmic:
+        axes.set_xscale("log")
+        low, high = min(values) / 3, max(values) * 3
+    else:
+        pad = (max(values) - min(values)) * 0.3 or abs(max(values)) * 0.3 or 1.0
+        low, high = min(values) - pad, max(values) + pad
+    _draw_lines(axes, [(i, x, side, label) for i, (_, x, side, label) in enumerate(plot.lines)], low, high)
+    names = [textwrap.fill(str(r[0]).replace("_", " "), 24) for r in plot.rows]
+    axes.set_yticks(range(len(plot.rows)), names)
+    axes.set_ylim(len(plot.rows) - 0.5, -0.7)
+    axes.set_xlabel("point: measured; dashed: the line; green: passes")
 
 
 def _draw_grouped(axes, plot: Plot) -> None:
@@ -191,18 +305,24 @@ def _draw_grouped(axes, plot: Plot) -> None:
     counters = list(dict.fromkeys(r[1] for r in plot.rows))
     width = 0.8 / len(counters)
     values = {(r[0], r[1]): r[2] for r in plot.rows}
-    marks = 0
+    marks, zeros = 0, []
     for j, counter in enumerate(counters):
         xs = [i + j * width for i in range(len(runs))]
         bars = axes.bar(xs, [max(values[(run, counter)], 0) for run in runs], width, label=counter)
         _marked(bars, marks)
         marks += len(bars)
+        zeros += [x for x, run in zip(xs, runs) if values[(run, counter)] <= 0]
     axes.set_xticks([i + width * (len(counters) - 1) / 2 for i in range(len(runs))], runs)
-    if len(counters) > 1:
-        axes.legend(fontsize=9, frameon=False)
+    if len(counters) > 1:  # beside the axes, never over the bars
+        axes.legend(fontsize=9, frameon=False, loc="upper left", bbox_to_anchor=(1.0, 1.0))
     positive = [v for v in values.values() if v > 0]
     if positive and max(positive) > 100 * min(positive):
         axes.set_yscale("log")
+        axes.set_ylim(bottom=min(positive) / 10)
+    for x in zeros:  # a zero is a reading, not blank space (a log axis has no bar for it)
+        axes.annotate(
+            "0", (x, 0 if axes.get_yscale() == "linear" else min(positive) / 10), ha="center", va="bottom", fontsize=9
+        )
 
 
 def _draw_bytes(axes, plot: Plot) -> None:
@@ -227,6 +347,9 @@ def _draw_sweep(axes, plot: Plot) -> None:
 def _draw_histogram(axes, plot: Plot) -> None:
     _marked(axes.bar([str(r[0]) for r in plot.rows], [r[1] for r in plot.rows], color="#c44e52"))
     axes.set_ylabel("elements")
+    positive = [r[1] for r in plot.rows if r[1] > 0]
+    if positive and max(positive) > 100 * min(positive):  # a few large differences stay visible
+        axes.set_yscale("log")
     axes.tick_params(axis="x", labelrotation=60, labelsize=9)
 
 
@@ -236,4 +359,5 @@ DRAW = {
     "bytes": _draw_bytes,
     "sweep": _draw_sweep,
     "histogram": _draw_histogram,
+    "verdict": _draw_verdict,
 }
