@@ -469,3 +469,20 @@ def test_not_python_check_fails_when_mojo_accepts_the_dynamic_source():
     assert_python_is_not_mojo("now a string", (1, "error: cannot implicitly convert"), (0, ""))
     with pytest.raises(AssertionError, match="must reject the variable that changes type"):
         assert_python_is_not_mojo("now a string", (0, ""), (0, ""))
+
+
+@pytest.mark.meta
+@pytest.mark.mutant_for("S11.2-contract")
+@pytest.mark.triton
+def test_the_wrapper_contract_check_fails_when_the_listing_loses_its_device_check():
+    """S11.2-contract's judge, fed the course's listing with its CUDA check deleted (CPU tensors then
+    reach Triton's launcher, or its interpreter), must fail: a refusal counts only before a launch."""
+    from stackcheck.course.wrapper import assert_refused, course_wrapper, listing_source
+
+    torch = need("torch")
+    lines = listing_source().splitlines()
+    check = next(i for i, line in enumerate(lines) if 'a.device.type != "cuda"' in line)
+    wrapper, launches = course_wrapper("\n".join(lines[:check] + lines[check + 2 :]))
+    a, b = torch.ones(3, 4), torch.ones(4)
+    with pytest.raises(AssertionError):
+        assert_refused(wrapper, launches, (a, b), "CPU tensors", ("CUDA",))
