@@ -73,6 +73,7 @@ class Mutant:
     hint: str  # the claim or misconception the feedback should send its author to first
     select: str | None = None
     hint_miss: str | None = None  # why the failure's text cannot tell this mistake apart (a known miss)
+    device: str = "cpu"  # "cuda": a cuda-only claim's mutant, run on a GPU in a process of its own (run_on_gpu)
 
     @property
     def id(self) -> str:
@@ -338,7 +339,7 @@ def mutant_args(root: Path, mutant: Mutant) -> list[str]:
     return [
         str(root / mutant.test),
         "-m",
-        "cpu",
+        mutant.device,
         "-p",
         "no:cacheprovider",
         "-x",
@@ -349,6 +350,28 @@ def mutant_args(root: Path, mutant: Mutant) -> list[str]:
         f"tests_meta.mutants.{mutant.name}",
         *(["-k", mutant.select] if mutant.select else []),
     ]
+
+
+def run_on_gpu(root: Path, mutant: Mutant, cwd: Path, timeout: float = 600.0) -> pytest.RunResult:
+    """A cuda mutant's run: a pytest process of its own (the forked server is CPU-only: a CUDA
+    context does not survive a fork), on the GPU this machine has."""
+    import time
+
+    environ = {k: v for k, v in os.environ.items() if k not in PRIVATE}
+    start = time.monotonic()
+    try:
+        done = subprocess.run(
+            [sys.executable, "-m", "pytest", *mutant_args(root, mutant)],
+            cwd=cwd,
+            env=environ,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+        )
+        rc, lines = done.returncode, (done.stdout + done.stderr).splitlines()
+    except subprocess.TimeoutExpired as expired:
+        rc, lines = -9, [*str(expired.stdout or "").splitlines(), f"the run passed its time limit of {timeout:.0f} s"]
+    return pytest.RunResult(rc, lines, [], time.monotonic() - start)
 
 
 # A run's lines name the suite's files by path, which may hold a space (a clone under "with space/")
