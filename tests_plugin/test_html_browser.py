@@ -24,6 +24,15 @@ DOCS = ROOT / "docs" / "img"
 INSTALL = "apt-get install chromium chromium-driver fonts-noto-cjk && pip install selenium"
 WIDTHS = (1280, 390)
 SHOWN = {"h200": "figure.plot[data-kind=counters]", "homework": "#homework"}  # what the screenshot shows
+PLOTS = {  # the H200 page's plots docs/report.md shows (XPath), and what must be drawn on each
+    "plot-timing": ("//*[@id='claim-s5-2-too-big']//figure[@data-kind='timing']", "[id^=judged-line-]"),
+    "plot-verdict": ("//*[@id='claim-q3']//figure[@data-kind='verdict']", "[id^=judged-line-]"),
+    "plot-counters": (
+        "//*[@id='claim-mc04']//figure[@data-kind='counters']"
+        "[contains(., 'instructions') and contains(., 'fp32-ieee')]",
+        "[id^=mark-]",
+    ),
+}
 REPORTS = {"cpu": "baselines/cpu.json", "h200": "baselines/h200.json", "homework": "fixtures/homework-report.json"}
 
 
@@ -175,8 +184,34 @@ def test_korean_is_drawn_in_a_cjk_font(browser, pages):
     assert drawn[0] > 0 and drawn[1] > 0 and drawn[2] > 0, drawn
 
 
+@pytest.mark.parametrize("name", list(PLOTS))
+def test_a_plot_draws_its_judgment_in_chromium(browser, pages, name):
+    """Issue 37: on the H200 page, a judged ratio's timing plot and the plot of the numbers judged
+    show their judged lines, drawn and visible; the counters plot its bars. The figure is saved
+    (docs/img/plot-*.png with STACKCHECK_DOCS_SCREENSHOTS=1)."""
+    path, _ = pages["h200"]
+    open_page(browser, path, 1280)
+    selector, drawn = PLOTS[name]
+    figure = browser.find_element("xpath", selector)
+    browser.execute_script("arguments[0].scrollIntoView()", figure)
+    visible = browser.execute_script(
+        f"return [...arguments[0].querySelectorAll('{drawn}')]"
+        ".filter(g => g.getBoundingClientRect().height > 0).length",
+        figure,
+    )
+    assert visible >= 1, (name, drawn)
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    shot = ARTIFACTS / f"{name}.png"
+    figure.screenshot(str(shot))
+    assert shot.stat().st_size > 5_000
+    if os.environ.get("STACKCHECK_DOCS_SCREENSHOTS") == "1":
+        shutil.copy(shot, DOCS / shot.name)
+
+
 def test_docs_show_a_screenshot_of_each_view():
     page = (ROOT / "docs" / "report.md").read_text(encoding="utf-8")
     for view in (*REPORTS, "matrix", "failed"):
         assert f"img/{view}-1280.png" in page and (DOCS / f"{view}-1280.png").is_file(), view
     assert "img/cpu-390.png" in page and (DOCS / "cpu-390.png").is_file()
+    for plot in PLOTS:
+        assert f"img/{plot}.png" in page and (DOCS / f"{plot}.png").is_file(), plot
