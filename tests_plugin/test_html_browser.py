@@ -131,6 +131,11 @@ def test_the_page_renders_in_chromium(browser, pages, name, width):
         assert all(n > 0 for n in figures), f"plots without a drawn mark: {figures}"
         if name == "h200":
             assert len(figures) >= 10, figures
+            lines = browser.execute_script(  # every line a test judged by, drawn where it is shown
+                "return [...document.querySelectorAll('[id^=judged-line-]')]"
+                ".map(g => g.getBoundingClientRect().height > 0)"
+            )
+            assert lines and all(lines), f"{lines.count(False)} of {len(lines)} judged lines not drawn"
     if name in SHOWN:
         browser.execute_script(
             f"const e = document.querySelector('{SHOWN[name]}'); (e.closest('article') || e).scrollIntoView()"
