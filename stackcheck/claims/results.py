@@ -119,8 +119,9 @@ class TestResult:
             value = getattr(self, name)
             if value:
                 out[name] = list(value) if isinstance(value, tuple) else value
-        if self.seconds:
-            out["seconds"] = round(self.seconds, 3)
+        seconds = round(self.seconds, 3)
+        if seconds:  # a test under a millisecond is written as none, as it is read back
+            out["seconds"] = seconds
         return out
 
 
