@@ -27,7 +27,7 @@ def test_a_lane_starts_on_its_first_job_and_close_forgets_what_did_not_finish():
     assert service.lanes() == []
     gate = threading.Event()
     kept = {"running": service.submit("slow", gate.wait), "queued": service.submit("slow", lambda: None)}
-    service.on_close(lambda: [kept.pop(k) for k, f in list(kept.items()) if not f.done() or f.cancelled()])
+    service.forget_on_close(kept)
     assert service.lanes() == ["slow"]
     threading.Timer(0.2, gate.set).start()  # the running job ends while close waits for it
     service.close()

@@ -269,7 +269,7 @@ class Runner:
         self.process: subprocess.Popen | None = None
 
     def _start(self) -> subprocess.Popen:
-        environ = {k: v for k, v in os.environ.items() if k not in PRIVATE} | CPU_ONLY
+        environ = _own_environ() | CPU_ONLY
         process = subprocess.Popen(
             [sys.executable, "-m", "stackcheck.claims.mutation"],
             cwd=self.root,
@@ -352,12 +352,17 @@ def mutant_args(root: Path, mutant: Mutant) -> list[str]:
     ]
 
 
+def _own_environ() -> dict[str, str]:
+    """This process's environment without the calling pytest's own variables (PRIVATE)."""
+    return {k: v for k, v in os.environ.items() if k not in PRIVATE}
+
+
 def run_on_gpu(root: Path, mutant: Mutant, cwd: Path, timeout: float = 600.0) -> pytest.RunResult:
     """A cuda mutant's run: a pytest process of its own (the forked server is CPU-only: a CUDA
     context does not survive a fork), on the GPU this machine has."""
     import time
 
-    environ = {k: v for k, v in os.environ.items() if k not in PRIVATE}
+    environ = _own_environ()
     start = time.monotonic()
     try:
         done = subprocess.run(

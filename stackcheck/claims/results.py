@@ -243,6 +243,3 @@ class Report:
                 yield c, t
         for t in self.other_tests:
             yield None, t
-
-    def claim(self, cid: str) -> ClaimResult | None:
-        return next((c for c in self.claims if c.id == cid), None)

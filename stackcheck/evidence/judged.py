@@ -23,9 +23,3 @@ def line(
         "passes": "above" if at_least is not None else "below",
         **({"of": list(of)} if of else {}),
     }
-
-
-def passes(judgment: dict) -> bool:
-    """Whether the recorded number is on the passing side of its line."""
-    above = judgment["measured"] >= judgment["line"]
-    return above if judgment["passes"] == "above" else judgment["measured"] <= judgment["line"]

@@ -85,7 +85,7 @@ def pytest_configure(config: pytest.Config) -> None:
     else:
         part = config.stash[RECORDER] = Recorder(run, report_path, grade=lambda r: homework.grade(config, r))
     config.pluginmanager.register(part, "stackcheck-recorder")
-    config.stash[WORK_AHEAD] = background.service() if background.opened() else None
+    config.stash[WORK_AHEAD] = background.opened()
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:

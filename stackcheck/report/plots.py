@@ -54,9 +54,8 @@ def _timings(evidence: dict) -> list[Plot]:
     for j in judgments(evidence):
         if len(j.get("of", ())) == 2 and all(name in found for name in j["of"]):
             top, bottom = j["of"]
-            sign = "≥" if j["passes"] == "above" else "≤"
             x = j["line"] * found[bottom]["median_ms"]
-            lines.append((top, x, j["passes"], f"{top} {sign} {number_text(j['line'])}× {bottom}"))
+            lines.append((top, x, j["passes"], f"{top} {_bound(j)}× {bottom}"))
     title = "time per call: median, quartiles (extremes under 5 trials)"
     return [Plot("timing", title, columns, rows, lines=lines)]
 
@@ -84,15 +83,20 @@ def scattered(evidence: dict) -> list[str]:
         worst, name = max((t["q3_ms"] / t["q1_ms"], n) for t, n in zip(timings, j["of"]))
         if worst > margin:
             out.append(
-                f"{j['name']} {number_text(measured)} against its line {number_text(line)}: a margin of "
+                f"{j['name']} {_number_text(measured)} against its line {_number_text(line)}: a margin of "
                 f"{margin:.3g}x, and the trials of {name} scattered {worst:.3g}x (third quartile over first): "
                 "noise alone could move this verdict; rerun on a quiet machine before trusting it"
             )
     return out
 
 
-def number_text(value: float) -> str:
+def _number_text(value: float) -> str:
     return f"{value:.3g}"
+
+
+def _bound(judgment: dict) -> str:
+    """A judgment's passing side and line as a label: "≥ 20", "≤ 0.2"."""
+    return f"{'≥' if judgment['passes'] == 'above' else '≤'} {_number_text(judgment['line'])}"
 
 
 def _verdicts(evidence: dict) -> list[Plot]:
@@ -100,10 +104,7 @@ def _verdicts(evidence: dict) -> list[Plot]:
     if not found:
         return []
     rows = [(j["name"], j["measured"], j["line"], j["passes"]) for j in found]
-    lines = [
-        (j["name"], j["line"], j["passes"], f"{'≥' if j['passes'] == 'above' else '≤'} {number_text(j['line'])}")
-        for j in found
-    ]
+    lines = [(j["name"], j["line"], j["passes"], _bound(j)) for j in found]
     title = "what the test judged, against its line"
     return [Plot("verdict", title, ("judged", "measured", "line", "passes"), rows, lines=lines)]
 

@@ -41,17 +41,9 @@ def _submit(fn, *args) -> concurrent.futures.Future:
     """Start ``fn`` on the background service; its futures are forgotten when the service closes,
     but for those done (a compiled model outlives the run that compiled it)."""
     service = background.service()
-    service.on_close(_forget_unfinished)
+    service.forget_on_close(_MODELS, future_of=lambda entry: entry[1])  # (graph, future, names)
+    service.forget_on_close(_ARTIFACTS)
     return service.submit(LANE, fn, *args)
-
-
-def _forget_unfinished() -> None:
-    for key, entry in list(_MODELS.items()):
-        if not entry[1].done() or entry[1].cancelled():
-            del _MODELS[key]
-    for key, future in list(_ARTIFACTS.items()):
-        if not future.done() or future.cancelled():
-            del _ARTIFACTS[key]
 
 
 def _input_types(ref, chains: int):

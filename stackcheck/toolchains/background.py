@@ -18,7 +18,7 @@ _OPEN: Background | None = None
 class Background:
     def __init__(self) -> None:
         self._lanes: dict[str, concurrent.futures.ThreadPoolExecutor] = {}
-        self._closers: list[Callable[[], None]] = []
+        self._caches: list[tuple[dict, Callable]] = []
 
     def submit(self, lane: str, fn: Callable, *args) -> concurrent.futures.Future:
         with _LOCK:
@@ -27,11 +27,13 @@ class Background:
                 pool = self._lanes[lane] = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix=lane)
         return pool.submit(fn, *args)
 
-    def on_close(self, forget: Callable[[], None]) -> None:
-        """Call ``forget`` at close: a module's cache of this service's futures (a later service
-        must not hand out a future no thread will finish); once, however often it is asked."""
-        if forget not in self._closers:
-            self._closers.append(forget)
+    def forget_on_close(self, cache: dict, future_of: Callable = lambda value: value) -> None:
+        """At close, drop the entries of ``cache`` (a module's cache of this service's futures, each
+        value's future ``future_of(value)``) that did not finish: a later service must not hand out a
+        future no thread will finish, and a finished one (a compiled model) outlives the run. Once
+        per cache, however often it is asked."""
+        if all(cache is not known for known, _ in self._caches):
+            self._caches.append((cache, future_of))
 
     def lanes(self) -> list[str]:
         return sorted(self._lanes)
@@ -41,9 +43,11 @@ class Background:
         for pool in self._lanes.values():
             pool.shutdown(wait=True, cancel_futures=True)
         self._lanes.clear()
-        for forget in self._closers:
-            forget()
-        self._closers.clear()
+        for cache, future_of in self._caches:
+            for key, value in list(cache.items()):
+                if not future_of(value).done() or future_of(value).cancelled():
+                    del cache[key]
+        self._caches.clear()
 
 
 def service() -> Background:
@@ -55,15 +59,15 @@ def service() -> Background:
         return _OPEN
 
 
-def opened() -> bool:
-    """Open the service unless one is: True when this call opened it (its opener closes it; a pytest
-    run inside another, pytester's, finds the outer run's service and leaves it alone)."""
+def opened() -> Background | None:
+    """Open the service unless one is: the service when this call opened it (its opener closes it; a
+    pytest run inside another, pytester's, finds the outer run's service and leaves it alone), else None."""
     global _OPEN
     with _LOCK:
         if _OPEN is not None:
-            return False
+            return None
         _OPEN = Background()
-        return True
+        return _OPEN
 
 
 def _forget_in_child() -> None:

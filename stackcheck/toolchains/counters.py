@@ -167,12 +167,6 @@ _PROFILED: dict[Request, concurrent.futures.Future] = {}
 LANE = "ncu"  # the background service's lane: one ncu session at a time
 
 
-def _forget_unfinished() -> None:
-    for request, future in list(_PROFILED.items()):
-        if not future.done() or future.cancelled():
-            del _PROFILED[request]
-
-
 def prefetch(requests, shared: str | None = None, background: bool = True) -> None:
     """Profile ``requests``, one ncu session per (cache, metrics) pair, one after another (ncu
     replays each kernel alone; two sessions at once would time-slice the GPU). In the background,
@@ -186,7 +180,7 @@ def prefetch(requests, shared: str | None = None, background: bool = True) -> No
     for r in todo:
         sessions.setdefault(r.session, []).append(r)
     service = work_ahead.service()
-    service.on_close(_forget_unfinished)
+    service.forget_on_close(_PROFILED)
     for session, members in sorted(sessions.items()):
         results = service.submit(LANE, _shared_session, members, session, shared)
         for i, r in enumerate(members):
