@@ -10,7 +10,6 @@ from pathlib import Path
 
 import pytest
 
-from stackcheck.stacks import available
 from stackcheck.toolchains import mojo_build
 
 SIZES = list(mojo_build.GPU_SIZES)
@@ -28,31 +27,11 @@ def test_ptx_guards_every_load_and_store(sizes):
     assert mojo_build.guard_problems(ptx, sizes["N"] * sizes["M"]) == []
 
 
-def binary(request, name: str, build_here) -> tuple[Path, dict]:
-    """The GPU program ``name``: from --mojo-prebuilt, else ``build_here()`` on this machine (which
-    needs Mojo). Returns (binary, environment to run it in)."""
-    prebuilt = request.config.getoption("mojo_prebuilt")
-    if prebuilt:
-        path = Path(prebuilt) / name
-        if not path.exists():
-            pytest.fail(
-                f"--mojo-prebuilt {prebuilt} has no {name}: make it with "
-                f"`python -m stackcheck.mojo_build {prebuilt}` on a machine with Mojo"
-            )
-        return path, mojo_build.runtime_environment(Path(prebuilt))
-    if available.stack_missing("mojo"):
-        raise available.Missing(
-            f"{available.stack_missing('mojo')}; or pass --mojo-prebuilt DIR with programs built elsewhere", "mojo"
-        )
-    return build_here(), mojo_build.runtime_environment()
-
-
 @pytest.mark.claim("S10.5-mojo-gpu")
 @pytest.mark.cuda
 @pytest.mark.parametrize("sizes", SIZES, ids=_ids(SIZES))
-def test_runs_on_the_gpu_and_checks_itself(request, sizes):
-    program, env = binary(
-        request,
+def test_runs_on_the_gpu_and_checks_itself(mojo_program, sizes):
+    program, env = mojo_program(
         mojo_build.prebuilt_name(sizes),
         lambda: mojo_build.build(mojo_build.source("bias_relu_gpu.mojo"), emit="exe", sizes=sizes),
     )
@@ -71,8 +50,8 @@ def course_program(tmp_path) -> Path:
 
 @pytest.mark.claim("S10.5-mojo-gpu")
 @pytest.mark.cuda
-def test_the_courses_program_runs_as_written_and_passes_its_own_check(request, tmp_path, evidence):
-    program, env = binary(request, mojo_build.listing_program_name("10.5"), lambda: course_program(tmp_path))
+def test_the_courses_program_runs_as_written_and_passes_its_own_check(mojo_program, tmp_path, evidence):
+    program, env = mojo_program(mojo_build.listing_program_name("10.5"), lambda: course_program(tmp_path))
     done = subprocess.run([str(program)], capture_output=True, text=True, env=env, timeout=120)
     evidence(stdout=done.stdout[-400:])
     assert done.returncode == 0, f"the §10.5 program failed ({done.returncode}):\n{done.stdout}\n{done.stderr}"

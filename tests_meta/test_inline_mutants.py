@@ -4,9 +4,10 @@ to reject (a mutant of the checked artifact rather than of the implementation)."
 import numpy as np
 import pytest
 
+from stackcheck.evidence import device_queue
 from stackcheck.evidence.timing import Measurement, call_shortfall, not_faster_somewhere
 from stackcheck.stacks.available import need
-from stackcheck.toolchains import ir, mojo_build
+from stackcheck.toolchains import counters, ir, mojo_build
 
 
 @pytest.fixture(autouse=True)
@@ -61,6 +62,66 @@ def test_ptx_check_catches_a_kernel_without_bounds_check(tmp_path):
     src.write_text("\n".join(mutant) + "\n")
     ptx = mojo_build.kernel_ptx(src, "bias_relu", {"N": 33, "M": 65})
     assert mojo_build.guard_problems(ptx, 33 * 65), "the unguarded kernel passed the bounds-check inspection"
+
+
+def _queue_mutant(tmp_path, old: str, new: str) -> list[dict]:
+    """The trials of mojo/device_context_order.mojo with ``old`` replaced by ``new``, built and run here."""
+    text = mojo_build.source(mojo_build.QUEUE_PROGRAM + ".mojo").read_text()
+    assert text.count(old) == 1, f"the program no longer holds {old!r}"
+    src = tmp_path / "queue_mutant.mojo"
+    src.write_text(text.replace(old, new))
+    exe = mojo_build.build(src, emit="exe", sizes={"ROUNDS": mojo_build.QUEUE_ROUNDS})
+    return mojo_build.queue_trials(lambda name, build_here: (exe, mojo_build.runtime_environment()))
+
+
+LAUNCH = "](x.unsafe_ptr(), grid_dim=ceildiv(ELEMENTS, BLOCK), block_dim=BLOCK)\n                ctx.enqueue_function["
+
+
+@pytest.mark.meta
+@pytest.mark.mutant_for("S10.5-order")
+@pytest.mark.mojo
+@pytest.mark.cuda
+def test_order_check_catches_the_pair_submitted_the_other_way(tmp_path):
+    """S10.5-order's check, on the program with X + 1 submitted before X * 2 in each pair."""
+    found = _queue_mutant(tmp_path, f"times_two{LAUNCH}plus_one", f"plus_one{LAUNCH}times_two")
+    with pytest.raises(AssertionError, match="not exactly"):
+        device_queue.assert_submission_order(found, mojo_build.QUEUE_ROUNDS)
+
+
+@pytest.mark.meta
+@pytest.mark.mutant_for("S10.5-stale-copy")
+@pytest.mark.mojo
+@pytest.mark.cuda
+def test_stale_copy_check_catches_a_read_after_synchronize(tmp_path):
+    """S10.5-stale-copy's check, on the program that synchronizes before its early read."""
+    early = "var early = host[ELEMENTS - 1]"
+    found = _queue_mutant(tmp_path, early, f"ctx.synchronize()\n            {early}")
+    with pytest.raises(AssertionError, match="held the copied values"):
+        device_queue.assert_host_copy_stale_before_sync(found)
+
+
+@pytest.mark.meta
+@pytest.mark.mutant_for("S7.2-l1")
+def test_l1_check_catches_a_small_table_missing_l1():
+    """S7.2-l1's check, fed readings where the small table's gathers miss L1 as the large one's do."""
+    missing = [counters.Kernel("indexSelectLargeIndex", {"l1_hit": 10.0, "l1_miss": 990.0, "time_ns": 1.0})]
+    hitting = [counters.Kernel("indexSelectLargeIndex", {"l1_hit": 900.0, "l1_miss": 100.0, "time_ns": 1.0})]
+    counters.assert_l1_keeps_what_fits(hitting, missing, 0.5, 0.2)  # the right readings pass
+    with pytest.raises(AssertionError, match="not served from L1"):
+        counters.assert_l1_keeps_what_fits(missing, missing, 0.5, 0.2)
+    with pytest.raises(AssertionError, match="hit L1 anyway"):
+        counters.assert_l1_keeps_what_fits(hitting, hitting, 0.5, 0.2)
+
+
+@pytest.mark.meta
+@pytest.mark.mutant_for("S10.4-width")
+@pytest.mark.mojo
+def test_width_check_catches_code_built_at_another_width():
+    """S10.4-width's check, fed the IR of the width-4 build as if it were the width-16 one."""
+    src = mojo_build.source("simd_relu.mojo")
+    narrow = mojo_build.build(src, emit="llvm", sizes={"WIDTH": 4}).read_text()
+    with pytest.raises(AssertionError, match="width=16"):
+        ir.assert_vector_width(narrow, "relu_block", 16)
 
 
 def _runs(**medians_ms):

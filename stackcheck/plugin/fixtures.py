@@ -80,3 +80,30 @@ def _pinned_matmul_precision(request: pytest.FixtureRequest):
         return
     with precision.pinned(_framework(request.node, "torch"), _framework(request.node, "jax")):
         yield
+
+
+@pytest.fixture
+def mojo_program(request: pytest.FixtureRequest):
+    """``mojo_program(name, build_here)`` -> (program, environment to run it in): the GPU program
+    ``name`` from --mojo-prebuilt, else ``build_here()`` on this machine (which needs Mojo)."""
+    from pathlib import Path
+
+    from stackcheck.toolchains import mojo_build
+
+    def find(name: str, build_here) -> tuple[Path, dict]:
+        prebuilt = request.config.getoption("mojo_prebuilt")
+        if prebuilt:
+            path = Path(prebuilt) / name
+            if not path.exists():
+                pytest.fail(
+                    f"--mojo-prebuilt {prebuilt} has no {name}: make it with "
+                    f"`python -m stackcheck.mojo_build {prebuilt}` on a machine with Mojo"
+                )
+            return path, mojo_build.runtime_environment(Path(prebuilt))
+        if available.stack_missing("mojo"):
+            raise available.Missing(
+                f"{available.stack_missing('mojo')}; or pass --mojo-prebuilt DIR with programs built elsewhere", "mojo"
+            )
+        return build_here(), mojo_build.runtime_environment()
+
+    return find

@@ -25,7 +25,7 @@ import re
 import textwrap
 from dataclasses import dataclass, field
 
-COUNTERS = ("dram_read", "dram_write", "gmma", "hmma", "ffma", "alu")
+COUNTERS = ("dram_read", "dram_write", "gmma", "hmma", "ffma", "alu", "l1_hit", "l1_miss")
 MISSING = "matplotlib is not installed (pip install matplotlib): plots are shown as tables"
 
 
@@ -129,7 +129,8 @@ def _counters(evidence: dict) -> list[Plot]:
     present = [c for c in COUNTERS if any(c in r for rows in groups.values() for r in rows)]
     units = {
         "bytes": [c for c in present if c.startswith("dram")],
-        "instructions": [c for c in present if not c.startswith("dram")],
+        "L1 sectors": [c for c in present if c.startswith("l1")],
+        "instructions": [c for c in present if not c.startswith(("dram", "l1"))],
     }
     plots = []
     for unit, names in units.items():

@@ -43,12 +43,16 @@ METRICS = {
     "dram_read": "dram__bytes_read.sum",
     "dram_write": "dram__bytes_write.sum",
     "time_ns": "gpu__time_duration.sum",
+    # Global loads looked up in L1 (each SM's own), in 32-byte sectors: found there, or not (§7.2).
+    "l1_hit": "l1tex__t_sectors_pipe_lsu_mem_global_op_ld_lookup_hit.sum",
+    "l1_miss": "l1tex__t_sectors_pipe_lsu_mem_global_op_ld_lookup_miss.sum",
     # Speed of light (ncu's first section): each unit's throughput, in % of its peak (course §12.4).
     "sm_pct": "sm__throughput.avg.pct_of_peak_sustained_elapsed",
     "dram_pct": "gpu__dram_throughput.avg.pct_of_peak_sustained_elapsed",
 }
 SPEED_OF_LIGHT = ["sm_pct", "dram_pct", "time_ns"]
-DEFAULT_METRICS = tuple(m for m in METRICS if m not in SPEED_OF_LIGHT[:2])  # read unless a request asks
+L1 = ["l1_hit", "l1_miss", "time_ns"]
+DEFAULT_METRICS = tuple(m for m in METRICS if m not in SPEED_OF_LIGHT[:2] + L1[:2])  # read unless a request asks
 TRAFFIC = ["dram_read", "dram_write", "time_ns"]  # one replay pass: for workloads of GiB-sized buffers
 TIMEOUT_S = 120  # one workload; a batch gets this for each workload it holds, up to BATCH_TIMEOUT_S
 BATCH_TIMEOUT_S = 540
@@ -453,6 +457,30 @@ def assert_l2_reuse(small: list[Kernel], large: list[Kernel], passes: int, small
     assert min(large_reads) >= 0.8 * large_bytes, (
         f"a working set larger than L2 was not read from DRAM each pass: {found}"
     )
+    return found
+
+
+def l1_hit_rate(kernels: list[Kernel]) -> float:
+    """The share of global-load sectors looked up in L1 that were found there."""
+    hits = total(kernels, "l1_hit")
+    return hits / max(hits + total(kernels, "l1_miss"), 1.0)
+
+
+def assert_l1_keeps_what_fits(small: list[Kernel], large: list[Kernel], small_least: float, large_most: float) -> dict:
+    """§7.2: L1 sits beside each SM and keeps what that SM reads often. Random gathers from a table
+    that fits in one SM's L1 are found there (hit rate >= ``small_least``); from a table far larger
+    than L2, almost never (<= ``large_most``)."""
+    small_rate, large_rate = l1_hit_rate(small), l1_hit_rate(large)
+    found = {
+        "small_table": [k.summary() for k in small],
+        "large_table": [k.summary() for k in large],
+        "judged": [
+            judged.line("L1 hit rate, table inside L1", small_rate, at_least=small_least),
+            judged.line("L1 hit rate, table far past L2", large_rate, at_most=large_most),
+        ],
+    }
+    assert small_rate >= small_least, f"gathers from a table that fits in L1 were not served from L1: {found}"
+    assert large_rate <= large_most, f"gathers from a table far larger than any L1 hit L1 anyway: {found}"
     return found
 
 

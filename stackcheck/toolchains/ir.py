@@ -544,3 +544,32 @@ def assert_unrolled_and_looped(one: dict, unrolled: dict, looped: dict, steps: i
     )
     assert found["whiles"] == 1 and found["looped"] == found["one"], f"fori_loop keeps one loop, one copy: {found}"
     return found
+
+
+def llvm_vector_ops(llvm: str, function: str) -> dict[str, set[int]]:
+    """The float32 lanes of ``function``'s loads, stores and max calls, in unoptimized LLVM IR
+    (the first definition whose name holds ``function``): {"load": {8}, "store": {8}, "max": {8}}."""
+    start = re.search(rf"^define [^\n]*{re.escape(function)}[^\n]*\{{$", llvm, re.M)
+    if start is None:
+        raise AssertionError(f"no definition of {function} in the LLVM IR")
+    body = llvm[start.end() : llvm.index("\n}", start.end())]
+    lanes = r"(?:<(\d+) x float>|float)"  # a scalar is one lane
+
+    def widths(pattern: str) -> set[int]:
+        return {int(n or 1) for n in re.findall(pattern, body)}
+
+    return {
+        "load": widths(rf"= load {lanes},"),
+        "store": widths(rf"store {lanes} "),
+        "max": widths(r"@llvm\.(?:maxnum|maximum)\.(?:v(\d+))?f32\("),
+    }
+
+
+def assert_vector_width(llvm: str, function: str, width: int) -> dict[str, list[int]]:
+    """§10.4: ``function`` built at ``width`` loads, compares and stores ``width``-wide float vectors,
+    and no other width."""
+    found = llvm_vector_ops(llvm, function)
+    assert all(widths == {width} for widths in found.values()), (
+        f"{function} built with width={width}: expected <{width} x float> loads, max and stores; found {found}"
+    )
+    return {op: sorted(widths) for op, widths in found.items()}

@@ -32,6 +32,8 @@ RUNTIME_LIBS = (
 )
 # Sizes the GPU program is built and run at: none is a multiple of its 256-thread block.
 GPU_SIZES = ({"N": 33, "M": 65}, {"N": 1, "M": 1}, {"N": 17, "M": 513})
+QUEUE_PROGRAM = "device_context_order"  # §10.5's queue: order, synchronize(), a stale host copy
+QUEUE_ROUNDS = 20  # its pairs (X * 2, X + 1): every element ends at 2^20 - 1, exact in float32
 
 
 def source(name: str) -> Path:
@@ -62,16 +64,17 @@ def local_target() -> str:
 
 
 def build(src: Path, *, emit: str, sizes: dict[str, int] | None = None, target: str | None = None) -> Path:
-    """Build ``src`` (emit 'asm' or 'exe') for the GPU ``target`` (default: nvidia:90 for asm, this
-    machine's GPU for an executable); reuse the cached product when nothing changed."""
+    """Build ``src`` (emit 'asm', 'llvm' (unoptimized LLVM IR) or 'exe') for the GPU ``target``
+    (default: nvidia:90 for asm and llvm, this machine's GPU for an executable); reuse the cached
+    product when nothing changed."""
 
     sizes = sizes or {}
-    target = target or (TARGET if emit == "asm" else local_target())
+    target = target or (local_target() if emit == "exe" else TARGET)
     key = hashlib.sha256(
         src.read_bytes() + repr((emit, target, sorted(sizes.items()), toolchain_version())).encode()
     ).hexdigest()[:16]
     folder = cache_root() / f"{src.stem}-{key}"
-    product = folder / (src.stem + (".s" if emit == "asm" else ""))
+    product = folder / (src.stem + {"asm": ".s", "llvm": ".ll", "exe": ""}[emit])
     if product.exists():
         return product
     staging = folder.with_name(folder.name + f".tmp{os.getpid()}")
@@ -82,7 +85,7 @@ def build(src: Path, *, emit: str, sizes: dict[str, int] | None = None, target: 
         *_defines(sizes),
         "--target-accelerator",
         target,
-        *(["--emit", "asm"] if emit == "asm" else []),
+        *(["--emit", emit] if emit != "exe" else []),
         "-o",
         str(staging / product.name),
         str(src),
@@ -181,7 +184,7 @@ def guard_problems(ptx: str, element_count: int) -> list[str]:
 def prebuild(
     folder: Path, sizes_list: list[dict[str, int]], programs: dict[str, Path] | None = None, target: str = TARGET
 ) -> None:
-    """Write executables for the GPU ``target``, for each size set and each of ``programs`` (name ->
+    """Write executables for the GPU ``target``, for each size set, the queue program and each of ``programs`` (name ->
     source) under its name, plus the Mojo runtime libraries, into ``folder``."""
     import importlib.util
 
@@ -190,11 +193,38 @@ def prebuild(
     for sizes in sizes_list:
         exe = build(src, emit="exe", sizes=sizes, target=target)
         shutil.copy2(exe, folder / prebuilt_name(sizes))
+    queue = build(source(QUEUE_PROGRAM + ".mojo"), emit="exe", sizes={"ROUNDS": QUEUE_ROUNDS}, target=target)
+    shutil.copy2(queue, folder / QUEUE_PROGRAM)
     for name, program in (programs or {}).items():
         shutil.copy2(build(program, emit="exe", target=target), folder / name)
     lib = Path(importlib.util.find_spec("modular").submodule_search_locations[0]) / "lib"
     for name in RUNTIME_LIBS:
         shutil.copy2(lib / name, folder / name)
+
+
+def queue_trials(find) -> list[dict]:
+    """Run mojo/device_context_order.mojo, as ``find(name, build_here)`` finds it (the mojo_program
+    fixture), and read its trial lines (see stackcheck.evidence.device_queue for the fields)."""
+    src = source(QUEUE_PROGRAM + ".mojo")
+    program, env = find(QUEUE_PROGRAM, lambda: build(src, emit="exe", sizes={"ROUNDS": QUEUE_ROUNDS}))
+    done = subprocess.run([str(program)], capture_output=True, text=True, env=env, timeout=300)
+    if done.returncode != 0:
+        raise RuntimeError(f"{program.name} failed ({done.returncode}):\n{done.stdout}\n{done.stderr}")
+    trials = []
+    for line in done.stdout.splitlines():
+        words = line.split()
+        if words[:1] == ["trial"]:
+            fields = dict(zip(words[2::2], words[3::2], strict=True))
+            trials.append(
+                {
+                    "slept": fields["slept"] == "True",
+                    **{k: float(fields[k]) for k in ("before_sync", "after_sync_min", "after_sync_max")},
+                    "sync_wait_ns": int(fields["sync_wait_ns"]),
+                }
+            )
+    if not trials:
+        raise RuntimeError(f"{program.name} printed no trial:\n{done.stdout}")
+    return trials
 
 
 def prebuilt_name(sizes: dict[str, int]) -> str:
@@ -217,7 +247,9 @@ def main(argv: list[str], programs=None) -> int:
     with tempfile.TemporaryDirectory() as scratch:
         extra = programs(Path(scratch)) if programs else {}
         prebuild(Path(argv[0]), list(GPU_SIZES), extra, target=target)
-    print(f"wrote {len(GPU_SIZES) + len(extra)} programs for {target} and {len(RUNTIME_LIBS)} libraries to {argv[0]}")
+    print(
+        f"wrote {len(GPU_SIZES) + len(extra) + 1} programs for {target} and {len(RUNTIME_LIBS)} libraries to {argv[0]}"
+    )
     return 0
 
 

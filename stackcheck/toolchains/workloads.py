@@ -107,7 +107,18 @@ def reread(passes: int, nbytes: int | None = None, l2_fraction: float | None = N
     return _warm(lambda: [x.sum() for _ in range(passes)], x)
 
 
-WORKLOADS = {f.__name__: f for f in (matmul, eager_forward, fused_forward, bias_relu, chain, reread)}
+def gather(table_bytes: int, count: int):
+    """``count`` float32 values gathered from a table of ``table_bytes`` at seeded random places: what
+    each SM's L1 keeps for it (§7.2)."""
+    import numpy as np
+
+    table = _uniform(table_bytes // 4, seed=1)
+    places = np.random.default_rng(7).integers(0, table.numel(), count)
+    index = torch.from_numpy(places).to("cuda")
+    return _warm(lambda: torch.index_select(table, 0, index), table, index)
+
+
+WORKLOADS = {f.__name__: f for f in (matmul, eager_forward, fused_forward, bias_relu, chain, reread, gather)}
 
 
 def main(argv: list[str]) -> None:
