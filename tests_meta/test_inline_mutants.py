@@ -124,6 +124,20 @@ def test_width_check_catches_code_built_at_another_width():
         ir.assert_vector_width(narrow, "relu_block", 16)
 
 
+@pytest.mark.meta
+@pytest.mark.mutant_for("S10.3-no-backward")
+def test_no_backward_check_catches_an_op_with_a_gradient():
+    """S10.3-no-backward's check, fed an op that autograd differentiates (torch's relu copied into out)."""
+    torch = need("torch")
+    from stackcheck.evidence.gradients import assert_no_gradient_through
+
+    def differentiable(out, z):
+        out.copy_(torch.relu(z))
+
+    with pytest.raises(AssertionError, match="a gradient flows"):
+        assert_no_gradient_through(differentiable, torch.ones(3), torch.empty(3))
+
+
 def _runs(**medians_ms):
     return {name: Measurement(name, "device-events", [ms / 1e3] * 5) for name, ms in medians_ms.items()}
 

@@ -35,7 +35,11 @@ from stackcheck.paths.tools import mojo_executable
 from stackcheck.stacks import available, records
 from stackcheck.toolchains import mojo_build
 
-INFO = re.compile(r"(?P<language>python|mojo)[ \t]*\{(?P<attrs>[^}\n]*)\}[ \t]*$\n", re.M)
+INFO = re.compile(r"(?P<language>python|mojo|shell)[ \t]*\{(?P<attrs>[^}\n]*)\}[ \t]*$\n", re.M)
+# A shell line the course tells the reader to type (``python run_custom_relu.py``): run in the
+# document's folder, after its chapter's listings wrote their files there; its command word is this
+# run's own (the interpreter pytest runs on, the mojo it found), a program other than those a skip.
+SHELL_COMMANDS = ("python", "mojo")
 # What the course shows a listing printing: a ```text {output} fence right after it; vary="A|B": lines
 # starting with A or B (a version, a time) are compared up to that prefix (stackcheck.course.printed).
 OUTPUT = re.compile(r"(?P<language>text)[ \t]*\{output(?P<attrs>[^}\n]*)\}[ \t]*$\n", re.M)
@@ -69,7 +73,7 @@ class Listing:
 
     @property
     def id(self) -> str:
-        return f"{self.section}-{self.stack}"
+        return listing_id(self.section, self.stack, self.language)
 
     @property
     def chapter(self) -> str:
@@ -88,6 +92,11 @@ class Listing:
             "output_compared": self.shown is not None,
             "working_form": self.erratum.get("working_form"),
         }
+
+
+def listing_id(section: str, stack: str, language: str) -> str:
+    """``10.4-max``; a shell line of the section ``10.4-max-shell`` (the file it runs has the first)."""
+    return f"{section}-{stack}" + ("-shell" if language == "shell" else "")
 
 
 def shipped() -> Path:
@@ -171,6 +180,7 @@ def parse(document: Document):
             if not arrow:
                 raise ValueError(f"{document.path}:{line - 1}: on_cuda must read 'OLD -> NEW'")
             edit = (old, new)
+        key = listing_id(info["section"], info["stack"], lexemes["language"])
         listing = Listing(
             info["section"],
             lexemes["language"],
@@ -180,8 +190,8 @@ def parse(document: Document):
             line,
             info.get("file"),
             edit,
-            errata.get(f"{info['section']}-{info['stack']}", {}),
-            given.get(f"{info['section']}-{info['stack']}", {}).get("code", ""),
+            errata.get(key, {}),
+            given.get(key, {}).get("code", ""),
             shown[2] if shown else None,
             shown[1] if shown else 0,
             shown[3] if shown else (),
@@ -194,7 +204,7 @@ class _CourseSybil(Sybil):
         """A listing's test id: its section, stack and document line (``week02.md::§2.2-numpy:L18``), so
         ``-k 2.2-numpy`` or ``-k 10.4`` selects by section (Sybil's own is ``line:18,column:1``)."""
         listing = example.parsed
-        return f"§{listing.section}-{listing.stack}:L{example.line}"
+        return f"§{listing.id}:L{example.line}"
 
 
 def sybil() -> Sybil:
@@ -275,6 +285,8 @@ def run(listing: Listing, ns: dict, path: str) -> None:
     ns["__ran__"][listing.id] = "failed"
     if listing.language == "mojo":
         _build_mojo(listing, ns["__workdir__"])
+    elif listing.language == "shell":
+        _run_shell(listing, ns)
     else:
         _exec_python(listing, ns, path)
     ns["__ran__"][listing.id] = "passed"
@@ -402,6 +414,34 @@ def _build_mojo(listing: Listing, workdir: Path) -> None:
             failed.line = listing.line + int(at.group(1)) - 1
             failed.text = lines[int(at.group(1)) - 1] if int(at.group(1)) <= len(lines) else ""
         raise failed
+
+
+def _run_shell(listing: Listing, ns: dict) -> None:
+    """The course's shell line, in the document's folder, with this run's own ``python`` or ``mojo``;
+    what it prints reaches the report and, where the course shows it, is compared."""
+    __tracebackhide__ = True
+    words = shlex.split(listing.source.strip())
+    if len(listing.source.strip().splitlines()) != 1 or not words or words[0] not in SHELL_COMMANDS:
+        raise ListingError(
+            f"listing §{listing.section} (shell): one command line starting with {' or '.join(SHELL_COMMANDS)}, "
+            f"got {listing.source.strip()!r}"
+        )
+    program = sys.executable if words[0] == "python" else mojo_executable()
+    if program is None:
+        raise available.Missing(available.stack_missing("mojo") or "the mojo command is not on PATH", "mojo")
+    note = f"ran as written, with this run's {words[0]} ({program})"
+    if ns["__ran__"].get(f"{listing.section}-mojo") == "failed":
+        note += f", against the working form mojo/study_relu (§{listing.section}'s Mojo listing fails)"
+    ns["__notes__"][listing.id] = note
+    done = subprocess.run([program, *words[1:]], capture_output=True, text=True, cwd=ns["__workdir__"], timeout=900)
+    sys.stdout.write(done.stdout)
+    if done.returncode != 0:
+        said = first_error(done.stdout + done.stderr).replace(f"{ns['__workdir__']}/", "")
+        failed = ListingError(f"listing §{listing.section} (shell) `{listing.source.strip()}` fails: {said}")
+        failed.line, failed.text = listing.line, listing.source.strip()
+        raise failed
+    if listing.shown is not None:
+        _compare_output(listing, done.stdout, ns["__notes__"])
 
 
 def first_error(output: str) -> str:

@@ -11,3 +11,23 @@ def closed_form(x, w, b):
     n, m = y.shape
     dz = 2.0 * y / (n * m) * (z > 0)
     return {"Y": y, "loss": np.mean(y**2), "dX": dz @ w.T, "dW": x.T @ dz, "db": dz.sum(axis=0)}
+
+
+def assert_no_gradient_through(op, z, out) -> dict:
+    """§10.3: ``op(out, z)`` (a custom op that writes ``out``, called from torch) has no autograd
+    rule: given a ``z`` that requires a gradient it is refused, or it writes an ``out`` that no
+    gradient flows back through. Returns what happened, for the report."""
+    import torch
+
+    tracked = z.detach().clone().requires_grad_(True)
+    try:
+        op(out, tracked)
+    except Exception as error:  # refused: the bridge will not take a tensor autograd tracks
+        return {"with_grad": f"refused: {type(error).__name__}: {str(error).splitlines()[0][:120]}"}
+    assert not out.requires_grad and out.grad_fn is None, (
+        f"a gradient flows through the custom op: its output has grad_fn {out.grad_fn}; the course's custom "
+        "ReLU defines no backward"
+    )
+    with torch.no_grad():
+        out.zero_()
+    return {"with_grad": "accepted, and its output carries no gradient"}
