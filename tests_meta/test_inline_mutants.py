@@ -4,7 +4,7 @@ to reject (a mutant of the checked artifact rather than of the implementation)."
 import numpy as np
 import pytest
 
-from stackcheck.evidence import device_queue
+from stackcheck.evidence import device_queue, verdicts
 from stackcheck.evidence.timing import Measurement, call_shortfall, not_faster_somewhere
 from stackcheck.stacks.available import need
 from stackcheck.toolchains import counters, ir, mojo_build
@@ -136,6 +136,16 @@ def test_no_backward_check_catches_an_op_with_a_gradient():
 
     with pytest.raises(AssertionError, match="a gradient flows"):
         assert_no_gradient_through(differentiable, torch.ones(3), torch.empty(3))
+
+
+@pytest.mark.meta
+@pytest.mark.mutant_for("S7.1-execution-model")
+def test_execution_model_check_catches_programs_run_one_by_one():
+    """S7.1's GPU check, fed what programs run one after another leave (as Triton's interpreter runs
+    them, or a TPU its grid steps): every plain add counted."""
+    verdicts.assert_programs_run_at_once(900, 65536, 65536, 0.5)  # what a GPU leaves passes
+    with pytest.raises(AssertionError, match="did not run at once"):
+        verdicts.assert_programs_run_at_once(65536, 65536, 65536, 0.5)
 
 
 def _runs(**medians_ms):

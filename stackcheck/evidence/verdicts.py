@@ -129,3 +129,20 @@ def assert_python_is_not_mojo(python_output: str, dynamic: tuple[int, str], type
         f"Mojo must reject the variable that changes type (exit {dynamic[0]}): {dynamic[1][-500:]}"
     )
     assert typed[0] == 0, f"the one-type version must build (exit {typed[0]}): {typed[1][-500:]}"
+
+
+def assert_programs_run_at_once(counted: int, atomic: int, programs: int, most: float) -> dict:
+    """§7.1: a GPU runs a kernel's programs at once, in no order: ``programs`` of them each adding one
+    to a single counter leave all ``programs`` there when the add is atomic, but at most ``most`` of
+    them when each reads, adds and writes back (programs that ran together read the same value)."""
+    found = {
+        "programs": programs,
+        "counted_atomic": atomic,
+        "counted_read_add_write": counted,
+        "judged": [judged.line("read-add-write count / programs", counted / programs, at_most=most)],
+    }
+    assert atomic == programs, f"the atomic count must hold every program's add: {found}"
+    assert counted <= most * programs, (
+        f"the programs' plain read-add-writes were not lost: they did not run at once, as a GPU runs them: {found}"
+    )
+    return found

@@ -182,6 +182,25 @@ def _mul_add_kernel(a_ptr, b_ptr, c_ptr, y_ptr, n_elements, BLOCK_SIZE: tl.const
 mul_add_compiled, mul_add_interpreted = jit_both(_mul_add_kernel)
 
 
+def _count_kernel(count_ptr, ATOMIC: tl.constexpr):
+    """Each program adds one to a single counter: read, add, write back, or one atomic add (§7.1)."""
+    if ATOMIC:
+        tl.atomic_add(count_ptr, 1)
+    else:
+        tl.store(count_ptr, tl.load(count_ptr) + 1)
+
+
+count_compiled, _ = jit_both(_count_kernel)
+
+
+def programs_counted(programs: int, atomic: bool, device: str = "cuda") -> int:
+    """What ``programs`` Triton programs leave in one counter that each adds one to: all of them
+    when the adds are atomic; fewer when programs that run at once read the same old value."""
+    count = torch.zeros(1, dtype=torch.int32, device=device)
+    count_compiled[(programs,)](count, ATOMIC=atomic)
+    return int(count.item())
+
+
 def ptx_sm90(kernel, signature: dict[str, str], constexprs: dict[str, int]) -> str:
     """The PTX Triton writes for an H100/H200 (sm_90), on any machine, GPU or not. FP fusion is
     asked for explicitly (Triton 3.10 turns its default off): FMA forms only where a*b+c is written."""
