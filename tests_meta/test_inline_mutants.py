@@ -148,6 +148,23 @@ def test_execution_model_check_catches_programs_run_one_by_one():
         verdicts.assert_programs_run_at_once(65536, 65536, 65536, 0.5)
 
 
+@pytest.mark.meta
+@pytest.mark.mutant_for("S6.4-order")
+@pytest.mark.cuda
+@pytest.mark.torch
+def test_serial_queue_check_catches_a_pair_that_overlapped():
+    """S6.4-order's one-queue check, fed the same pair run on two streams (where the kernels overlap)."""
+    torch = need("torch")
+    from stackcheck.evidence.timing import assert_one_queue_serial, cuda_event_timer, interleaved, on_two_streams, ratio
+
+    one = lambda: torch.cuda._sleep(2_000_000)  # noqa: E731
+    runs = interleaved(
+        {"one": cuda_event_timer(one), "two": cuda_event_timer(on_two_streams(one, one))}, "device-events", 9
+    )
+    with pytest.raises(AssertionError, match="overlapped"):
+        assert_one_queue_serial(ratio(runs["two"], runs["one"]), 1.6)
+
+
 def _runs(**medians_ms):
     return {name: Measurement(name, "device-events", [ms / 1e3] * 5) for name, ms in medians_ms.items()}
 

@@ -63,3 +63,38 @@ def test_only_an_event_orders_two_streams(device, evidence):
     total = float(1 << 20)
     evidence(unordered_read=float(read[False]), unordered_raced=float(read[False]) != total, expected=total)
     assert float(read[True]) == total, "with the event the consumer reads the producer's data"
+
+
+SLEEP_CYCLES = 2_000_000  # about 1 ms of one thread block spinning: the rest of the GPU stays free
+SERIAL_LEAST = 1.6  # one stream's pair over one kernel; {RECORDED}
+
+
+def one_stream_pair_over_one(pair, evidence) -> float:
+    """Device time of ``pair()`` over one sleep kernel's, interleaved medians; skips when too noisy."""
+    torch = need("torch")
+    one = lambda: torch.cuda._sleep(SLEEP_CYCLES)  # noqa: E731
+    runs = timing.interleaved(
+        {"one kernel": timing.cuda_event_timer(one), "pair": timing.cuda_event_timer(pair)},
+        "device-events",
+        trials=9,
+        warmup=2,
+    )
+    ratio = timing.ratio(runs["pair"], runs["one kernel"])
+    record = {"one_kernel": runs["one kernel"].summary(), "pair": runs["pair"].summary()}
+    timing.call_shortfall(ratio, SERIAL_LEAST, list(runs.values()), record)
+    evidence(**record)
+    return ratio
+
+
+@pytest.mark.claim("S6.4-order")
+@pytest.mark.cuda
+@pytest.mark.torch
+def test_one_queue_runs_its_work_one_after_another(evidence):
+    """ "같은 실행 큐의 작업이 직렬로 처리될 수 있다": two independent one-block kernels on one stream
+    take about twice one of them, though each leaves almost every SM free (on two streams they
+    overlap: S6.4-no-overlap); a stream is a queue, run in order."""
+    torch = need("torch")
+    ratio = one_stream_pair_over_one(
+        lambda: (torch.cuda._sleep(SLEEP_CYCLES), torch.cuda._sleep(SLEEP_CYCLES)), evidence
+    )
+    evidence(**timing.assert_one_queue_serial(ratio, SERIAL_LEAST))
