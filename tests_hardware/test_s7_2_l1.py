@@ -24,13 +24,13 @@ SMALL_GATHERS, LARGE_GATHERS = (
 @pytest.mark.parametrize("device", device_params("torch", devices=("cuda",)))
 @pytest.mark.ncu(SMALL_GATHERS, LARGE_GATHERS)
 def test_l1_keeps_what_one_sm_reads_often(device, evidence):
-    need("torch")
+    torch = need("torch")
     from stackcheck.toolchains import workloads
 
     found = counters.assert_l1_keeps_what_fits(
         counters.profile(SMALL_GATHERS), counters.profile(LARGE_GATHERS), SMALL_LEAST, LARGE_MOST
     )
-    evidence(**found)
+    evidence(device=torch.cuda.get_device_name(device), **found)
     prepared = workloads.gather(SMALL, COUNT)
     table, index = prepared.inputs
     expected = np.take(as_numpy(table), index.cpu().numpy())

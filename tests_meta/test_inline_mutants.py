@@ -171,8 +171,10 @@ def _runs(**medians_ms):
 
 @pytest.mark.meta
 @pytest.mark.mutant_for("MC10")
+@pytest.mark.mutant_for("S10.4-not-faster")
 def test_mc10_decision_needs_a_regime_where_the_kernel_is_not_faster():
-    """MC10's decision, on a custom kernel that is faster everywhere, finds nothing to pass on."""
+    """MC10's and S10.4-not-faster's decision, on a custom kernel that is faster everywhere, finds
+    nothing to pass on."""
     everywhere_faster = {"tiny": _runs(triton=1.0, eager=3.0), "large": _runs(triton=1.0, eager=2.0)}
     assert not_faster_somewhere(everywhere_faster, "triton", 1.1, {"tiny": 1.0, "large": 1.0}) == []
     slower_when_tiny = {"tiny": _runs(triton=5.0, eager=3.0), "large": _runs(triton=1.0, eager=2.0)}

@@ -1,0 +1,63 @@
+"""§10.4: "이 선택은 속도를 높이려는 목적이 아니다" ... "기본 MAX ReLU보다 빠르다는 사실" is not what the
+example shows. The implementation's Mojo ReLU and MAX's built-in ops.relu, both called from torch
+through MAX's own bridge (max.experimental.torch: CustomOpLibrary and graph_op, the same path and
+overheads), are timed interleaved on the same input: in at least one regime measured the custom op is
+not faster than the built-in. Both compute ReLU."""
+
+import numpy as np
+import pytest
+
+from stackcheck.evidence import judged, timing
+from stackcheck.evidence.numerics import assert_exact, uniform
+from stackcheck.stacks.available import need
+from stackcheck.stacks.params import device_params
+
+pytestmark = [pytest.mark.max, pytest.mark.mojo]
+
+MARGIN = 1.10  # "not faster" = the custom op takes at least 1/1.10 of the built-in's time
+SHAPES = {"cpu": {"large 4M x 16": (1 << 22, 16)}, "cuda": {"tiny 64 x 64": (64, 64), "large 4M x 16": (1 << 22, 16)}}
+# CPU, 2 cores: the custom op 60 ms against the built-in's 30 ms at 4M x 16 (and 0.11 against 0.17 ms
+# at 64 x 64: faster there, which is why a regime where it is not is what the test asks for).
+
+
+@pytest.mark.claim("S10.4-not-faster")
+@pytest.mark.parametrize("device", device_params("torch", devices=("cpu", "cuda")))
+def test_the_custom_relu_is_not_faster_than_maxs_everywhere(impl, evidence, device):
+    torch = need("torch")
+    need("max")
+    bridge = pytest.importorskip("max.experimental.torch", reason="MAX's torch bridge (MAX 26.7 or later)")
+    from max.graph import ops
+
+    custom = bridge.CustomOpLibrary(impl.mojo_package()).study_relu
+    builtin = bridge.graph_op(lambda z: ops.relu(z), name="stackcheck_builtin_relu")
+    sync = (lambda _: torch.cuda.synchronize()) if device == "cuda" else None
+    measured, floors, report = {}, {}, {}
+    for label, shape in SHAPES[device].items():
+        z_np = uniform(shape, seed=shape[0] % 97)
+        z = torch.from_numpy(z_np).to(device)
+        outs = {"custom": torch.empty_like(z), "built-in": torch.empty_like(z)}
+        ops_ = {"custom": custom, "built-in": builtin}
+        for name, op in ops_.items():
+            op(outs[name], z)  # compiles for this shape and device
+            assert_exact(
+                outs[name].cpu(), np.maximum(z_np, 0), what=f"the {name} ReLU through MAX's bridge", shape=shape
+            )
+        timers = {name: timing.host_timer(lambda op=op, o=outs[name]: op(o, z), sync) for name, op in ops_.items()}
+        measured[label] = runs = timing.interleaved(timers, "host-sync", trials=15, warmup=3)
+        floors[label] = timing.noise_floor(timers["custom"], "host-sync", trials=9)
+        ratio = timing.ratio(runs["custom"], runs["built-in"])
+        report[label] = {"custom_over_builtin": round(ratio, 3), "noise_floor": round(floors[label], 3)}
+        report[f"{label}: custom"], report[f"{label}: built-in"] = runs["custom"].summary(), runs["built-in"].summary()
+    lines = [
+        judged.line(
+            f"{k}: custom over built-in",
+            measured[k]["custom"].median / measured[k]["built-in"].median,
+            at_least=1 / MARGIN,
+        )
+        for k in measured
+    ]
+    evidence(device=device, **report, judged=lines)
+    slower_somewhere = timing.not_faster_somewhere(measured, "custom", MARGIN, floors)
+    if not slower_somewhere and all(f >= MARGIN for f in floors.values()):
+        pytest.skip(f"inconclusive: noise floors {floors} exceed {MARGIN}")
+    assert slower_somewhere, f"the custom ReLU was clearly faster than MAX's own in every regime measured: {report}"
