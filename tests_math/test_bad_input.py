@@ -1,4 +1,7 @@
-"""Bad input: every stack's forward rejects a wrong rank or mixed devices with a ValueError naming them."""
+"""Bad input: every stack's forward rejects a wrong rank or mixed devices with a ValueError naming them.
+
+The wrong rank is §2.1's shape error (S2.1-shapes). Mixed devices are the implementations'
+contract (stackcheck.impl.contract), no sentence of the course: those tests verify no claim."""
 
 import re
 
@@ -28,7 +31,6 @@ def test_wrong_rank_names_the_operand_and_its_shape(impl, stack, device, which):
     )
 
 
-@pytest.mark.claim("S6.2-resident")  # where operands live (§6.2), not their shapes
 @pytest.mark.parametrize("stack, device", stack_params("torch", "torch_compile", "triton", devices=("cuda",)))
 def test_mixed_devices_are_named(impl, stack, device):
     torch = need("torch")
@@ -48,7 +50,6 @@ def placed(x_device: str, cpu: str) -> str:
     return rf"(?s)(?=.*\bX\b[^,;]*?{x_device})(?=.*\bW\b[^,;]*?{cpu})(?=.*\bb\b[^,;]*?{cpu})"
 
 
-@pytest.mark.claim("S6.2-resident")  # where operands live (§6.2), not their shapes
 @pytest.mark.parametrize("device", device_params("jax", devices=("cuda", "tpu")))
 def test_mixed_devices_are_named_in_jax(impl, device):
     jax = need("jax")
