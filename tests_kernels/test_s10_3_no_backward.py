@@ -10,6 +10,7 @@ import pytest
 from stackcheck.evidence.gradients import assert_no_gradient_through
 from stackcheck.evidence.numerics import assert_exact, uniform
 from stackcheck.stacks.available import need
+from stackcheck.toolchains import mojo_build
 
 pytestmark = [pytest.mark.max, pytest.mark.mojo]
 
@@ -20,7 +21,7 @@ def test_the_custom_relu_has_no_gradient_where_torchs_has_one(impl, evidence):
     torch = need("torch")
     need("max")
     bridge = pytest.importorskip("max.experimental.torch", reason="MAX's torch bridge (MAX 26.7 or later)")
-    op = bridge.CustomOpLibrary(impl.mojo_package()).study_relu
+    op = bridge.CustomOpLibrary(mojo_build.stable_package(impl.mojo_package())).study_relu
     z = torch.from_numpy(uniform((8, 16), seed=113))
     out = torch.empty_like(z)
     found = assert_no_gradient_through(op, z, out)

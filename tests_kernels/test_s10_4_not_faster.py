@@ -11,6 +11,7 @@ from stackcheck.evidence import judged, timing
 from stackcheck.evidence.numerics import assert_exact, uniform
 from stackcheck.stacks.available import need
 from stackcheck.stacks.params import device_params
+from stackcheck.toolchains import mojo_build
 
 pytestmark = [pytest.mark.max, pytest.mark.mojo]
 
@@ -29,7 +30,7 @@ def test_the_custom_relu_is_not_faster_than_maxs_everywhere(impl, evidence, devi
     bridge = pytest.importorskip("max.experimental.torch", reason="MAX's torch bridge (MAX 26.7 or later)")
     from max.graph import ops
 
-    custom = bridge.CustomOpLibrary(impl.mojo_package()).study_relu
+    custom = bridge.CustomOpLibrary(mojo_build.stable_package(impl.mojo_package())).study_relu
     builtin = bridge.graph_op(lambda z: ops.relu(z), name="stackcheck_builtin_relu")
     sync = (lambda _: torch.cuda.synchronize()) if device == "cuda" else None
     measured, floors, report = {}, {}, {}
