@@ -137,6 +137,46 @@ def test_a_listing_must_print_what_the_course_shows(pytester):
     )
 
 
+SHELL_DOC = """# shell lines
+```python {section=3.1 stack=numpy device=cpu file=hello.py}
+print("hello from", __name__)
+```
+
+```shell {section=3.1 stack=numpy device=cpu}
+python hello.py
+```
+
+```text {output}
+hello from __main__
+```
+
+```shell {section=3.2 stack=numpy device=cpu}
+python missing.py
+```
+
+```shell {section=3.3 stack=numpy device=cpu}
+pixi run python hello.py
+```
+"""
+
+
+def test_a_shell_line_runs_as_the_course_writes_it(pytester):
+    """Issue 35: a ```shell fence runs with this run's python in the folder its chapter's file
+    examples were written to, its output compared like a listing's; a failing line names its document
+    line, and a command other than python or mojo is refused in one line."""
+    pytester.makefile(".md", course=SHELL_DOC)
+    result = pytester.runpytest_inprocess("--course", "course.md", "-p", "no:cacheprovider", "-rA")
+    result.assert_outcomes(passed=2, failed=2)
+    lines = SHELL_DOC.splitlines()
+    result.stdout.fnmatch_lines(
+        [
+            f"*course.md:{lines.index('python missing.py') + 1}: listing §3.2 (shell) `python missing.py` fails: *",
+            "*listing §3.3 (shell): one command line starting with python or mojo, got 'pixi run python hello.py'*",
+        ]
+    )
+    assert "INTERNALERROR" not in result.stdout.str()
+
+
 def known_part_doc() -> str:
     """Three listings whose errata are known from "=== compiled ===" on: one that differs only after it,
     one with a new difference before it (Y), one whose erratum is fixed (it prints what the course shows)."""

@@ -38,7 +38,7 @@ from stackcheck.toolchains import mojo_build
 INFO = re.compile(r"(?P<language>python|mojo|shell)[ \t]*\{(?P<attrs>[^}\n]*)\}[ \t]*$\n", re.M)
 # A shell line the course tells the reader to type (``python run_custom_relu.py``): run in the
 # document's folder, after its chapter's listings wrote their files there; its command word is this
-# run's own (the interpreter pytest runs on, the mojo it found), a program other than those a skip.
+# run's own (the interpreter pytest runs on, the mojo it found); any other command is an error.
 SHELL_COMMANDS = ("python", "mojo")
 # What the course shows a listing printing: a ```text {output} fence right after it; vary="A|B": lines
 # starting with A or B (a version, a time) are compared up to that prefix (stackcheck.course.printed).
