@@ -70,7 +70,7 @@ def _queue_mutant(tmp_path, old: str, new: str) -> list[dict]:
     assert text.count(old) == 1, f"the program no longer holds {old!r}"
     src = tmp_path / "queue_mutant.mojo"
     src.write_text(text.replace(old, new))
-    exe = mojo_build.build(src, emit="exe", sizes={"ROUNDS": mojo_build.QUEUE_ROUNDS})
+    exe = mojo_build.build_queue(src)
     return mojo_build.queue_trials(lambda name, build_here: (exe, mojo_build.runtime_environment()))
 
 

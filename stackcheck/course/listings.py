@@ -420,11 +420,12 @@ def _run_shell(listing: Listing, ns: dict) -> None:
     """The course's shell line, in the document's folder, with this run's own ``python`` or ``mojo``;
     what it prints reaches the report and, where the course shows it, is compared."""
     __tracebackhide__ = True
-    words = shlex.split(listing.source.strip())
-    if len(listing.source.strip().splitlines()) != 1 or not words or words[0] not in SHELL_COMMANDS:
+    command = listing.source.strip()
+    words = shlex.split(command)
+    if len(command.splitlines()) != 1 or not words or words[0] not in SHELL_COMMANDS:
         raise ListingError(
             f"listing §{listing.section} (shell): one command line starting with {' or '.join(SHELL_COMMANDS)}, "
-            f"got {listing.source.strip()!r}"
+            f"got {command!r}"
         )
     program = sys.executable if words[0] == "python" else mojo_executable()
     if program is None:
@@ -437,8 +438,8 @@ def _run_shell(listing: Listing, ns: dict) -> None:
     sys.stdout.write(done.stdout)
     if done.returncode != 0:
         said = first_error(done.stdout + done.stderr).replace(f"{ns['__workdir__']}/", "")
-        failed = ListingError(f"listing §{listing.section} (shell) `{listing.source.strip()}` fails: {said}")
-        failed.line, failed.text = listing.line, listing.source.strip()
+        failed = ListingError(f"listing §{listing.section} (shell) `{command}` fails: {said}")
+        failed.line, failed.text = listing.line, command
         raise failed
     if listing.shown is not None:
         _compare_output(listing, done.stdout, ns["__notes__"])

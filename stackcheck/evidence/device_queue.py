@@ -5,20 +5,16 @@ buffer a device copy writes is stale until then. A trial is a dict of the progra
 
 from __future__ import annotations
 
-import statistics
-
 from stackcheck.evidence import judged
 from stackcheck.evidence.numerics import assert_exact
+from stackcheck.evidence.timing import Measurement
 
 UNWRITTEN = -1.0  # what the host buffer holds before the copy lands: never a value of the chain
 
 
 def in_order_value(rounds: int) -> float:
     """X after ``rounds`` pairs (X * 2, then X + 1) from 0, in submission order: 2^rounds - 1."""
-    value = 0.0
-    for _ in range(rounds):
-        value = value * 2 + 1
-    return value
+    return 2.0**rounds - 1
 
 
 def assert_submission_order(trials: list[dict], rounds: int) -> None:
@@ -34,20 +30,29 @@ def assert_submission_order(trials: list[dict], rounds: int) -> None:
     )
 
 
-def assert_sync_waits_not_starts(trials: list[dict], least: float) -> dict:
-    """synchronize() right after submitting waits at least ``least`` times longer (medians) than
-    after the host slept past the work: the work ran without it, and it waited for what was left."""
-    at_once = statistics.median(t["sync_wait_ns"] for t in trials if not t["slept"])
-    after_sleep = statistics.median(t["sync_wait_ns"] for t in trials if t["slept"])
-    ratio = at_once / max(after_sleep, 1)
-    found = {
-        "sync_wait_at_once_us": round(at_once / 1e3, 1),
-        "sync_wait_after_sleep_us": round(after_sleep / 1e3, 1),
-        "judged": [judged.line("at_once_over_after_sleep", ratio, at_least=least, of=("at_once", "after_sleep"))],
+def sync_waits(trials: list[dict]) -> dict[str, Measurement]:
+    """How long synchronize() waited: right after submitting ("at_once") and after the host slept
+    past the work ("after_sleep")."""
+    return {
+        name: Measurement(name, "host-sync", [t["sync_wait_ns"] / 1e9 for t in trials if t["slept"] is slept])
+        for slept, name in ((False, "at_once"), (True, "after_sleep"))
     }
-    assert ratio >= least, (
+
+
+def assert_sync_waits_not_starts(at_once_over_after_sleep: float, least: float) -> dict:
+    """synchronize() right after submitting waits at least ``least`` times longer (medians of
+    ``sync_waits``) than after the host slept past the work: the work ran without it, and it waited
+    for what was left."""
+    found = {
+        "judged": [
+            judged.line(
+                "at_once_over_after_sleep", at_once_over_after_sleep, at_least=least, of=("at_once", "after_sleep")
+            )
+        ]
+    }
+    assert at_once_over_after_sleep >= least, (
         f"synchronize() waits for submitted work (long right after submitting) and does not start it "
-        f"(short once the host slept past it): {found}"
+        f"(short once the host slept past it): {at_once_over_after_sleep:.3g}x, {found}"
     )
     return found
 

@@ -295,8 +295,6 @@ def assert_overlap_needs_room(small: float, full: float, small_most: float = 0.7
 def assert_one_queue_serial(pair_over_one: float, least: float) -> dict:
     """§6.4: two independent kernels on one queue took ``pair_over_one`` times one of them: at least
     ``least`` (2 would be strictly one after the other) though each left room to run beside the other."""
-    from stackcheck.evidence import judged
-
     found = {
         "judged": [
             judged.line("pair on one stream over one kernel", pair_over_one, at_least=least, of=("pair", "one_kernel"))

@@ -193,8 +193,7 @@ def prebuild(
     for sizes in sizes_list:
         exe = build(src, emit="exe", sizes=sizes, target=target)
         shutil.copy2(exe, folder / prebuilt_name(sizes))
-    queue = build(source(QUEUE_PROGRAM + ".mojo"), emit="exe", sizes={"ROUNDS": QUEUE_ROUNDS}, target=target)
-    shutil.copy2(queue, folder / QUEUE_PROGRAM)
+    shutil.copy2(build_queue(target=target), folder / QUEUE_PROGRAM)
     for name, program in (programs or {}).items():
         shutil.copy2(build(program, emit="exe", target=target), folder / name)
     lib = Path(importlib.util.find_spec("modular").submodule_search_locations[0]) / "lib"
@@ -202,11 +201,15 @@ def prebuild(
         shutil.copy2(lib / name, folder / name)
 
 
+def build_queue(src: Path | None = None, target: str | None = None) -> Path:
+    """mojo/device_context_order.mojo (or ``src``, a copy of it) built with its QUEUE_ROUNDS."""
+    return build(src or source(QUEUE_PROGRAM + ".mojo"), emit="exe", sizes={"ROUNDS": QUEUE_ROUNDS}, target=target)
+
+
 def queue_trials(find) -> list[dict]:
     """Run mojo/device_context_order.mojo, as ``find(name, build_here)`` finds it (the mojo_program
     fixture), and read its trial lines (see stackcheck.evidence.device_queue for the fields)."""
-    src = source(QUEUE_PROGRAM + ".mojo")
-    program, env = find(QUEUE_PROGRAM, lambda: build(src, emit="exe", sizes={"ROUNDS": QUEUE_ROUNDS}))
+    program, env = find(QUEUE_PROGRAM, build_queue)
     done = subprocess.run([str(program)], capture_output=True, text=True, env=env, timeout=300)
     if done.returncode != 0:
         raise RuntimeError(f"{program.name} failed ({done.returncode}):\n{done.stdout}\n{done.stderr}")
