@@ -145,6 +145,25 @@ def test_the_time_limit_covers_the_call_not_the_report(pytester):
     result.assert_outcomes(passed=1)
 
 
+def test_an_unwritten_timed_call_is_a_checkpoint_answer_not_a_crash(pytester):
+    """A student's file that leaves timed_call unwritten (--strict-impl stubs every missing name):
+    checkpoint 2 measures timed_call when the run ends, and its NotAttempted ended the run in an
+    INTERNALERROR; it is that checkpoint's "NO" with the reason."""
+    student = pytester.path / "student.py"
+    student.write_text("def numpy_steps(x, w, b):\n    raise NotImplementedError('§2.2: write numpy_steps')\n")
+    pytester.makepyfile(
+        test_steps="import numpy as np\nimport pytest\n\n@pytest.mark.claim('S2.2-hand')\n"
+        "def test_steps(impl):\n    impl.numpy_steps(np.ones((2, 3)), np.ones((3, 2)), np.ones(2))\n"
+    )
+    result = pytester.runpytest_inprocess(
+        f"--impl={student}", "--strict-impl", "test_steps.py", "-p", "no:cacheprovider"
+    )
+    assert "INTERNALERROR" not in result.stdout.str() + result.stderr.str()
+    assert "Traceback" not in result.stderr.str()
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["*your timed_call raised NotAttempted: §6.5: timed_call is not written yet*"])
+
+
 def test_a_stub_caught_inside_pytest_raises_is_not_attempted(pytester):
     folder = pytester.path / "hw"
     folder.mkdir()

@@ -89,7 +89,11 @@ def fixed_timer_agrees(timed_call) -> tuple[bool, str]:
         def submit():
             return pool.submit(time.sleep, ASYNC_WORK_S)
 
-        theirs = [float(timed_call(submit, sync)) for _ in range(3)]
+        try:
+            theirs = [float(timed_call(submit, sync)) for _ in range(3)]
+        except Exception as error:  # the student's code: a stub or any error is judged, never the run's crash
+            said = (str(error).strip().splitlines() or [""])[0]
+            return False, f"your timed_call raised {type(error).__name__}: {said}"
         ours = [timing.host_timer(submit, sync)() for _ in range(3)]
     ratio = float(np.median(theirs) / max(np.median(ours), 1e-12))
     return 0.5 <= ratio <= 2.0, (
