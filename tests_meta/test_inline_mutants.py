@@ -101,6 +101,32 @@ def test_stale_copy_check_catches_a_read_after_synchronize(tmp_path):
 
 
 @pytest.mark.meta
+@pytest.mark.mutant_for("S10.5-block")
+def test_block_check_catches_the_example_block_fastest_everywhere():
+    """S10.5-block's check, fed medians where 256 threads are the fastest at every element count
+    (within 2 % of the best elsewhere at 2^20), then medians where 512 wins at 2^22 by 1.23x."""
+    even = {2**20: {128: 1.02, 256: 1.0, 512: 1.01}, 2**22: {128: 1.5, 256: 1.0, 512: 1.1}}
+    with pytest.raises(AssertionError, match="within 1.08x"):
+        verdicts.assert_block_beaten(verdicts.block_beaten(even, 256), 256, 1.08)
+    beaten = {**even, 2**22: {128: 1.5, 256: 1.23, 512: 1.0}}
+    found = verdicts.assert_block_beaten(verdicts.block_beaten(beaten, 256), 256, 1.08)
+    assert found["beaten_by"]["4194304"]["block"] == 512
+
+
+@pytest.mark.meta
+@pytest.mark.mutant_for("S7.2-memory-kind")
+def test_memory_check_catches_a_copy_the_bus_cannot_carry():
+    """S7.2-memory-kind's check, fed the H200's bus (6016 bits at 3201 MHz, a 4.81 TB/s peak) and a
+    copy timed on twice its bytes (7.9 TB/s), then a GDDR card's bus with a copy it can carry."""
+    from stackcheck.evidence import hardware
+
+    with pytest.raises(AssertionError, match="not the memory it ran through"):
+        hardware.assert_bus_describes_memory(6016, 3_201_000, 7.9e12)
+    assert hardware.assert_bus_describes_memory(384, 10_501_000, 0.9e12)["peak_gb_s"] == 1008
+    assert hardware.memory_kind(384, integrated=False) != "HBM"
+
+
+@pytest.mark.meta
 @pytest.mark.mutant_for("S7.2-l1")
 def test_l1_check_catches_a_small_table_missing_l1():
     """S7.2-l1's check, fed readings where the small table's gathers miss L1 as the large one's do."""

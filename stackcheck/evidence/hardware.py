@@ -18,6 +18,35 @@ def gpu_levels(props) -> dict[str, int]:
     }
 
 
+HBM_BUS_BITS = 1024  # one HBM stack's interface; GDDR and LPDDR buses are 64 to 512 bits wide
+
+
+def memory_kind(bus_bits: int, integrated: bool) -> str:
+    """§7.2: what memory a GPU's driver describes: the host's (an integrated GPU), HBM stacks (a bus
+    of 1024 bits or more), or GDDR / LPDDR chips beside the die."""
+    return "host memory" if integrated else "HBM" if bus_bits >= HBM_BUS_BITS else "GDDR or LPDDR"
+
+
+def assert_bus_describes_memory(bus_bits: int, clock_khz: int, copy_bytes_per_s: float, least: float = 0.3) -> dict:
+    """§7.2: the memory a copy runs through is the one the driver describes: its measured bandwidth
+    (bytes read and written per second, far over the L2) is at least ``least`` of the peak of that bus
+    at that clock (two transfers a clock, as CUDA's bandwidthTest counts) and not over it."""
+    peak = bus_bits / 8 * clock_khz * 1e3 * 2
+    share = copy_bytes_per_s / peak
+    found = {
+        "bus_bits": bus_bits,
+        "memory_clock_mhz": round(clock_khz / 1e3),
+        "peak_gb_s": round(peak / 1e9),
+        "copy_gb_s": round(copy_bytes_per_s / 1e9),
+        "share_of_peak": round(share, 3),
+    }
+    assert least <= share <= 1.0, (
+        f"a copy ran at {share:.2f} of the peak the driver's bus and clock give (expected {least} to 1): "
+        f"the driver's description is not the memory it ran through, or the copy was not timed whole: {found}"
+    )
+    return found
+
+
 def fp32_lanes(props) -> int:
     return props.multi_processor_count * LANES_PER_SM.get((props.major, props.minor), 128)
 

@@ -1,7 +1,8 @@
 """Verdicts on measured numbers against the course's words: a donated buffer reused (§6.1), host
 memory shared, not copied (§6.2), Python that is no Mojo (§10.1),
 FlashAttention's peak memory (§3.1),
-bf16 paying where matrix units are (§12.5), and one best tile not fitting every shape (§12.5)."""
+bf16 paying where matrix units are (§12.5), one best tile not fitting every shape (§12.5), and the
+example's block size beaten (§10.5)."""
 
 from __future__ import annotations
 
@@ -49,6 +50,37 @@ def assert_best_tile_differs(medians: dict[str, dict[str, float]], margin: float
                 f"on {shape}, tile {other} is within {margin}x of the best, {best[shape]}: {found}"
             )
     assert len(set(best.values())) > 1, f"one tile is fastest for every shape: {found}"
+    return found
+
+
+def block_beaten(medians: dict[int, dict[int, float]], block: int) -> dict[int, tuple[float, int]]:
+    """§10.5: ``medians[elements][block size]`` in seconds -> for each element count, how many times
+    slower ``block`` runs than the fastest other block size, and that block size."""
+    beaten = {}
+    for n, times in medians.items():
+        by = min((b for b in times if b != block), key=times.get)
+        beaten[n] = (times[block] / times[by], by)
+    return beaten
+
+
+def most_beaten(beaten: dict[int, tuple[float, int]]) -> tuple[int, float, int]:
+    """The element count of ``beaten`` where the block is slowest against another: (count, ratio, block)."""
+    n = max(beaten, key=lambda k: beaten[k][0])
+    return n, *beaten[n]
+
+
+def assert_block_beaten(beaten: dict[int, tuple[float, int]], block: int, least: float) -> dict:
+    """§10.5: at some element count of ``beaten`` (from ``block_beaten``) another block size runs the
+    kernel at least ``least`` times faster than ``block``: it is a choice, not the optimum."""
+    n, ratio, by = most_beaten(beaten)
+    found = {
+        "beaten_by": {str(k): {"block": b, "ratio": round(r, 3)} for k, (r, b) in beaten.items()},
+        "judged": [judged.line(f"block_{block}_over_{by}_at_{n}", ratio, at_least=least, of=(str(block), str(by)))],
+    }
+    assert ratio >= least, (
+        f"block {block} is within {least}x of the fastest block size at every element count (at most "
+        f"{ratio:.3f}x slower, than block {by} at {n} elements): {found}"
+    )
     return found
 
 

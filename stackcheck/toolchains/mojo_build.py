@@ -34,6 +34,7 @@ RUNTIME_LIBS = (
 GPU_SIZES = ({"N": 33, "M": 65}, {"N": 1, "M": 1}, {"N": 17, "M": 513})
 QUEUE_PROGRAM = "device_context_order"  # §10.5's queue: order, synchronize(), a stale host copy
 QUEUE_ROUNDS = 20  # its pairs (X * 2, X + 1): every element ends at 2^20 - 1, exact in float32
+BLOCKS_PROGRAM = "bias_relu_blocks"  # §10.5's bias_relu at six block sizes and four element counts
 
 
 def source(name: str) -> Path:
@@ -194,6 +195,7 @@ def prebuild(
         exe = build(src, emit="exe", sizes=sizes, target=target)
         shutil.copy2(exe, folder / prebuilt_name(sizes))
     shutil.copy2(build_queue(target=target), folder / QUEUE_PROGRAM)
+    shutil.copy2(build_blocks(target=target), folder / BLOCKS_PROGRAM)
     for name, program in (programs or {}).items():
         shutil.copy2(build(program, emit="exe", target=target), folder / name)
     lib = Path(importlib.util.find_spec("modular").submodule_search_locations[0]) / "lib"
@@ -206,16 +208,38 @@ def build_queue(src: Path | None = None, target: str | None = None) -> Path:
     return build(src or source(QUEUE_PROGRAM + ".mojo"), emit="exe", sizes={"ROUNDS": QUEUE_ROUNDS}, target=target)
 
 
-def queue_trials(find) -> list[dict]:
-    """Run mojo/device_context_order.mojo, as ``find(name, build_here)`` finds it (the mojo_program
-    fixture), and read its trial lines (see stackcheck.evidence.device_queue for the fields)."""
-    program, env = find(QUEUE_PROGRAM, build_queue)
+def build_blocks(src: Path | None = None, target: str | None = None) -> Path:
+    """mojo/bias_relu_blocks.mojo (or ``src``, a copy of it)."""
+    return build(src or source(BLOCKS_PROGRAM + ".mojo"), emit="exe", target=target)
+
+
+def run_program(find, name: str, build_here) -> list[list[str]]:
+    """Run the GPU program ``name``, as ``find(name, build_here)`` finds it (the mojo_program
+    fixture): the words of each line it prints."""
+    program, env = find(name, build_here)
     done = subprocess.run([str(program)], capture_output=True, text=True, env=env, timeout=300)
     if done.returncode != 0:
         raise RuntimeError(f"{program.name} failed ({done.returncode}):\n{done.stdout}\n{done.stderr}")
+    return [line.split() for line in done.stdout.splitlines()]
+
+
+def block_sweep(find) -> tuple[list[dict], list[dict]]:
+    """Run mojo/bias_relu_blocks.mojo: its checks ({elements, block, mismatches}) and its timings
+    ({elements, block, trial, ns_per_launch}), as ints."""
+    found = {"check": [], "time": []}
+    for words in run_program(find, BLOCKS_PROGRAM, build_blocks):
+        if words[:1] in (["check"], ["time"]):
+            found[words[0]].append({k: int(v) for k, v in zip(words[1::2], words[2::2], strict=True)})
+    if not found["check"] or not found["time"]:
+        raise RuntimeError(f"{BLOCKS_PROGRAM} printed no check or no timing: {found}")
+    return found["check"], found["time"]
+
+
+def queue_trials(find) -> list[dict]:
+    """Run mojo/device_context_order.mojo, as ``find(name, build_here)`` finds it (the mojo_program
+    fixture), and read its trial lines (see stackcheck.evidence.device_queue for the fields)."""
     trials = []
-    for line in done.stdout.splitlines():
-        words = line.split()
+    for words in run_program(find, QUEUE_PROGRAM, build_queue):
         if words[:1] == ["trial"]:
             fields = dict(zip(words[2::2], words[3::2], strict=True))
             trials.append(
@@ -226,7 +250,7 @@ def queue_trials(find) -> list[dict]:
                 }
             )
     if not trials:
-        raise RuntimeError(f"{program.name} printed no trial:\n{done.stdout}")
+        raise RuntimeError(f"{QUEUE_PROGRAM} printed no trial")
     return trials
 
 
@@ -251,7 +275,7 @@ def main(argv: list[str], programs=None) -> int:
         extra = programs(Path(scratch)) if programs else {}
         prebuild(Path(argv[0]), list(GPU_SIZES), extra, target=target)
     print(
-        f"wrote {len(GPU_SIZES) + len(extra) + 1} programs for {target} and {len(RUNTIME_LIBS)} libraries to {argv[0]}"
+        f"wrote {len(GPU_SIZES) + len(extra) + 2} programs for {target} and {len(RUNTIME_LIBS)} libraries to {argv[0]}"
     )
     return 0
 
