@@ -127,6 +127,25 @@ def test_memory_check_catches_a_copy_the_bus_cannot_carry():
 
 
 @pytest.mark.meta
+@pytest.mark.mutant_for("S9.3-version-names")
+def test_version_check_catches_one_version_read_twice():
+    """S9.3-version-names's check, fed one JAX's printout as both versions' (what a run that put the
+    older JAX behind the installed one on the path would give), then a printout without a matmul."""
+    run = {
+        "version": "0.10.2",
+        "jaxpr": ["add", "dot_general", "jit", "max"],
+        "stablehlo": ["stablehlo.add", "stablehlo.dot_general", "stablehlo.maximum"],
+        "hlo_names": ["dot_general", "broadcast_maximum_fusion"],
+        "hlo_opcodes": ["add", "dot", "fusion", "maximum"],
+    }
+    with pytest.raises(AssertionError, match="the same primitive and instruction names"):
+        ir.assert_names_vary_meaning_stays(run, dict(run))
+    older = {**run, "version": "0.4.38", "jaxpr": ["add", "dot_general", "pjit", "max"]}
+    with pytest.raises(AssertionError, match="lacks"):
+        ir.assert_names_vary_meaning_stays({**older, "hlo_opcodes": ["add", "fusion", "maximum"]}, run)
+
+
+@pytest.mark.meta
 @pytest.mark.mutant_for("S7.2-l1")
 def test_l1_check_catches_a_small_table_missing_l1():
     """S7.2-l1's check, fed readings where the small table's gathers miss L1 as the large one's do."""

@@ -22,7 +22,7 @@ IDS = {
     "S5.1-constfold S5.1-layout "
     "S5.2-fma S5.2-fusion Q1 MC01 MC02 MC03 MC12 "
     "S4.4-graph-break S10.2-record S10.3-compile-init S8.3-export-vs-dynamo S4.2-ir-levels S5.1-target S5.2-too-big "
-    "S4.1-memory S9.4-relu-call S4.1-loops S5.1-buffers S5.1-passes S9.3-backends",
+    "S4.1-memory S9.4-relu-call S4.1-loops S5.1-buffers S5.1-passes S9.3-backends S9.3-version-names",
     "runtime": "S6.1-runtime MC06 MC07 MC09 Q2 S6.3-shape S6.5-regimes S6.2-resident S6.4-order S9.1-pjrt "
     "S1.2-eager-library S6.4-no-overlap S10.3-gpu S6.1-donate S12.4-dynamic S6.2-shared-memory S9.6-host-overhead "
     "S6.4-sync-idle S10.5-order S10.5-stale-copy",

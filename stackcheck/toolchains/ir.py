@@ -573,3 +573,28 @@ def assert_vector_width(llvm: str, function: str, width: int) -> dict[str, list[
         f"{function} built with width={width}: expected <{width} x float> loads, max and stores; found {found}"
     )
     return {op: sorted(widths) for op, widths in found.items()}
+
+
+FAMILIES = {
+    "stablehlo": {"stablehlo.dot_general", "stablehlo.add", "stablehlo.maximum"},
+    "hlo_opcodes": {"dot", "add", "maximum"},
+}
+
+
+def assert_names_vary_meaning_stays(one: dict, other: dict) -> dict:
+    """§5.4/§9.3: two JAX versions' printouts of one program (``jax_versions.parts``). Both lower to
+    the same op families (a matmul, an add, a maximum in StableHLO and in the compiled HLO), and the
+    names they print differ: the jaxpr's primitives or the compiled HLO's instruction names."""
+    for part, wanted in FAMILIES.items():
+        for run in (one, other):
+            lacking = wanted - set(run[part])
+            assert not lacking, f"JAX {run['version']}'s {part} lacks {sorted(lacking)}: {run[part]}"
+    found = {
+        part: {f"only_{one['version']}": sorted(set(one[part]) - set(other[part])),
+               f"only_{other['version']}": sorted(set(other[part]) - set(one[part]))}
+        for part in ("jaxpr", "hlo_names")
+    }  # fmt: skip
+    assert any(any(d.values()) for d in found.values()), (
+        f"JAX {one['version']} and {other['version']} print the same primitive and instruction names: {found}"
+    )
+    return found
