@@ -146,6 +146,26 @@ def test_version_check_catches_one_version_read_twice():
 
 
 @pytest.mark.meta
+@pytest.mark.mutant_for("S7.3-tpu")
+@pytest.mark.jax
+def test_tpu_hlo_reader_finds_a_library_matmul_and_an_unfused_relu():
+    """S7.3-tpu's reader, fed a GPU-like module (the matmul a cuBLAS call, ReLU a lone maximum): a
+    library call and no ReLU fusion; fed the CPU's compiled forward: a dot and a fused maximum."""
+    jax = need("jax")
+    gpu_like = (
+        "ENTRY %main (x: f32[2,3], w: f32[3,2]) -> f32[2,2] {\n"
+        '  %gemm = f32[2,2]{1,0} custom-call(%x, %w), custom_call_target="__cublas$gemm"\n'
+        "  ROOT %max = f32[2,2]{1,0} maximum(%gemm, %gemm)\n}\n"
+    )
+    found = ir.tpu_matmul_and_relu(gpu_like)
+    assert found["library_calls"] and not found["matmul_ops"] and not found["relu_fusions"], found
+    x = np.ones((4, 3), np.float32)
+    hlo = jax.jit(lambda x, w: jax.nn.relu(x @ w + 1)).lower(x, x.T).compile().as_text()
+    found = ir.tpu_matmul_and_relu(hlo)
+    assert found["matmul_ops"] and found["relu_fusions"] and not found["library_calls"], found
+
+
+@pytest.mark.meta
 @pytest.mark.mutant_for("S7.2-l1")
 def test_l1_check_catches_a_small_table_missing_l1():
     """S7.2-l1's check, fed readings where the small table's gathers miss L1 as the large one's do."""

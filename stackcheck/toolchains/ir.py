@@ -161,6 +161,17 @@ def hlo_matmul_op(hlo: str) -> str:
     return "none"
 
 
+def tpu_matmul_and_relu(hlo: str) -> dict:
+    """§7.3: where an optimized HLO module (a TPU's) holds the matmul and the ReLU: the dot or
+    convolution instructions anywhere in it (the MXU's work, emitted by XLA), the ENTRY's custom calls
+    that name a GEMM library (none on a TPU), and the fusions holding a maximum (the VPU's work)."""
+    return {
+        "matmul_ops": sorted(set(re.findall(r"= \S+ (dot|convolution)\(", hlo))),
+        "library_calls": [line for line in hlo_entry(hlo) if re.search(r"(?i)custom-call.*(gemm|blas|matmul)", line)],
+        "relu_fusions": [name for name, body in hlo_fusions(hlo).items() if re.search(r"\bmaximum\(", body)],
+    }
+
+
 def assert_backends_name_the_matmul_differently(by_backend: dict[str, str]) -> dict[str, str]:
     """§9.3: the matmul's op in each backend's optimized HLO (``hlo_matmul_op``), by backend: every
     backend holds one, and not all under one name."""
@@ -295,10 +306,15 @@ def assert_xla_stages_in_order(names: list[str]) -> dict[str, str]:
     return found
 
 
+def llo_files(names: list[str]) -> list[str]:
+    """The dumped files named for LLO (the TPU's low-level IR, §9.7)."""
+    return [n for n in names if re.search(r"(?i)(^|[._-])llo([._-]|$)", n)]
+
+
 def assert_llvm_not_llo(names: list[str]) -> None:
     """S9.7-llo: a CPU build's dump holds LLVM IR modules and no LLO stage."""
     llvm = [n for n in names if n.endswith(".ll")]
-    llo = [n for n in names if re.search(r"(?i)(^|[._-])llo([._-]|$)", n)]
+    llo = llo_files(names)
     assert llvm and not llo, f"XLA's CPU backend lowers HLO to LLVM IR ({llvm}), with no LLO stage ({llo})"
 
 
