@@ -35,7 +35,8 @@ def test_op_names_vary_with_the_jax_version_and_the_meaning_does_not(device, han
         pytest.skip(
             f"JAX {jax_versions.OLDER} could not be fetched ({e}); with an index: pip install jax=={jax_versions.OLDER}"
         )
-    runs = [jax_versions.parts(jax_versions.run_listing(listing.source, tmp_path, first)) for first in (older, None)]
+    printed = [jax_versions.run_listing(listing.source, tmp_path, device, first) for first in (older, None)]
+    runs = [jax_versions.parts(text) for text in printed]
     assert [r["version"] for r in runs] == [jax_versions.OLDER, jax.__version__], "each run must use its own JAX"
     for run in runs:
         y = [t for t in tokens(run["y"]) if isinstance(t, float)]

@@ -1,8 +1,8 @@
 """The course's §9.3 listing under two versions of JAX (course §5.4, §9.3: op names and output
 formats "버전과 backend에 따라 … 달라질 수 있다"): the installed one, and an older one pip puts in the
-suite's cache (``OLDER``; needs an index to fetch it, once). Both run on the CPU, in subprocesses,
-and each run's printout is read into its parts: the jaxpr's primitives, the StableHLO ops, the
-compiled HLO's instruction names and opcodes, and Y."""
+suite's cache (``OLDER``; needs an index to fetch it, once). Both run on one platform (the CPU: the
+older jaxlib is a CPU build), in subprocesses, and each run's printout is read into its parts: the
+jaxpr's primitives, the StableHLO ops, the compiled HLO's instruction names and opcodes, and Y."""
 
 from __future__ import annotations
 
@@ -41,9 +41,9 @@ def older_jax() -> Path:
     return folder
 
 
-def run_listing(source: str, workdir: Path, first_on_path: Path | None = None) -> str:
-    """What ``source`` prints on the CPU, with ``first_on_path`` ahead of the installed packages."""
-    env = {**os.environ, "JAX_PLATFORMS": "cpu"}
+def run_listing(source: str, workdir: Path, platform: str, first_on_path: Path | None = None) -> str:
+    """What ``source`` prints with JAX on ``platform``, ``first_on_path`` ahead of the installed packages."""
+    env = {**os.environ, "JAX_PLATFORMS": platform}
     if first_on_path is not None:
         env["PYTHONPATH"] = os.pathsep.join([str(first_on_path), *filter(None, [env.get("PYTHONPATH")])])
     script = workdir / "listing_9_3.py"
