@@ -238,6 +238,64 @@ def test_a_fragment_runs_after_the_documents_preamble_and_says_so(pytester):
     )
 
 
+CHECKED_DOC = """# a fragment and the gate's check on what it measured
+<!-- stackcheck
+[given."1.1-numpy"]
+code = '''
+import time
+def fn(x):
+    time.sleep(0.05)
+    return x
+'''
+check = '''
+start = time.perf_counter()
+fn(1)
+assert elapsed >= 0.5 * (time.perf_counter() - start), 'the clock stopped early'
+'''
+[given."1.2-numpy"]
+code = '''
+import threading, time
+def fn(x):
+    done = threading.Thread(target=time.sleep, args=(0.2,))
+    done.start()
+    return done
+'''
+check = '''
+start = time.perf_counter()
+fn(1).join()
+assert elapsed >= 0.5 * (time.perf_counter() - start), 'the clock stopped early'
+'''
+-->
+
+```python {section=1.1 stack=numpy device=cpu}
+start = time.perf_counter()
+y = fn(1)
+elapsed = time.perf_counter() - start
+```
+
+```python {section=1.2 stack=numpy device=cpu}
+start = time.perf_counter()
+y = fn(2)
+elapsed = time.perf_counter() - start
+```
+"""
+
+
+def test_the_documents_check_judges_what_a_fragment_measured(pytester):
+    """§6.5's fragment prints nothing: the document's [given] check judges its ``elapsed``. The same
+    fragment around a function that returns at once and works on (1.2) fails at its line."""
+    pytester.makefile(".md", course=CHECKED_DOC)
+    result = pytester.runpytest_inprocess("--course", "course.md", "-p", "no:cacheprovider")
+    result.assert_outcomes(passed=1, failed=1)
+    failing = CHECKED_DOC.splitlines().index("```python {section=1.2 stack=numpy device=cpu}") + 2
+    result.stdout.fnmatch_lines(
+        [
+            f"*course.md:{failing}: listing §1.2 (numpy): the gate's check after it fails: the clock stopped early*",
+            "*§1.1*numpy*cpu*passed: ran after the gate's preamble*; what it measured checked after it*",
+        ]
+    )
+
+
 def test_listings_run_in_order_and_errata_are_reported(pytester):
     pytester.makefile(".md", course=DOC)
     result = pytester.runpytest_inprocess(

@@ -67,6 +67,7 @@ class Listing:
     on_cuda: tuple[str, str] | None = None
     erratum: dict = field(default_factory=dict, compare=False)  # the document's known erratum, if any
     given: str = field(default="", compare=False)  # the gate's preamble for a fragment (the document's [given])
+    check: str = field(default="", compare=False)  # the gate's assertions after it, on what it left ([given] check)
     shown: str | None = None  # what the course shows it printing (a ```text {output} fence after it)
     shown_line: int = 0  # where that output starts in the Markdown file
     vary: tuple[str, ...] = ()  # line prefixes compared as prefixes only
@@ -192,6 +193,7 @@ def parse(document: Document):
             edit,
             errata.get(key, {}),
             given.get(key, {}).get("code", ""),
+            given.get(key, {}).get("check", ""),
             shown[2] if shown else None,
             shown[1] if shown else 0,
             shown[3] if shown else (),
@@ -332,6 +334,22 @@ def _exec_python(listing: Listing, ns: dict, path: str) -> None:
         sys.stdout.write(out.getvalue())
     if listing.shown is not None:
         _compare_output(listing, out.getvalue(), ns["__notes__"])
+    if listing.check:
+        _check_after(listing, ns)
+
+
+def _check_after(listing: Listing, ns: dict) -> None:
+    """The document's assertions on what a fragment left in the namespace (§6.5 prints nothing: its
+    ``elapsed`` is what it measured), or a ListingError at the listing's line saying which failed."""
+    __tracebackhide__ = True
+    try:
+        exec(compile(listing.check, f"<the gate's check after §{listing.section}>", "exec"), ns)
+    except AssertionError as error:
+        failed = ListingError(f"listing §{listing.section} ({listing.stack}): the gate's check after it fails: {error}")
+        failed.line, failed.text = listing.line, (listing.source.splitlines() or [""])[0]
+        raise failed from error
+    notes = ns["__notes__"]
+    notes[listing.id] = "; ".join(filter(None, [notes.get(listing.id), "what it measured checked after it"]))
 
 
 def known_part(listing: Listing) -> str | None:
