@@ -164,6 +164,27 @@ def test_an_unwritten_timed_call_is_a_checkpoint_answer_not_a_crash(pytester):
     result.stdout.fnmatch_lines(["*your timed_call raised NotAttempted: §6.5: timed_call is not written yet*"])
 
 
+def test_a_file_graded_by_name_is_rerun_by_name(pytester):
+    """``--impl FILE --strict-impl`` grades a file wherever it lies: a failing claim's rerun line names
+    that file the same way, not a --homework folder that need not hold a homework.py."""
+    student = pytester.path / "mine" / "solution.py"
+    student.parent.mkdir()
+    student.write_text("import numpy as np\n\ndef numpy_forward(x, w, b):\n    return np.zeros((2, 2))\n")
+    pytester.makepyfile(
+        test_forward="import numpy as np\nimport pytest\n\n@pytest.mark.claim('S2.2-hand')\n"
+        "def test_forward(impl):\n"
+        "    assert impl.numpy_forward(np.ones((2, 3)), np.ones((3, 2)), np.ones(2)).sum() == 14\n"
+    )
+    result = pytester.runpytest_inprocess(
+        f"--impl={student}", "--strict-impl", "test_forward.py", "-p", "no:cacheprovider"
+    )
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(
+        [f"Rerun: python -m pytest --impl={student} --strict-impl 'test_forward.py::test_forward'"]
+    )
+    assert "--homework=" not in result.stdout.str()
+
+
 def test_a_stub_caught_inside_pytest_raises_is_not_attempted(pytester):
     folder = pytester.path / "hw"
     folder.mkdir()

@@ -121,14 +121,22 @@ def with_checkpoints(result: dict, checkpoints: list[dict]) -> dict:
     }
 
 
+def rerun_command(file: str, folder_given: bool, graded: bool) -> str:
+    """The command that grades ``file`` again: by its folder (``--homework``; ``.`` for a graded run,
+    read by the student later in their own folder, the grader's copy gone), or as ``--impl FILE
+    --strict-impl`` where that is how it was named."""
+    if graded:
+        return "python -m pytest --homework=."
+    if folder_given:
+        return f"python -m pytest --homework={shlex.quote(os.path.dirname(file))}"
+    return f"python -m pytest --impl={shlex.quote(file)} --strict-impl"
+
+
 def lines(result: dict) -> list[str]:
     """The terminal's and the Markdown's feedback: one block per claim, the course's words included."""
     if "no_score" in result:
         return [result["no_score"]]
-    folder = os.path.dirname(result.get("file", "")) if result.get("file") else ""
-    if result.get("graded"):  # read by the student later, in their own folder (the grader's copy is gone)
-        folder = "."
-    rerun = f"python -m pytest --homework={shlex.quote(folder)}" if folder else "python -m pytest"
+    rerun = result.get("rerun", "python -m pytest")
     out = [f"score: {result['percent']:g} % ({result['earned']:g} of {result['points']:g} points)"]
     if result["passport"]:
         out[0] += f" | checkpoints passport: {result['passport']}"

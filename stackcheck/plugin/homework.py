@@ -175,10 +175,14 @@ def instructors_file(report_path: str) -> Path:
     return json_path.with_name(f"{json_path.stem}.instructor-only.json")
 
 
-def folder(config: pytest.Config) -> str | None:
-    """The homework folder of a homework run (as given on the command line), else None."""
+def rerun_prefix(config: pytest.Config) -> str:
+    """The command that grades this run's file again (``scoring.rerun_command``): ``python -m pytest``
+    outside homework mode."""
     work = config.stash.get(HOMEWORK, None)
-    return os.path.dirname(work.file) if work else None
+    if work is None:
+        return "python -m pytest"
+    graded = bool(config.getoption("homework_graded", False))
+    return scoring.rerun_command(work.file, bool(config.getoption("homework", None)), graded)
 
 
 def graded_run(config: pytest.Config) -> bool:
@@ -231,6 +235,7 @@ def grade(config: pytest.Config, report: Report) -> Report:
     result = scoring.score(report, checkpoints.grade(answers, timed_call))
     result.update(parts=list(work.parts), file=work.file, answers_problem=problem, borrowed=impl.borrowed)
     result["graded"] = bool(config.getoption("homework_graded", False))
+    result["rerun"] = rerun_prefix(config)
     if result["graded"] and config.getoption("curriculum_report", None):  # what the student gets holds no hidden test
         report, withheld = scoring.withhold_instructor_tests(report)
         instructors_file(config.getoption("curriculum_report")).write_text(json.dumps(withheld), encoding="utf-8")

@@ -392,9 +392,8 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
 
 
 def rerun_command(item: pytest.Item) -> str:
-    """The command that reruns ``item`` alone, against the same homework when there is one."""
-    folder = homework.folder(item.config)
-    return f"python -m pytest{f' --homework={quoted(str(folder))}' if folder else ''} {quoted(rerun_id(item))}"
+    """The command that reruns ``item`` alone, against the same homework or graded file when there is one."""
+    return f"{homework.rerun_prefix(item.config)} {quoted(rerun_id(item))}"
 
 
 def quoted(word: str) -> str:
