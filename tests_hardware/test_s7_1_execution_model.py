@@ -44,11 +44,10 @@ def _accumulate(x_ref, o_ref):
 @pytest.mark.claim("S7.1-execution-model")
 @pytest.mark.tpu
 @pytest.mark.jax
-def test_a_tpu_grid_runs_its_steps_in_order(evidence):
+def test_a_tpu_grid_runs_its_steps_in_order(tpu_device, evidence):
     jax = need("jax")
     from jax.experimental import pallas as pl
 
-    target = jax.devices("tpu")[0]
     blocks = (np.arange(STEPS * 8 * 128) % 7).astype(np.float32).reshape(STEPS * 8, 128)
     call = pl.pallas_call(
         _accumulate,
@@ -57,6 +56,6 @@ def test_a_tpu_grid_runs_its_steps_in_order(evidence):
         in_specs=[pl.BlockSpec((8, 128), lambda i: (i, 0))],
         out_specs=pl.BlockSpec((8, 128), lambda i: (0, 0)),  # every step writes the same block
     )
-    total = np.asarray(call(jax.device_put(blocks, target)))
-    evidence(steps=STEPS, device_kind=target.device_kind)
+    total = np.asarray(call(jax.device_put(blocks, tpu_device)))
+    evidence(steps=STEPS, device_kind=tpu_device.device_kind)
     assert_exact(total, blocks.reshape(STEPS, 8, 128).sum(axis=0), what="the blocks summed across grid steps")

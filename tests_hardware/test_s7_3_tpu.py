@@ -23,16 +23,15 @@ def _vmem_bias_relu(a_ref, b_ref, y_ref):
 @pytest.mark.claim("S7.3-tpu")
 @pytest.mark.tpu
 @pytest.mark.jax
-def test_pallas_works_in_vmem_on_a_tpu_core(impl, evidence):
+def test_pallas_works_in_vmem_on_a_tpu_core(impl, tpu_device, evidence):
     jax = need("jax")
     from jax.experimental import pallas as pl
     from jax.experimental.pallas import tpu as pltpu
 
-    target = jax.devices("tpu")[0]
-    evidence(**hardware.tpu_facts(target))
+    evidence(**hardware.tpu_facts(tpu_device))
     n, m = 256, 128
     a_np, b_np = uniform((n, m), seed=71), uniform((1, m), seed=72)
-    a, b = jax.device_put(a_np, target), jax.device_put(b_np, target)
+    a, b = jax.device_put(a_np, tpu_device), jax.device_put(b_np, tpu_device)
     vmem = pltpu.MemorySpace.VMEM
     call = pl.pallas_call(
         _vmem_bias_relu,
@@ -56,14 +55,13 @@ def test_pallas_works_in_vmem_on_a_tpu_core(impl, evidence):
 @pytest.mark.claim("S7.3-tpu")
 @pytest.mark.tpu
 @pytest.mark.jax
-def test_the_tpu_compiles_the_matmul_itself_and_relu_as_vector_work(impl, evidence):
+def test_the_tpu_compiles_the_matmul_itself_and_relu_as_vector_work(impl, tpu_device, evidence):
     jax = need("jax")
-    target = jax.devices("tpu")[0]
     x, w, b = make_inputs(256, 512, 128, seed=73)
-    args = [jax.device_put(a, target) for a in (x, w, b)]
+    args = [jax.device_put(a, tpu_device) for a in (x, w, b)]
     hlo = jax.jit(impl.jax_forward).lower(*args).compile().as_text()
     found = ir.tpu_matmul_and_relu(hlo)
-    evidence(**hardware.tpu_facts(target), **found)
+    evidence(**hardware.tpu_facts(tpu_device), **found)
     assert found["matmul_ops"] and not found["library_calls"], (
         f"XLA's TPU backend emits the matmul for the MXU itself (a dot or convolution), no library call: {found}"
     )

@@ -36,11 +36,10 @@ def test_the_cpu_backend_lowers_hlo_to_llvm_ir_not_llo(impl, stack, device, tmp_
 @pytest.mark.claim("S9.7-llo")
 @pytest.mark.tpu
 @pytest.mark.jax
-def test_the_tpu_backend_goes_from_hlo_to_llo(impl, tmp_path, evidence):
+def test_the_tpu_backend_goes_from_hlo_to_llo(impl, tpu_device, tmp_path, evidence):
     jax = need("jax")
-    target = jax.devices("tpu")[0]
     x, w, b = make_inputs(256, 512, 128, seed=98)
-    args = [jax.device_put(a, target) for a in (x, w, b)]
+    args = [jax.device_put(a, tpu_device) for a in (x, w, b)]
     names = ir.xla_dump(impl.jax_forward, *args, folder=tmp_path)
     if not names:
         pytest.skip("this libtpu wrote nothing for xla_dump_to (openxla/xla#23350): nothing to read")

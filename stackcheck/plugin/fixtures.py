@@ -83,6 +83,14 @@ def _pinned_matmul_precision(request: pytest.FixtureRequest):
 
 
 @pytest.fixture
+def tpu_device():
+    """The first TPU JAX sees, for a ``tpu`` test (the marker has skipped it where there is none)."""
+    from stackcheck.stacks.available import need
+
+    return need("jax").devices("tpu")[0]
+
+
+@pytest.fixture
 def mojo_program(request: pytest.FixtureRequest):
     """``mojo_program(name, build_here)`` -> (program, environment to run it in): the GPU program
     ``name`` from --mojo-prebuilt, else ``build_here()`` on this machine (which needs Mojo)."""
