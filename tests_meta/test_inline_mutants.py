@@ -114,6 +114,29 @@ def test_block_check_catches_the_example_block_fastest_everywhere():
 
 
 @pytest.mark.meta
+@pytest.mark.mutant_for("S10.5-block")
+@pytest.mark.mojo
+@pytest.mark.cuda
+def test_block_check_catches_a_program_that_launches_one_block_size(tmp_path):
+    """S10.5-block's check, on the program that launches 256-thread blocks whatever size it names:
+    every result still right, and no block size beats another."""
+    text = mojo_build.source(mojo_build.BLOCKS_PROGRAM + ".mojo").read_text()
+    launch = "grid_dim=ceildiv(n, blk), block_dim=blk"
+    assert text.count(launch) == 3, f"the program no longer launches with {launch!r}"
+    src = tmp_path / "one_block_size.mojo"
+    src.write_text(text.replace(launch, "grid_dim=ceildiv(n, 256), block_dim=256"))
+    exe = mojo_build.build_blocks(src)
+    checks, times = mojo_build.block_sweep(lambda name, build_here: (exe, mojo_build.runtime_environment()))
+    assert not any(c["mismatches"] for c in checks), "the one-size program still computes ReLU(A + b)"
+    medians = {}
+    for t in times:
+        medians.setdefault(t["elements"], {}).setdefault(t["block"], []).append(t["ns_per_launch"])
+    medians = {n: {b: float(np.median(v)) for b, v in by.items()} for n, by in medians.items()}
+    with pytest.raises(AssertionError, match="within 1.08x"):
+        verdicts.assert_block_beaten(verdicts.block_beaten(medians, 256), 256, 1.08)
+
+
+@pytest.mark.meta
 @pytest.mark.mutant_for("S7.2-memory-kind")
 def test_memory_check_catches_a_copy_the_bus_cannot_carry():
     """S7.2-memory-kind's check, fed the H200's bus (6016 bits at 3201 MHz, a 4.81 TB/s peak) and a
