@@ -16,17 +16,13 @@ EXAMPLE_BLOCK = 256  # the course's comptime block_size
 @pytest.mark.cuda
 @pytest.mark.gpu_needs(line=per_gpu.block_line)
 def test_the_examples_block_size_is_a_choice_not_the_optimum(mojo_program, evidence):
-    checks, times = mojo_build.block_sweep(mojo_program)
+    checks, series = mojo_build.block_sweep(mojo_program)
     assert_exact(
         [c["mismatches"] for c in checks],
         [0] * len(checks),
         what="elements of ReLU(A + b) that differ from the host's, per (element count, block size)",
         runs=[(c["elements"], c["block"]) for c in checks],
     )
-    runs = {}
-    for t in times:
-        runs.setdefault(t["elements"], {}).setdefault(t["block"], []).append(t["ns_per_launch"] / 1e9)
-    series = {n: {b: timing.Measurement(f"block {b}", "host-sync", v) for b, v in by.items()} for n, by in runs.items()}
     medians = {n: {b: m.median for b, m in by.items()} for n, by in series.items()}
     record = {str(n): {str(b): round(t * 1e6, 2) for b, t in by.items()} for n, by in medians.items()}
     evidence(medians_us=record)

@@ -126,12 +126,9 @@ def test_block_check_catches_a_program_that_launches_one_block_size(tmp_path):
     src = tmp_path / "one_block_size.mojo"
     src.write_text(text.replace(launch, "grid_dim=ceildiv(n, 256), block_dim=256"))
     exe = mojo_build.build_blocks(src)
-    checks, times = mojo_build.block_sweep(lambda name, build_here: (exe, mojo_build.runtime_environment()))
+    checks, series = mojo_build.block_sweep(lambda name, build_here: (exe, mojo_build.runtime_environment()))
     assert not any(c["mismatches"] for c in checks), "the one-size program still computes ReLU(A + b)"
-    medians = {}
-    for t in times:
-        medians.setdefault(t["elements"], {}).setdefault(t["block"], []).append(t["ns_per_launch"])
-    medians = {n: {b: float(np.median(v)) for b, v in by.items()} for n, by in medians.items()}
+    medians = {n: {b: m.median for b, m in by.items()} for n, by in series.items()}
     with pytest.raises(AssertionError, match="within 1.08x"):
         verdicts.assert_block_beaten(verdicts.block_beaten(medians, 256), 256, 1.08)
 

@@ -80,7 +80,7 @@ def bf16_line(profile: Profile) -> float | None:
 
 
 # S10.5, the course's bias_relu kernel: how much faster than its 256-thread blocks another block size
-# runs it at some element count. Recorded on the H200 (4 runs): 512 threads 1.220-1.227x faster at 2^22
+# runs it at some element count. Recorded on the H200 (6 runs): 512 threads 1.217-1.227x faster at 2^22
 # elements (1.02-1.19x at 2^20; 256 wins from 2^24 on), the trials of 256 and 512 there within 1.03
 # of each other; the line sits under the least reading by over twice that spread. No other GPU is
 # recorded: no line.

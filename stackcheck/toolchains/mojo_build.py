@@ -19,6 +19,7 @@ import sys
 from pathlib import Path
 
 from stackcheck.evidence import device_profile
+from stackcheck.evidence.timing import Measurement
 from stackcheck.paths import data
 from stackcheck.paths.tools import mojo_executable
 
@@ -223,16 +224,24 @@ def run_program(find, name: str, build_here) -> list[list[str]]:
     return [line.split() for line in done.stdout.splitlines()]
 
 
-def block_sweep(find) -> tuple[list[dict], list[dict]]:
-    """Run mojo/bias_relu_blocks.mojo: its checks ({elements, block, mismatches}) and its timings
-    ({elements, block, trial, ns_per_launch}), as ints."""
-    found = {"check": [], "time": []}
+def block_sweep(find) -> tuple[list[dict], dict[int, dict[int, Measurement]]]:
+    """Run mojo/bias_relu_blocks.mojo: its checks ({elements, block, mismatches}, ints) and its
+    timings, a host-sync series of seconds per launch for each element count and block size."""
+    checks, series = [], {}
     for words in run_program(find, BLOCKS_PROGRAM, build_blocks):
         if words[:1] in (["check"], ["time"]):
-            found[words[0]].append({k: int(v) for k, v in zip(words[1::2], words[2::2], strict=True)})
-    if not found["check"] or not found["time"]:
-        raise RuntimeError(f"{BLOCKS_PROGRAM} printed no check or no timing: {found}")
-    return found["check"], found["time"]
+            line = {k: int(v) for k, v in zip(words[1::2], words[2::2], strict=True)}
+            if words[0] == "check":
+                checks.append(line)
+            else:
+                by_block = series.setdefault(line["elements"], {})
+                block = line["block"]
+                by_block.setdefault(block, Measurement(f"block {block}", "host-sync")).samples.append(
+                    line["ns_per_launch"] / 1e9
+                )
+    if not checks or not series:
+        raise RuntimeError(f"{BLOCKS_PROGRAM} printed no check or no timing: {checks}, {series}")
+    return checks, series
 
 
 def queue_trials(find) -> list[dict]:
