@@ -11,6 +11,7 @@ from stackcheck.stacks.records import jax_device, jax_in, torch_in
 
 
 @pytest.mark.claim("S2.4-specialize")
+@pytest.mark.judge_traces("torch.compile of a function of its own that calls torch_forward")
 @pytest.mark.parametrize("stack, device", stack_params("torch_compile"))
 def test_torch_compile_specializes_on_shape_dtype_and_layout(impl, stack, device):
     torch = need("torch")

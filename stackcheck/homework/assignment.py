@@ -31,7 +31,7 @@ def declared(path: str) -> tuple[str, ...] | None:
     run loads it only after collecting the tests); None where it names none as a literal."""
     try:
         tree = ast.parse(open(path, encoding="utf-8").read())
-    except (OSError, SyntaxError, ValueError):
+    except (OSError, SyntaxError, ValueError, RecursionError, MemoryError):
         return None
     for node in tree.body:
         if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "ASSIGNED" for t in node.targets):

@@ -239,5 +239,7 @@ def load_answers(path) -> tuple[dict, str | None]:
             return tomllib.load(f), None
     except FileNotFoundError:
         return {}, f"{path}: no answers file (checkpoints count 0)"
-    except tomllib.TOMLDecodeError as error:
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError, RecursionError) as error:
         return {}, f"{path}: not valid TOML: {error} (checkpoints count 0)"
+    except OSError as error:
+        return {}, f"{path}: unreadable: {error.strerror} (checkpoints count 0)"

@@ -1,28 +1,36 @@
-"""Running one submission's grading the way a course can trust (``stackcheck grade``), on a copy of
-the submission, with a clean environment (an allow-list: no grader secrets), memory, CPU-time and
-process limits and a wall-time limit, inside Bubblewrap's namespaces (``bwrap``, Debian's
+"""Where a graded submission's code runs (``stackcheck grade``): its worker process
+(stackcheck.impl.worker), with no privileges, inside Bubblewrap's namespaces (``bwrap``, Debian's
 ``bubblewrap``; chosen because it needs no daemon and no image, only the kernel's namespaces, and
-Flatpak maintains it):
+Flatpak maintains it). The judge that grades it runs outside and never imports it.
 
-- its own PID namespace: at the wall limit every process the submission started dies with it,
-  ``setsid()`` or not, and nothing holds the grader's wait;
-- the system read-only: it writes only its working copy, its output folder and a private /tmp;
-- hidden (``Jail.hidden``): the handed-in folders, the other submissions' copies, the feedback, the
-  grader's credentials (``SECRETS`` under its home);
-- no network (its own network namespace), its own IPC and UTS namespaces.
+- **No privileges**: a user namespace in which it is uid 65534 with every capability dropped,
+  ``no_new_privs`` (Bubblewrap always sets it), and no further user namespace: no mount, umount or
+  unshare can succeed, so the folders covering what it must not read stay covered.
+- **Its own PID, network, IPC and UTS namespaces**: no network and no host socket (``/run``, ``/tmp``
+  and the homes are covered; abstract sockets belong to the network namespace); every process it
+  starts dies with it, ``setsid()`` or not.
+- **The system read-only**; it writes only its working copy (seen at ``INSIDE``), its compile caches
+  and a private ``/tmp`` of ``TMP_BYTES``; files of at most ``FILE_BYTES``; address space, CPU time
+  and processes limited.
+- **Covered** (``Jail.hidden`` and ``covered``): the grader's homes and secrets, the scratch root,
+  the handed-in folders, the feedback, the instructor's tests, the checkpoint key, the checkout's
+  ``.git``, its ``tests_meta`` (the correct variants) and every ``__pycache__``; the suite's
+  ``reference.py`` is replaced by a copy without the solutions (``Jail.replaced``).
+- **Python isolated** (``python -I``): the copy's folder is never on its import path, so a
+  ``pytest/`` or ``numpy/`` folder in a submission shadows nothing.
 
-Where ``bwrap`` cannot make namespaces, ``run`` refuses (``NoSandbox``) unless the grader asked for
+Where ``bwrap`` cannot make namespaces, grading refuses (``NoSandbox``) unless the grader asked for
 ``unsafe=True`` (``stackcheck grade --unsafe-no-sandbox``): then only the limits, and a network
 namespace through ``unshare -rn`` where that works.
 """
 
 from __future__ import annotations
 
-import dataclasses
 import functools
 import os
 import shutil
 import signal
+import stat
 import subprocess
 import sys
 import tempfile
@@ -33,26 +41,26 @@ from pathlib import Path
 
 ENV_ALLOWED = (  # what a submission's process inherits from the grader's environment
     "PATH",
-    "HOME",
     "LANG",
     "LC_ALL",
     "LC_CTYPE",
-    "PYTHONPATH",
     "CUDA_VISIBLE_DEVICES",
     "MODULAR_HOME",
 )
 MEMORY_BYTES = 16 * 1024**3  # address space; torch, JAX and MAX reserve several GiB of it at import
 CPU_SECONDS_PER_WALL_SECOND = 2.0  # CPU-time limit: this many seconds per second of the wall limit
 PROCESSES = 4096  # processes and threads (torch, JAX and XLA start pools of dozens in each process)
+TMP_BYTES = 512 * 1024**2  # its /tmp, in memory the address-space limit does not count
+FILE_BYTES = 256 * 1024**2  # any one file it writes (its copy, its log)
+UID = 65534  # who it is inside: nobody
 # under the grader's home: what a submission must not read even where the system is readable
 SECRETS = (".ssh", ".gnupg", ".netrc", ".aws", ".docker", ".kube", ".pypirc", ".git-credentials", ".config/gcloud")
-# Fixed places a sandboxed run sees (``Jail.mounted``; where each is found: ``seen_at``). Its compile
-# caches (``workdir/.cache``, warm: stackcheck grade's warm_caches): Inductor keys its C++ kernels by
-# their compile command, which names the folder. Its copy of the instructor's tests (stackcheck grade
-# --tests): one path in every run, so their node ids do not name the grader's scratch folders.
+# covered whole, then the Python it needs bound again: homes, sockets' folders, other mounts
+SYSTEM_COVERED = ("/home", "/root", "/run", "/var/run", "/var/tmp", "/mnt", "/media", "/srv", "/opt")
 TMP = Path("/tmp")  # private in each run
-CACHE = TMP / "stackcheck-cache"
-INSTRUCTOR_TESTS = TMP / "stackcheck-instructor-tests"
+INSIDE = TMP / "submission"  # where a worker sees its working copy
+CACHE = TMP / "stackcheck-cache"  # where a worker sees its compile caches
+INSTRUCTOR_TESTS = "stackcheck-instructor-tests"  # the folder the judge collects the instructor's tests from
 INSTALL_HINT = "install bubblewrap (Debian/Ubuntu: apt-get install bubblewrap), or pass --unsafe-no-sandbox"
 
 
@@ -62,6 +70,7 @@ class Limits:
     memory_bytes: int = MEMORY_BYTES
     cpu_s: float | None = None  # default: CPU_SECONDS_PER_WALL_SECOND x wall_s
     processes: int = PROCESSES
+    file_bytes: int = FILE_BYTES
 
     @property
     def cpu(self) -> int:
@@ -70,20 +79,33 @@ class Limits:
 
 @dataclass(frozen=True)
 class Jail:
-    """What a sandboxed run may write (besides its working copy and a private /tmp), what it may read
-    where /tmp or a hidden folder would cover it (the suite, the instructor's tests), and what it may
-    not see at all."""
+    """What a sandboxed process may read where a covered folder would hide it (the suite), what it may
+    not see at all, which files it sees replaced, and where its working copy and caches appear."""
 
-    writable: tuple[Path, ...] = ()
     readable: tuple[Path, ...] = ()
     hidden: tuple[Path, ...] = ()
-    mounted: tuple[tuple[Path, Path], ...] = ()  # (a folder here, where the run sees it, writable: under /tmp)
+    replaced: tuple[tuple[Path, Path], ...] = ()  # (a file here, the file it stands for), read-only
+    inside: Path | None = None  # where it sees its working copy (None: at its own path)
+    cache: Path | None = None  # a folder here it sees, writable, at CACHE
 
+    def to_json(self) -> dict:
+        return {
+            "readable": [str(p) for p in self.readable],
+            "hidden": [str(p) for p in self.hidden],
+            "replaced": [[str(a), str(b)] for a, b in self.replaced],
+            "inside": str(self.inside) if self.inside else None,
+            "cache": str(self.cache) if self.cache else None,
+        }
 
-def seen_at(source: Path, fixed: Path) -> Path:
-    """Where a run finds ``source`` that its jail mounts at ``fixed`` (``Jail.mounted``): ``fixed``
-    in Bubblewrap's namespaces, ``source`` itself in an unsafe run, which sees the machine as it is."""
-    return fixed if bubblewrap()[0] else source
+    @classmethod
+    def from_json(cls, data: dict) -> Jail:
+        return cls(
+            readable=tuple(Path(p) for p in data.get("readable", ())),
+            hidden=tuple(Path(p) for p in data.get("hidden", ())),
+            replaced=tuple((Path(a), Path(b)) for a, b in data.get("replaced", ())),
+            inside=Path(data["inside"]) if data.get("inside") else None,
+            cache=Path(data["cache"]) if data.get("cache") else None,
+        )
 
 
 @dataclass(frozen=True)
@@ -99,13 +121,13 @@ class NoSandbox(OSError):
     """Grading asked for a sandbox this machine cannot make."""
 
 
-def environment(workdir: Path, cache: Path, environ=os.environ) -> dict[str, str]:
-    """The allow-listed variables, with TMPDIR in the working copy, compile caches of its own in
-    ``cache`` (where the run sees its ``workdir/.cache``; a cache shared between submissions would let
-    one leave compiled code for the next) and reproducible hashing."""
+def environment(home: Path, cache: Path, environ=os.environ) -> dict[str, str]:
+    """The allow-listed variables, HOME and TMPDIR in its private places, compile caches in ``cache``
+    (a cache shared between submissions would let one leave compiled code for the next) and
+    reproducible hashing."""
     env = {k: environ[k] for k in ENV_ALLOWED if k in environ}
     cache = str(cache)
-    env.update(TMPDIR=str(workdir), PYTHONDONTWRITEBYTECODE="1", PYTHONHASHSEED="0")
+    env.update(HOME=str(home), TMPDIR=str(home), PYTHONDONTWRITEBYTECODE="1", PYTHONHASHSEED="0")
     env.update(XDG_CACHE_HOME=cache, STACKCHECK_CACHE=cache, TRITON_CACHE_DIR=cache + "/triton")
     env.update(TORCHINDUCTOR_CACHE_DIR=cache + "/inductor", JAX_COMPILATION_CACHE_DIR=cache + "/jax")
     # every program JAX compiles, however small: a part's tests compile hundreds of 0.1 s programs
@@ -115,13 +137,13 @@ def environment(workdir: Path, cache: Path, environ=os.environ) -> dict[str, str
 
 @functools.cache
 def bubblewrap() -> tuple[str | None, str]:
-    """(the bwrap command, "") where Bubblewrap makes its namespaces here, else (None, why not)."""
+    """(the bwrap command, "") where Bubblewrap makes its unprivileged namespaces here, else (None, why not)."""
     exe = shutil.which("bwrap")
     if exe is None:
         return None, f"no bwrap command: {INSTALL_HINT}"
     try:
         probe = subprocess.run(
-            [exe, *_NAMESPACES, "--ro-bind", "/", "/", "--proc", "/proc", "--dev", "/dev", "true"],
+            [exe, *_unprivileged(), "--ro-bind", "/", "/", "--proc", "/proc", "--dev", "/dev", "true"],
             capture_output=True,
             text=True,
             timeout=30,
@@ -133,31 +155,54 @@ def bubblewrap() -> tuple[str | None, str]:
     return exe, ""
 
 
-_NAMESPACES = ("--unshare-all", "--die-with-parent", "--new-session")
+def _unprivileged() -> list[str]:
+    return [
+        "--unshare-all",
+        "--unshare-user",
+        "--uid",
+        str(UID),
+        "--gid",
+        str(UID),
+        "--cap-drop",
+        "ALL",
+        "--disable-userns",
+        "--die-with-parent",
+        "--new-session",
+    ]
 
 
-def _jailed(exe: str, workdir: Path, jail: Jail) -> list[str]:
-    """bwrap's arguments, each mount over the ones before: the system read-only and a private /tmp;
-    this Python and its import path and ``jail.readable`` read-only again (a clone or a venv under
-    /tmp); ``jail.hidden`` and the grader's secrets covered (an empty folder, or /dev/null for a
-    file); the working copy and ``jail.writable`` writable, and each of ``jail.mounted`` where it says."""
-    args = [exe, *_NAMESPACES, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", str(TMP)]
+def covered(root: Path) -> list[Path]:
+    """What of the checkout at ``root`` a submission never sees: its .git, the correct variants and
+    every compiled-bytecode folder (one of them could hold an instructor's test, compiled)."""
+    found = [root / ".git", root / "tests_meta"]
+    found += [p for p in root.rglob("__pycache__") if ".git" not in p.parts]
+    return [p for p in found if p.exists()]
+
+
+def _jailed(exe: str, workdir: Path, jail: Jail, limits: Limits) -> list[str]:
+    """bwrap's arguments, each mount over the ones before (the module's docstring)."""
+    args = [exe, *_unprivileged(), "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
+    for folder in SYSTEM_COVERED:
+        if os.path.isdir(folder) and not os.path.islink(folder):
+            args += ["--tmpfs", folder]
+    args += ["--size", str(TMP_BYTES), "--tmpfs", str(TMP)]
     python = {sys.prefix, sys.base_prefix, sys.exec_prefix, *filter(None, sys.path)}
     for path in sorted({*map(Path, python), *jail.readable}):
-        # never a folder that holds /tmp (a grader started from / or /tmp puts it on sys.path): it
-        # would show the real /tmp, every submission's working copy in it, and make /tmp read-only
-        if path.exists() and not TMP.is_relative_to(path.resolve()):
+        # never a folder that holds /tmp (a grader started from / or /tmp puts it on sys.path)
+        if path.is_absolute() and path.exists() and not TMP.is_relative_to(path.resolve()):
             args += ["--ro-bind", str(path), str(path)]
     for path in (*jail.hidden, *(Path.home() / s for s in SECRETS)):
         if path.is_dir():
             args += ["--tmpfs", str(path)]
         elif path.exists():
             args += ["--ro-bind", "/dev/null", str(path)]
-    for path in (workdir, *jail.writable):
-        args += ["--bind", str(path), str(path)]
-    for source, target in jail.mounted:
-        args += ["--bind", str(source), str(target)]
-    return [*args, "--chdir", str(workdir)]
+    for source, target in jail.replaced:
+        args += ["--ro-bind", str(source), str(target)]
+    inside = jail.inside or workdir
+    args += ["--bind", str(workdir), str(inside)]
+    if jail.cache is not None:
+        args += ["--bind", str(jail.cache), str(CACHE)]
+    return [*args, "--chdir", str(inside)]
 
 
 @functools.cache
@@ -175,22 +220,60 @@ def network_isolation() -> tuple[list[str], str]:
     return [unshare, "-rn"], "isolated"
 
 
+COPY_BYTES = 16 * 1024**2  # a submission folder, in all: a homework file and its answers are a few KB
+COPY_FILES = 200
+
+
+class Refused(ValueError):
+    """A submission folder grading will not copy; the message says why, for its row."""
+
+
 def working_copy(folder: Path, under: Path) -> Path:
-    """A copy of the submission folder to grade, so grading never writes into what was handed in."""
+    """A copy of the submission folder to grade, so grading never writes into what was handed in:
+    regular files and folders only (a link, a FIFO or a device is refused with its name), at most
+    COPY_FILES files and COPY_BYTES bytes, read without following links."""
     target = under / folder.name
     shutil.rmtree(target, ignore_errors=True)
-    shutil.copytree(folder, target, symlinks=False, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+    target.mkdir(parents=True)
+    total, count = 0, 0
+    for path, dirs, files in os.walk(folder, followlinks=False):
+        here = Path(path)
+        dirs[:] = sorted(d for d in dirs if d != "__pycache__")
+        for name in sorted(files) + [d for d in dirs if os.path.islink(here / d)]:
+            source = here / name
+            relative = source.relative_to(folder)
+            info = os.lstat(source)
+            if name.endswith(".pyc"):
+                continue
+            if not stat.S_ISREG(info.st_mode):
+                kind = "a link" if stat.S_ISLNK(info.st_mode) else "not a regular file"
+                raise Refused(f"{relative}: {kind}; hand in regular files only")
+            count, total = count + 1, total + info.st_size
+            if count > COPY_FILES or total > COPY_BYTES:
+                raise Refused(f"more than {COPY_FILES} files or {COPY_BYTES // 1024**2} MB in the folder")
+            destination = target / relative
+            destination.parent.mkdir(parents=True, exist_ok=True)
+            fd = os.open(source, os.O_RDONLY | os.O_NOFOLLOW | getattr(os, "O_NONBLOCK", 0))
+            try:
+                if not stat.S_ISREG(os.fstat(fd).st_mode):
+                    raise Refused(f"{relative}: not a regular file")
+                with os.fdopen(fd, "rb", closefd=False) as src, open(destination, "wb") as dst:
+                    shutil.copyfileobj(src, dst, 1 << 20)
+            finally:
+                os.close(fd)
+        dirs[:] = [d for d in dirs if not os.path.islink(here / d)]
     return target
 
 
-# Sets the limits (and joins the process cap's cgroup, when there is one), then becomes the command:
-# no preexec_fn, which forks a possibly threaded parent.
+# Sets the limits, asks to die with its parent (and joins the process cap's cgroup, when there is
+# one), then becomes the command: no preexec_fn, which forks a possibly threaded parent.
 LAUNCH = (
-    "import os, resource, sys; m, c, p, g = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]; "
+    "import ctypes, os, resource, signal, sys; m, c, p, f = map(int, sys.argv[1:5]); g = sys.argv[5]; "
     "resource.setrlimit(resource.RLIMIT_AS, (m, m)); resource.setrlimit(resource.RLIMIT_CPU, (c, c + 5)); "
-    "resource.setrlimit(resource.RLIMIT_NPROC, (p, p)); "
+    "resource.setrlimit(resource.RLIMIT_NPROC, (p, p)); resource.setrlimit(resource.RLIMIT_FSIZE, (f, f)); "
+    "ctypes.CDLL(None).prctl(1, int(signal.SIGKILL)); "
     "g and open(g, 'w').write(str(os.getpid())); "
-    "os.execvp(sys.argv[5], sys.argv[5:])"
+    "os.execvp(sys.argv[6], sys.argv[6:])"
 )
 PIDS_CGROUPS = Path("/sys/fs/cgroup/pids")  # cgroup v1's pids controller, where the grader may write it
 
@@ -207,35 +290,53 @@ def _process_cap(limit: int) -> Path | None:
         return None
 
 
-def run(command: list[str], workdir: Path, limits: Limits, jail: Jail | None = None, unsafe: bool = False) -> Outcome:
-    """``command`` in ``workdir``, limited and jailed (the module's docstring); at the wall limit its
-    whole PID namespace dies. Output goes to files, never pipes: a process that outlives the run
-    cannot hold the grader's wait. Without Bubblewrap: ``NoSandbox``, unless ``unsafe``."""
+@dataclass
+class Started:
+    process: subprocess.Popen
+    network: str
+    sandbox: str
+    group: Path | None
+
+    def close(self) -> None:
+        if self.group is not None:
+            _remove(self.group)
+            self.group = None
+
+
+def start(
+    command: list[str], workdir: Path, limits: Limits, jail: Jail | None = None, unsafe: bool = False, **popen
+) -> Started:
+    """``command`` started limited and jailed (the module's docstring) in ``workdir``, its own
+    process group; ``popen``: its standard streams. Without Bubblewrap: ``NoSandbox``, unless ``unsafe``."""
     exe, why = bubblewrap()
     if exe is None and not unsafe:
         raise NoSandbox(f"no sandbox available: {why}")
-    # the copy's caches seen at one path in every run: compile caches keyed by their path carry over
-    (workdir / ".cache").mkdir(exist_ok=True)
     jail = jail or Jail()
-    jail = dataclasses.replace(jail, mounted=(*jail.mounted, (workdir / ".cache", CACHE)))
     if exe is None:
         (prefix, network), how = network_isolation(), "none (unsafe)"
+        home, cache = workdir, jail.cache or workdir / ".cache"
     else:
-        prefix, network, how = _jailed(exe, workdir, jail), "isolated", "bubblewrap"
+        prefix, network, how = _jailed(exe, workdir, jail, limits), "isolated", "bubblewrap"
+        home, cache = TMP, CACHE if jail.cache else TMP / ".cache"
     group = _process_cap(limits.processes)
     joins = str(group / "cgroup.procs") if group else ""
-    launch = [str(limits.memory_bytes), str(limits.cpu), str(limits.processes), joins]
-    with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
-        process = subprocess.Popen(
-            [sys.executable, "-c", LAUNCH, *launch, *prefix, *command],
-            cwd=workdir,
-            env=environment(workdir, seen_at(workdir / ".cache", CACHE)),
-            stdin=subprocess.DEVNULL,
-            stdout=out,
-            stderr=err,
-            text=True,
-            start_new_session=True,  # its own process group, killed whole at the wall limit
-        )
+    launch = [str(limits.memory_bytes), str(limits.cpu), str(limits.processes), str(limits.file_bytes), joins]
+    process = subprocess.Popen(
+        [sys.executable, "-c", LAUNCH, *launch, *prefix, *command],
+        cwd=workdir,
+        env=environment(home, cache),
+        start_new_session=True,  # its own process group, killed whole
+        **popen,
+    )
+    return Started(process, network, how, group)
+
+
+def run(command: list[str], workdir: Path, limits: Limits, jail: Jail | None = None, unsafe: bool = False) -> Outcome:
+    """``command`` run to its end or the wall limit, at which its whole PID namespace dies. Output
+    goes to files, never pipes: a process that outlives the run cannot hold the grader's wait."""
+    with tempfile.TemporaryFile("w+b") as out, tempfile.TemporaryFile("w+b") as err:
+        started = start(command, workdir, limits, jail, unsafe, stdin=subprocess.DEVNULL, stdout=out, stderr=err)
+        process = started.process
         try:
             returncode = process.wait(timeout=limits.wall_s)
         except subprocess.TimeoutExpired:
@@ -243,13 +344,27 @@ def run(command: list[str], workdir: Path, limits: Limits, jail: Jail | None = N
             process.wait(timeout=60)
             returncode = None
         finally:
-            if group is not None:
-                _remove(group)
-        if exe is not None and returncode is not None and returncode - 128 in signal.valid_signals():
+            started.close()
+        if started.sandbox == "bubblewrap" and returncode is not None and returncode - 128 in signal.valid_signals():
             returncode = 128 - returncode  # bwrap's 128 + N for a command killed by signal N, as Popen says it
-        out.seek(0)
-        err.seek(0)
-        return Outcome(returncode, out.read(), err.read(), network, how)
+        return Outcome(returncode, capped(out), capped(err), started.network, started.sandbox)
+
+
+OUTPUT_BYTES = 1024**2  # what is read of any output: its head and its tail
+
+
+def capped(stream) -> str:
+    """At most OUTPUT_BYTES of a file's text, head and tail, undecodable bytes replaced."""
+    stream.seek(0, os.SEEK_END)
+    size = stream.tell()
+    stream.seek(0)
+    if size <= OUTPUT_BYTES:
+        data = stream.read()
+    else:
+        data = stream.read(OUTPUT_BYTES // 2) + b"\n[... output cut ...]\n"
+        stream.seek(size - OUTPUT_BYTES // 2)
+        data += stream.read()
+    return data.decode("utf-8", errors="replace")
 
 
 def _remove(group: Path) -> None:

@@ -198,7 +198,7 @@ def checked(name: str, fn: Callable) -> Callable:
             CALLED[name] = CALLED.get(name, 0) + 1
             RUNNING.append(name)
         try:
-            if isolation.applies(name, args, kwargs):
+            if isolation.applies(name, args, kwargs) and not hasattr(fn, "__stackcheck_remote__"):
                 value = isolation.call(name, task.section, fn, args, kwargs)
             else:
                 value = fn(*args, **kwargs)

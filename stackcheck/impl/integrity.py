@@ -278,3 +278,28 @@ def tripwire(impl) -> Callable[[], None]:
 
 def _defined_in(value, module) -> bool:
     return isinstance(value, types.FunctionType) and value.__module__ == module.__name__
+
+
+def stripped_solutions(folder: Path) -> list[tuple[Path, Path]]:
+    """Each solution module of SOLUTIONS written into ``folder`` without its solutions (their bodies
+    raise NotImplementedError; signatures, docstrings and everything else kept): (stripped copy, the
+    module's file), for a graded submission's worker to see in their place. Folders of solutions
+    (``tests_meta``) it never sees at all (stackcheck.homework.sandbox.covered)."""
+    import importlib.util
+
+    made = []
+    for module, names in SOLUTIONS.items():
+        spec = importlib.util.find_spec(module) if not module.startswith("tests_") else None
+        if spec is None or not spec.origin or not spec.origin.endswith(".py"):
+            continue
+        source = Path(spec.origin)
+        tree = ast.parse(source.read_text(encoding="utf-8"))
+        for node in ast.walk(tree):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and (names is None or node.name in names):
+                said = f"{module}.{node.name} is the suite's own solution, not part of a graded submission's world"
+                keep = node.body[:1] if ast.get_docstring(node) else []
+                node.body = [*keep, ast.parse(f"raise NotImplementedError({said!r})").body[0]]
+        target = folder / f"{module.replace('.', '_')}.py"
+        target.write_text(ast.unparse(tree) + "\n", encoding="utf-8")
+        made.append((target, source))
+    return made

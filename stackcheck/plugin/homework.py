@@ -8,17 +8,21 @@ checkpoints) closes the run and the report.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import shlex
 import shutil
+import subprocess
+import sys
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
 from stackcheck.claims.results import Report
-from stackcheck.homework import assignment, checkpoints, scoring
+from stackcheck.homework import assignment, checkpoints, sandbox, scoring
 from stackcheck.impl import contract, integrity, isolation
 from stackcheck.impl.loader import Impl, ImplError, check_names, deepest_frame_in, load_module
 from stackcheck.paths import data
@@ -28,7 +32,6 @@ from stackcheck.stacks.records import STACKS
 OUTPUT_LINES = 40  # captured output kept per section (head and tail) when a student's code runs
 HOMEWORK = pytest.StashKey["Homework"]()
 OWN_TIMEOUT = pytest.StashKey[bool]()  # the homework set pytest-timeout's limit (none was given)
-CRASHED = pytest.StashKey[str]()  # what killed an earlier run in this test
 LATE = pytest.StashKey["Late"]()  # a graded run's student file, until load_late loads it
 NOT_LOADED = pytest.StashKey[str]()  # why load_late could not load it
 
@@ -74,7 +77,7 @@ def select_impl(config: pytest.Config) -> Impl:
     if os.path.isfile(spec):  # read before any of the student's code runs
         try:
             borrowing = integrity.borrowed(spec)
-        except SyntaxError:
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
             pass  # load_module says where, in one line
     chosen = config.getoption("homework_part")
     if config.getoption("homework_graded", False) and os.path.isfile(spec):
@@ -93,30 +96,97 @@ def select_impl(config: pytest.Config) -> Impl:
 
 
 def load_late(session: pytest.Session) -> None:
-    """A graded run, once its tests are collected: delete the copy of the instructor's tests
-    (``--homework-instructor-tests``), then load the student's file, so nothing it runs can read
-    them. A file that does not load is the run's one error, and its score's reason."""
+    """A graded run, once its tests are collected: start the submission's worker, the only process
+    that imports it (stackcheck.impl.remote; sandboxed, stackcheck.homework.sandbox), and grade its
+    functions through it. A file that does not load is the run's one error, and its score's reason."""
     config = session.config
     late = config.stash.get(LATE, None)
     if late is None:
         return
     del config.stash[LATE]
-    hidden = config.getoption("homework_instructor_tests", None)
-    for entry in Path(hidden).iterdir() if hidden and Path(hidden).is_dir() else ():
-        if entry.is_dir() and not entry.is_symlink():
-            shutil.rmtree(entry)
-        else:
-            entry.unlink()
-    try:
-        module = _loaded(late.spec, late.folder, late.assigned)
-        impl = _student(config, module, late.assigned, late.borrowing)
-    except pytest.UsageError as error:
-        config.stash[NOT_LOADED] = str(error)
-        raise
+    from stackcheck.impl import remote
+
+    start, log = _worker_start(config, late.spec)
+    worker = remote.Worker(start, late.assigned, log)
+    config.add_cleanup(worker.stop)
+    answer = worker.load()
+    if answer[0] != "loaded":
+        text = str(answer[1]).replace(str(sandbox.INSIDE / "homework.py"), late.spec)
+        config.stash[NOT_LOADED] = _as_given(text, late.spec, late.folder)
+        raise pytest.UsageError(config.stash[NOT_LOADED])
+    _reset_with(worker, config)
+    module = remote.stand_in(
+        worker, [n for n in answer[1] if isinstance(n, str)], os.path.abspath(late.spec), str(answer[3])
+    )
+    impl = Impl(module, late.assigned, late.borrowing)
+    config.add_cleanup(integrity.tripwire(impl))
     run = config.stash[RUN]
     run.impl = impl
     if run.environment is not None:
         run.environment["impl"] = impl.describe()
+
+
+def _reset_with(worker, config: pytest.Config) -> None:
+    """``torch._dynamo.reset()`` in the judge resets the worker's Dynamo too: a test that resets it
+    before counting compiles counts the student's compiled function's compiles afresh."""
+    try:
+        import torch._dynamo
+    except ImportError:
+        return
+    original = torch._dynamo.reset
+
+    def reset() -> None:
+        original()
+        worker.reset_dynamo()
+
+    torch._dynamo.reset = reset
+    config.add_cleanup(lambda: setattr(torch._dynamo, "reset", original))
+
+
+def _worker_start(config: pytest.Config, spec: str):
+    """(start, its log): how the judge starts the submission's worker: ``--homework-worker=JSON`` (stackcheck grade's:
+    the jail, the limits, whether unsafe), else the default jail around the folder of ``spec``. The
+    worker sees its copy at sandbox.INSIDE, the suite without its solutions, nothing of the judge."""
+    from stackcheck.impl import worker
+
+    given = config.getoption("homework_worker", None)
+    try:
+        settings = json.loads(Path(given).read_text(encoding="utf-8")) if given else {}
+        jail = sandbox.Jail.from_json(settings.get("jail", {}))
+    except (OSError, ValueError, TypeError, KeyError) as error:
+        raise pytest.UsageError(f"--homework-worker {given}: {error}") from None
+    private = Path(tempfile.mkdtemp(prefix="stackcheck-judge-"))
+    config.add_cleanup(lambda: shutil.rmtree(private, ignore_errors=True))
+    copy = Path(spec).resolve().parent
+    hidden = {*jail.hidden, private, *sandbox.covered(data.ROOT), data.path(*checkpoints.KEY_FILE)}
+    jail = dataclasses.replace(
+        jail,
+        readable=(*jail.readable, data.ROOT),
+        hidden=tuple(sorted(hidden)),
+        replaced=(*jail.replaced, *integrity.stripped_solutions(private)),
+        inside=sandbox.INSIDE,
+    )
+    limits = sandbox.Limits(wall_s=float(settings.get("wall_s", 3600)))
+    shown = [p for p in sys.path if p and os.path.isabs(p) and not Path(p).resolve().is_relative_to(copy)]
+    command = [sys.executable, "-I", "-c", worker.LAUNCH.format(path=shown), str(sandbox.INSIDE / "homework.py")]
+    unsafe = bool(settings.get("unsafe", False))
+    if unsafe and sandbox.bubblewrap()[0] is None:
+        command[-1] = str(copy / "homework.py")
+
+    def start() -> subprocess.Popen:
+        log = open(private / "worker.log", "ab")
+        try:
+            started = sandbox.start(
+                command, copy, limits, jail, unsafe, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=log
+            )
+        except sandbox.NoSandbox as error:
+            raise pytest.UsageError(f"{error}") from None
+        finally:
+            log.close()
+        config.add_cleanup(started.close)
+        return started.process
+
+    return start, private / "worker.log"
 
 
 def _loaded(spec: str, folder: str | None, assigned: frozenset[str] | None = None, check: bool = True):
@@ -263,20 +333,20 @@ def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool 
 
 @pytest.hookimpl(trylast=True)
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Drop the suite's self-tests and the tests of stacks the homework does not touch; mark the tests
-    that killed an earlier run of this submission (``--homework-crashed``, from stackcheck grade); give
-    a test that waits for a MAX graph compile, or for torch.compile, the compile's time, not the
-    homework's per-test limit."""
+    """Drop the suite's self-tests and the tests of stacks the homework does not touch; give a test
+    that waits for a MAX graph compile, or for torch.compile, the compile's time, not the homework's
+    per-test limit."""
     work = config.stash.get(HOMEWORK, None)
     if work is None:
         return
-    crashed = _crashed(config)
-    for item in items:
-        if item.nodeid in crashed:
-            item.stash[CRASHED] = crashed[item.nodeid]
     keep, drop = [], []
     timed = config.pluginmanager.hasplugin("timeout")
+    graded = config.getoption("homework_graded", False)
     for item in items:
+        traces = item.get_closest_marker("judge_traces")
+        if graded and traces is not None:
+            why = traces.args[0] if traces.args else "it traces the implementation in its own process"
+            item.add_marker(pytest.mark.skip(reason=f"graded by a judge that never holds the submission's code: {why}"))
         if timed:
             item.add_marker(_timeout(config, item), append=False)
         stacks = [s for s in STACKS if item.get_closest_marker(s)]
@@ -300,38 +370,7 @@ def _timeout(config: pytest.Config, item: pytest.Item) -> pytest.MarkDecorator:
     return pytest.mark.timeout(timeout=seconds, func_only=True)
 
 
-def _crashed(config: pytest.Config) -> dict[str, str]:
-    path = config.getoption("homework_crashed", None)
-    if not path:
-        return {}
-    try:
-        with open(path, encoding="utf-8") as f:
-            crashed = json.load(f)
-    except (OSError, ValueError) as error:
-        raise pytest.UsageError(f"--homework-crashed {path}: {error}") from None
-    if not isinstance(crashed, dict):
-        raise pytest.UsageError(f"--homework-crashed {path}: must hold an object {{test id: message}}")
-    return {_nodeid(config, str(k)): str(v) for k, v in crashed.items()}
-
-
-def _nodeid(config: pytest.Config, shown: str) -> str:
-    """The node id of a test as ``pytest -v`` showed it: its path relative to where pytest started."""
-    path, _, rest = shown.partition("::")
-    full = (config.invocation_params.dir / path).resolve()
-    try:
-        return f"{full.relative_to(config.rootpath).as_posix()}::{rest}"
-    except ValueError:
-        return shown
-
-
 # ---- running: what the student's code did -------------------------------------------------
-
-
-@pytest.hookimpl(tryfirst=True)
-def pytest_runtest_call(item: pytest.Item) -> None:
-    """A test that killed an earlier run fails at once with what killed it; it is not run again."""
-    if CRASHED in item.stash:
-        raise isolation.Crashed(item.stash[CRASHED])
 
 
 @pytest.hookimpl(tryfirst=True)
@@ -365,7 +404,7 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
 
 def _one_line(excinfo: pytest.ExceptionInfo, student_file: str, item: pytest.Item):
     """(feedback, stubs hit) replacing the traceback, for the failures a student causes; or None."""
-    frame = deepest_frame_in(excinfo.tb, student_file)
+    frame = deepest_frame_in(excinfo.tb, student_file) or _worker_frame(excinfo.value, student_file)
     where = f"{os.path.basename(student_file)}:{frame.lineno}" if frame else None
     stubs = sorted(contract.STUBS_CALLED)
     # a stub's error caught and judged, or raised where no frame of the file shows (a child process)
@@ -380,6 +419,7 @@ def _one_line(excinfo: pytest.ExceptionInfo, student_file: str, item: pytest.Ite
         return f"{excinfo.value}" + (f" [{where}]" if where else ""), []
     if excinfo.typename == "Failed" and "Timeout" in str(excinfo.value):
         seconds = item.config.getoption("timeout", None) or contract.TIMEOUT_S
+        frame = frame or _interrupted(item.config.stash[RUN].impl, student_file)
         if frame:
             item.config.stash[RUN].impl.stop_calling(frame.name, float(seconds))
             return (
@@ -387,6 +427,29 @@ def _one_line(excinfo: pytest.ExceptionInfo, student_file: str, item: pytest.Ite
             ), []
         return f"timed out after {float(seconds):g} s in {excinfo.traceback[-1].name}", []
     return None
+
+
+def _worker_frame(error: BaseException, student_file: str):
+    """Where in the student's file an exception raised in a graded run's worker came from (its
+    innermost frame there), as a FrameSummary; None for any other exception."""
+    import traceback
+
+    frames = getattr(error, "student_frames", None)
+    if not frames:
+        return None
+    _, line, name = frames[-1]
+    return traceback.FrameSummary(student_file, line, name)
+
+
+def _interrupted(impl, student_file: str):
+    """The student's function a graded run's worker was running when the per-test timeout fired."""
+    import traceback
+
+    from stackcheck.impl import remote
+
+    found = remote.owner_of(getattr(impl.module, next(iter(impl.provided), ""), None)) if impl.provided else None
+    name = found[0].interrupted if found else None
+    return traceback.FrameSummary(student_file, 0, name) if name else None
 
 
 def _capped(content: str) -> str:

@@ -112,24 +112,17 @@ def add(parser: pytest.Parser) -> None:
         "(repeatable; an instructor's choice)",
     )
     group.addoption(
-        "--homework-crashed",
-        default=None,
-        metavar="JSON",
-        help="stackcheck grade's own: a JSON file {test id: message} of tests that killed an earlier run of "
-        "this submission; they fail with the message instead of running again",
-    )
-    group.addoption(
         "--homework-graded",
         action="store_true",
         help="stackcheck grade's own: the feedback is for the student to read in their own folder (rerun "
         "lines run from there)",
     )
     group.addoption(
-        "--homework-instructor-tests",
+        "--homework-worker",
         default=None,
-        metavar="DIR",
-        help="stackcheck grade's own, with --homework-graded: DIR holds a copy of the instructor's tests; "
-        "they are collected, then DIR is deleted before the student's file is loaded",
+        metavar="JSON",
+        help="stackcheck grade's own, with --homework-graded: how to start the submission's worker (its jail "
+        "and limits); the worker is the only process that imports the submission",
     )
     group.addoption(
         "--course",

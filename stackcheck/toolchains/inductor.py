@@ -9,6 +9,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from stackcheck.evidence import where
+
 # Stable name prefixes: kernel suffixes (_0, _1, hashes) change between versions.
 GENERATED = re.compile(r"^(\w+) = async_compile\.\w+\(", re.M)
 EXTERN = re.compile(r"\bextern_kernels\.(\w+)\(")
@@ -59,6 +61,9 @@ def eager_ops(fn, *args, names: tuple[str, ...] = ()) -> tuple[object, list[dict
     shape, ``fresh`` (written to memory of its own, not a view of an input's) and ``sources``, the
     ``names`` of the arguments its values come from (a tensor made from none, ``torch.ones``, has
     none): what an op did with b, whatever the op is called."""
+    far = where.elsewhere(eager_ops, fn, *args, names=names)
+    if far is not where.HERE:
+        return far
     import torch
     from torch.utils._python_dispatch import TorchDispatchMode
     from torch.utils._pytree import tree_leaves

@@ -1,0 +1,392 @@
+"""Grading a class (``stackcheck grade``): each submission copied safely, judged by its own pytest
+process (the judge: the suite's tests, the instructor's tests, the score, the checkpoints), which
+never imports the submission: the judge reaches the student's functions through a worker process,
+sandboxed without privileges (stackcheck.homework.sandbox, stackcheck.impl.remote). One submission's
+failure of any kind is that submission's 0 with its reason; every other row, feedback file and
+Gradescope ``results.json`` is written all the same.
+"""
+
+from __future__ import annotations
+
+import csv
+import dataclasses
+import importlib.util
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import uuid
+from concurrent.futures import ThreadPoolExecutor, as_completed
+from dataclasses import dataclass
+from pathlib import Path
+
+from stackcheck.claims.results import NotAReport, Report
+from stackcheck.homework import assignment, checkpoints, gradescope, sandbox, scoring
+from stackcheck.plugin.homework import instructors_file
+from stackcheck.report import render as rendering
+
+REPORT_FILES = (".json", ".md", ".html", ".instructor-only.json")  # what a judge writes for the feedback
+COLUMNS = ["student", "percent", "earned", "points", "status", "claims", "checkpoints"]  # then the key's fields
+
+
+@dataclass(frozen=True)
+class Setup:
+    """What every submission of one grading shares."""
+
+    root: Path  # the suite's checkout (or install)
+    parts: list[str] | None
+    instructor: list[Path]
+    timeout: float
+    key: dict[str, dict[str, object]]
+    visibility: str
+    unsafe: bool
+    hidden: tuple[Path, ...]  # what no worker sees, besides what the judge covers
+    warm: Path | None = None
+
+
+def submissions_in(folder: Path) -> list[Path]:
+    """Every folder of ``folder`` that holds an entry named homework.py (of any kind: a link or a FIFO
+    is graded as refused, with its reason, never skipped)."""
+    if not folder.is_dir():
+        return []
+    return sorted(p for p in folder.iterdir() if os.path.lexists(p / "homework.py") and p.name[:1] != ".")
+
+
+def chosen_parts(folders: list[Path], parts: list[str] | None) -> list[str]:
+    """The parts to warm caches for: ``parts``, else those the parsable files declare (a file that
+    does not parse adds none), else all."""
+    if parts:
+        return parts
+    declared = set()
+    for folder in folders:
+        path = folder / "homework.py"
+        if path.is_file() and not path.is_symlink() and path.stat().st_size <= sandbox.COPY_BYTES:
+            declared.update(assignment.declared(str(path)) or ())
+    return sorted(declared) or ["all"]
+
+
+def grade_all(
+    submissions: Path,
+    out: Path,
+    parts: list[str] | None,
+    extra: list[str],
+    timeout: float,
+    jobs: int = 1,
+    visibility: str = "visible",
+    unsafe: bool = False,
+    root: Path | None = None,
+) -> int:
+    folders = submissions_in(submissions)
+    if not folders:
+        raise ValueError(f"{submissions}: no submission folders (each needs a homework.py)")
+    if jobs < 1:
+        raise ValueError(f"--jobs {jobs}: give 1 or more")
+    _require_sandbox(unsafe)
+    instructor = [Path(t).resolve() for t in extra]
+    absent = [str(p) for p in instructor if not p.exists()]
+    if absent:
+        raise ValueError(f"--tests {absent[0]}: no such file or folder")
+    feedback = out.parent / f"{out.stem}-feedback"
+    feedback.mkdir(parents=True, exist_ok=True)
+    out.touch()  # covered in every worker, as the folder of feedback is
+    key = checkpoints.expected_answers()  # measured once here, not once a submission; with the key
+    with _scratch() as scratch:
+        hidden = (submissions.resolve(), feedback.resolve(), out.resolve(), *instructor, scratch)
+        setup = Setup(root or suite_root(), parts, instructor, timeout, key, visibility, unsafe, hidden)
+        chosen = chosen_parts(folders, parts)
+        start = time.monotonic()
+        warm = warm_caches(setup, chosen, scratch)
+        print(
+            f"stackcheck grade: compile caches {warm or 'none (the warm-up failed): each run compiles cold'} "
+            f"({time.monotonic() - start:.0f} s)",
+            flush=True,
+        )
+        setup = dataclasses.replace(setup, warm=warm)
+        rows = {}
+        with ThreadPoolExecutor(jobs) as pool:
+            futures = {pool.submit(_graded, folder, setup, feedback, scratch): folder for folder in folders}
+            for done, future in enumerate(as_completed(futures), 1):
+                folder = futures[future]
+                row, seconds = future.result()
+                rows[folder.name] = row
+                print(
+                    f"stackcheck grade: [{done}/{len(folders)}] {folder.name}: {row['percent']} % "
+                    f"({row['status']}) in {seconds:.0f} s",
+                    flush=True,
+                )
+    columns = COLUMNS + [f"{qid} {name}" for qid, fields in key.items() for name in fields]
+    with open(out, "w", newline="", encoding="utf-8") as f:
+        writer = csv.DictWriter(f, fieldnames=columns, restval="", extrasaction="ignore")
+        writer.writeheader()
+        writer.writerows(rows[folder.name] for folder in folders)
+    print(f"stackcheck grade: {len(rows)} submission(s) -> {out}; feedback in {feedback}/")
+    return 0
+
+
+class _scratch:
+    """The grading's scratch folder, removed at the end, on an error, and on SIGTERM or SIGINT."""
+
+    def __enter__(self) -> Path:
+        self.folder = Path(tempfile.mkdtemp(prefix="stackcheck-grade-")).resolve()
+        self.previous = {}
+        if threading.current_thread() is threading.main_thread():
+            for sig in (signal.SIGTERM, signal.SIGINT):
+                self.previous[sig] = signal.signal(sig, _stop)
+        return self.folder
+
+    def __exit__(self, *exc) -> None:
+        for sig, handler in self.previous.items():
+            signal.signal(sig, handler)
+        for process in list(_RUNNING):
+            _kill(process)
+        shutil.rmtree(self.folder, ignore_errors=True)
+
+
+_RUNNING: set[subprocess.Popen] = set()  # the judges running now: killed when grading stops
+
+
+def _stop(signum, frame):
+    raise SystemExit(128 + signum)
+
+
+def _kill(process: subprocess.Popen) -> None:
+    try:
+        os.killpg(process.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+def _graded(folder: Path, setup: Setup, feedback: Path, scratch: Path) -> tuple[dict, float]:
+    """One submission's row, whatever happens to it (its seconds too)."""
+    start = time.monotonic()
+    try:
+        row = grade_one(folder, setup, feedback, scratch)
+    except sandbox.Refused as error:
+        row = _unscored(folder.name, f"refused: {error}", feedback)
+    except Exception as error:  # noqa: BLE001 - one submission never stops the batch
+        row = _unscored(folder.name, f"not graded: {type(error).__name__}: {error}", feedback)
+    return row, time.monotonic() - start
+
+
+def _unscored(name: str, status: str, feedback: Path) -> dict:
+    """The row, feedback and results.json of a submission that earned nothing, with the reason."""
+    (feedback / f"{name}.md").write_text(f"# {name}\n\n{status}\n", encoding="utf-8")
+    results = {"score": 0, "max_score": 0, "output": status, "visibility": "visible", "tests": []}
+    (feedback / f"{name}.results.json").write_text(json.dumps(results, indent=2, ensure_ascii=False), encoding="utf-8")
+    return {"student": name, "percent": 0, "earned": 0, "points": "", "status": status}
+
+
+def grade_one(folder: Path, setup: Setup, feedback: Path, scratch: Path) -> dict:
+    """One submission: a safe copy, its judge, its row (total, points per claim and checkpoint, the
+    checkpoint key for the instructor) and its feedback: Markdown, JSON, HTML, Gradescope results."""
+    name = folder.name
+    if folder.is_symlink() or not folder.is_dir():
+        raise sandbox.Refused("the submission is a link, not a folder")
+    copy = sandbox.working_copy(folder, scratch / "work")
+    if not (copy / "homework.py").is_file():
+        raise sandbox.Refused("no homework.py")
+    cache = scratch / "cache" / name
+    shutil.rmtree(cache, ignore_errors=True)
+    if setup.warm is not None:
+        shutil.copytree(setup.warm, cache, symlinks=True)
+    cache.mkdir(parents=True, exist_ok=True)
+    judge = scratch / "judge" / name
+    done, report = _judge(copy, cache, judge, setup, setup.parts)
+    if done is None:
+        return _unscored(name, f"timed out ({setup.timeout:g} s)", feedback)
+    try:
+        full = Report.load(report) if report.exists() else None
+    except NotAReport as error:
+        full = None
+        done = f"{done}\n{error}"
+    data = full.homework if full is not None else None
+    if data is None:
+        lines = [line for line in done.splitlines() if line.strip()]
+        return _unscored(name, f"not graded: {lines[-1] if lines else 'the judge wrote no report'}", feedback)
+    if "no_score" in data:
+        return _unscored(name, _unparsed(_relative(data["no_score"], copy)), feedback)
+    answers, _ = checkpoints.load_answers(copy / "answers.toml")
+    data = scoring.with_checkpoints(data, checkpoints.settle(data["checkpoints"], answers, setup.key))
+    full = Report.from_json(json.loads(_relative(full.with_(homework=data).dumps(), copy)))
+    written = feedback / f"{name}.json"
+    rendering.write(full, str(written), [("homework", scoring.lines(full.homework))])
+    kept = instructors_file(str(report))
+    withheld = json.loads(kept.read_text(encoding="utf-8")) if kept.exists() else []
+    if kept.exists():
+        shutil.copyfile(kept, feedback / f"{name}.instructor-only.json")
+    gradescope.write(feedback / f"{name}.results.json", full, withheld, setup.visibility)
+    data = full.homework
+    return {
+        "student": name,
+        "percent": data["percent"],
+        "earned": data["earned"],
+        "points": data["points"],
+        "status": f"graded (sandbox {_sandbox_kind(setup)}; network isolated)",
+        "claims": "; ".join(f"{c['id']} {c['earned']:g}/{c['points']:g}" for c in data["claims"]),
+        "checkpoints": "; ".join(f"{q['id']} {q['earned']:g}/{q['points']:g}" for q in data["checkpoints"]),
+        **checkpoint_key_columns(answers, setup.key),
+    }
+
+
+def _unparsed(said: str) -> str:
+    """A file that does not parse says so first, with its line: "does not parse: homework.py line 3: ..."."""
+    found = re.search(r"homework\.py:(\d+): SyntaxError: (.*)", said)
+    return f"does not parse: homework.py line {found[1]}: {found[2]}" if found else said
+
+
+def _sandbox_kind(setup: Setup) -> str:
+    return "bubblewrap" if sandbox.bubblewrap()[0] else "none (unsafe)"
+
+
+def _relative(text: str, copy: Path) -> str:
+    """Feedback names the student's own files as the student knows them, never the grader's scratch."""
+    for shown in (json.dumps(str(copy))[1:-1], str(copy)):
+        text = text.replace(shown + "/", "").replace(shown, ".")
+    return text
+
+
+def _judge(copy: Path, cache: Path, folder: Path, setup: Setup, parts) -> tuple[str | None, Path]:
+    """Run the judge for the copy: (its output, or None at the wall limit; where its report is)."""
+    shutil.rmtree(folder, ignore_errors=True)
+    staged = folder / sandbox.INSTRUCTOR_TESTS
+    staged.mkdir(parents=True)
+    names = _staged_names(setup.instructor)
+    for source, name in zip(setup.instructor, names):
+        (shutil.copytree if source.is_dir() else shutil.copy2)(source, staged / name)
+    settings = {
+        "jail": sandbox.Jail(hidden=setup.hidden, cache=cache).to_json(),
+        "unsafe": setup.unsafe,
+        "wall_s": setup.timeout,
+    }
+    (folder / "worker.json").write_text(json.dumps(settings), encoding="utf-8")
+    report = folder / "report.json"
+    command = [
+        sys.executable,
+        "-m",
+        "pytest",
+        f"--homework={copy}",
+        "--homework-graded",
+        f"--homework-worker={folder / 'worker.json'}",
+        f"--curriculum-report={report}",
+        "-p",
+        "no:cacheprovider",
+        "-q",
+        f"--rootdir={setup.root}",
+        *(f"--homework-part={p}" for p in parts or []),
+        *(str(setup.root / part) for part in assignment.PARTS.values()),
+        *(str(staged / n) for n in names),
+    ]  # an install has no testpaths
+    env = {**os.environ, "PYTHONHASHSEED": "0", "PYTHONDONTWRITEBYTECODE": "1"}
+    with tempfile.TemporaryFile("w+b") as output:
+        process = subprocess.Popen(
+            command,
+            cwd=folder,
+            env=env,
+            stdin=subprocess.DEVNULL,
+            stdout=output,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+        _RUNNING.add(process)
+        try:
+            process.wait(timeout=setup.timeout)
+            said = sandbox.capped(output)
+        except subprocess.TimeoutExpired:
+            _kill(process)
+            process.wait()
+            said = None
+        finally:
+            _RUNNING.discard(process)
+    return said, report
+
+
+def warm_caches(setup: Setup, parts: list[str], scratch: Path) -> Path | None:
+    """Compile caches (torch Inductor's, Triton's, JAX's, the suite's builds) made by grading the course's
+    solutions to ``parts`` once, as a submission; each submission's worker starts from a copy of them
+    and compiles only what its own code changes. Kept in the suite's cache folder for the next
+    grading with these versions of torch and JAX; None where the run failed (then each submission
+    compiles cold)."""
+    from importlib import metadata
+
+    from stackcheck.impl import reference
+    from stackcheck.paths.data import cache_dir
+
+    def version(name: str) -> str:
+        try:
+            return metadata.version(name)
+        except metadata.PackageNotFoundError:
+            return "none"
+
+    stacks = "-".join(f"{name}{version(name)}" for name in ("torch", "jax"))  # what the caches were made by
+    template = cache_dir() / "grading-caches" / f"worker-{'-'.join(parts)}-{stacks}"
+    if (template / "ok").exists():
+        return template
+    work = scratch / "warm" / "solutions"
+    work.mkdir(parents=True)
+    (work / "homework.py").write_text(Path(reference.__file__).read_text() + f"\nASSIGNED = {tuple(parts)!r}\n")
+    cache = scratch / "warm" / "cache"
+    cache.mkdir()
+    warmup = dataclasses.replace(setup, timeout=max(setup.timeout, 600.0), instructor=[])
+    said, _ = _judge(work, cache, scratch / "warm" / "judge", warmup, parts)
+    if said is None or not any(cache.glob("*/*")):  # it compiled nothing: it never ran
+        return None
+    (cache / "ok").write_text(" ".join(parts))
+    made = template.with_name(f"{template.name}.{uuid.uuid4().hex[:8]}")
+    made.parent.mkdir(parents=True, exist_ok=True)
+    shutil.move(cache, made)
+    try:
+        made.rename(template)
+    except OSError:  # another grading made it first
+        shutil.rmtree(made, ignore_errors=True)
+    return template
+
+
+def prepare_caches(parts: list[str], unsafe: bool) -> int:
+    """``stackcheck homework warm``: the compile caches a grading of ``parts`` starts from, made now
+    (a set-up step, so that the first grading is as fast as the next)."""
+    _require_sandbox(unsafe)
+    start = time.monotonic()
+    with _scratch() as scratch:
+        setup = Setup(suite_root(), parts, [], 600.0, {}, "visible", unsafe, (scratch,))
+        made = warm_caches(setup, parts, scratch)
+    if made is None:
+        print("stackcheck homework warm: the solutions did not run; grading will compile cold", file=sys.stderr)
+        return 1
+    print(f"stackcheck homework warm: {made} ({time.monotonic() - start:.0f} s)")
+    return 0
+
+
+def _staged_names(instructor: list[Path]) -> list[str]:
+    """The name of each instructor's test file or folder in a judge's copy (numbered where two share one)."""
+    names = [p.name for p in instructor]
+    return [n if names.count(n) == 1 else f"{i}_{n}" for i, n in enumerate(names)]
+
+
+def checkpoint_key_columns(answers: dict, key: dict[str, dict[str, object]]) -> dict[str, str]:
+    """For the instructor's CSV only: each checkpoint field as the student answered it, with the key."""
+    return {
+        f"{qid} {name}": f"{answers.get(qid, {}).get(name, '')!r} (key {expected!r})"
+        for qid, fields in key.items()
+        for name, expected in fields.items()
+    }
+
+
+def suite_root() -> Path:
+    """The folder holding the test packages (the checkout, or site-packages for an installed suite)."""
+    spec = importlib.util.find_spec("tests_math")
+    if spec is None or not spec.origin:
+        raise ValueError("the stackcheck test folders are not importable; install stackcheck or run from its checkout")
+    return Path(spec.origin).resolve().parent.parent
+
+
+def _require_sandbox(unsafe: bool) -> None:
+    """Refuse, in one line with the fix, to grade where Bubblewrap cannot sandbox, unless ``unsafe``."""
+    bwrap, why = sandbox.bubblewrap()
+    if bwrap is None and not unsafe:
+        raise ValueError(f"no sandbox available: {why}")

@@ -1,0 +1,393 @@
+"""The judge's side of a graded submission (``stackcheck grade``): the student's functions as
+proxies that run in the worker (stackcheck.impl.worker), so the judge's process never imports the
+submission. A call sends the judge's own arguments; what comes back is rebuilt from data
+(stackcheck.impl.wire) and judged here. A function the judge hands the student's code (a forward to
+time, a sync) stays here: the worker calls back. A call the worker does not survive (a crash, the
+per-test timeout) costs that call: the next one starts a new worker.
+"""
+
+from __future__ import annotations
+
+import functools
+import io
+import os
+import pickle
+import select
+import signal
+import subprocess
+import sys
+import types
+from types import ModuleType
+from typing import Callable
+
+from stackcheck.impl import contract, isolation, wire, worker
+
+LOAD_LIMIT_S = 300.0  # importing the file: torch, JAX and MAX imported cold on a loaded 2-core machine
+RESTARTS = 8  # new workers after crashes or timeouts; then every call fails at once
+LIBRARIES = ("numpy", "torch", "jax", "jaxlib", "math", "operator", "builtins", "functools", "ml_dtypes")
+
+
+class NotShippable(TypeError):
+    """An argument the worker cannot be given (a tracer, a fake tensor): the test needs the function
+    in this process, which a graded run never allows; such a test reads worker evidence instead."""
+
+
+class Worker:
+    """One submission's worker: ``start()`` launches it (sandboxed) with its channel on stdin/stdout."""
+
+    def __init__(self, start: Callable[[], subprocess.Popen], assigned: frozenset[str] | None, log=None):
+        self.start, self.assigned, self.log = start, assigned, log
+        self.process: subprocess.Popen | None = None
+        self.restarts = 0
+        self.loaded: list | None = None  # ["loaded", names, public, module] or ["load_error", message]
+        self.callbacks: list[Callable] = []
+        self.running: str | None = None
+        self.interrupted: str | None = None  # the function running when a call was interrupted
+        self.exports: dict[tuple, object] = {}  # (name, shapes) -> the checked jax.export.Exported
+
+    # ---- the process ----
+
+    def _ensure(self) -> None:
+        if self.process is not None and self.process.poll() is None:
+            return
+        if self.loaded is not None:
+            if self.restarts >= RESTARTS:
+                raise isolation.Crashed(f"the submission's worker was restarted {RESTARTS} times; no more calls run")
+            self.restarts += 1
+        self.process = self.start()
+        answer, _ = self._exchange(
+            ("load", sorted(self.assigned) if self.assigned is not None else None), [], deadline=LOAD_LIMIT_S
+        )
+        if self.loaded is None:
+            self.loaded = answer
+        if answer[0] != "loaded":
+            raise isolation.Crashed(f"the submission did not load again in a new worker: {answer[1]}")
+
+    def load(self) -> list:
+        """["loaded", surface names it defines, its public functions, module name] or ["load_error", message]."""
+        try:
+            self._ensure()
+        except isolation.Crashed:
+            pass
+        except (EOFError, wire.WireError, OSError) as error:
+            self.loaded = ["load_error", f"the submission's worker ended while loading it: {self._why(error)}"]
+        return self.loaded or ["load_error", "the submission's worker did not start"]
+
+    def stop(self) -> None:
+        if self.process is not None:
+            try:
+                os.killpg(self.process.pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
+            self.process.wait()
+            for stream in (self.process.stdin, self.process.stdout):
+                if stream:
+                    stream.close()
+            self.process = None
+
+    def _why(self, error: BaseException) -> str:
+        process = self.process
+        code = process.wait(timeout=10) if process is not None else None
+        if code is not None and code > 128 and code - 128 in signal.valid_signals():
+            code = 128 - code
+        if code is not None and code < 0 and -code in signal.valid_signals():
+            said = f"it was killed by {signal.Signals(-code).name}"
+        else:
+            said = f"it exited (code {code})" if code is not None else str(error)
+        return said + self._last_words()
+
+    def _last_words(self, lines: int = 12) -> str:
+        """The end of what the worker wrote to its standard error (the student's prints and tracebacks)."""
+        try:
+            with open(self.log, "rb") as f:
+                f.seek(max(0, os.fstat(f.fileno()).st_size - 4000))
+                tail = f.read().decode("utf-8", errors="replace").splitlines()[-lines:]
+        except (OSError, TypeError):
+            return ""
+        return ("; its last output:\n" + "\n".join(tail)) if tail else ""
+
+    # ---- requests ----
+
+    def call(self, name: str, args: tuple, kwargs: dict):
+        if _jax_traced((args, kwargs)):
+            return self._exported(name, args, kwargs).call(*args, **kwargs)
+        return self._request(("call", name, args, kwargs, _grad_enabled()), name, [list(args), kwargs])
+
+    def evidence(self, helper: Callable, name: str, args: tuple, kwargs: dict):
+        where = f"{helper.__module__}:{helper.__qualname__}"
+        return self._request(("evidence", where, name, args, kwargs, _grad_enabled()), name, [list(args), kwargs])
+
+    def reset_dynamo(self) -> None:
+        """torch._dynamo.reset() in the worker (a running one: a new worker starts reset)."""
+        if self.process is not None and self.process.poll() is None:
+            self._request(("reset",), "torch._dynamo.reset", [])
+
+    def jax_stages(self, helper: Callable, name: str, args: tuple):
+        """JAX's stages of the student's function, built here from the program the worker exported
+        (StableHLO, optimized HLO and the executable are the judge's own); only the jaxpr, which the
+        export does not carry, is the worker's."""
+        exported = self._exported(name, args, {})
+        stages = helper(lambda *a: exported.call(*a), *args)
+        stages["jaxpr"] = self.evidence(helper, name, args, {})["jaxpr"]
+        return stages
+
+    def _exported(self, name: str, args: tuple, kwargs: dict):
+        """The student's JAX function for these shapes as the worker exported it (StableHLO), checked
+        here: only custom calls JAX guarantees stable, so the program is XLA's own ops, run by the judge."""
+        import jax
+
+        specs = jax.tree_util.tree_map(_spec, (args, kwargs))
+        key = (name, repr(specs))
+        if key not in self.exports:
+            blob = self._request(("export", name, *specs), name, [])
+            self.exports[key] = _checked_export(jax.export.deserialize(bytearray(blob)))
+        return self.exports[key]
+
+    def _request(self, message, name: str, args: list):
+        __tracebackhide__ = True
+        self._ensure()
+        outer = self.running
+        self.running = self.running or name
+        try:
+            answer, buffers = self._exchange(message, args)
+        except (EOFError, wire.WireError, OSError) as error:
+            why = self._why(error)
+            self.stop()
+            raise isolation.Crashed(
+                f"{name} (course §{_section(name)}) crashed: the worker it ran in ended ({why})"
+            ) from None
+        except BaseException:  # the per-test timeout, an interrupt: the worker is mid-call, so it goes
+            self.interrupted = self.running
+            self.stop()
+            raise
+        finally:
+            self.running = outer
+            if outer is None:
+                self.callbacks.clear()
+        decode = wire.Decoder(buffers, args, callbacks=self)
+        kind, value, written, counts = answer
+        for path, index in written:
+            _copy_into(decode._argument(path), decode._buffer(index))
+        _count_compiles(*counts)
+        if kind == "raised":
+            raise decode(value)
+        return decode(value)
+
+    def _exchange(self, message, args: list, deadline: float | None = None):
+        wire.send(self.process.stdin.fileno(), self._pickled(message))
+        out = self.process.stdout.fileno()
+        while True:
+            if deadline is not None and not select.select([out], [], [], deadline)[0]:
+                raise EOFError(f"no answer within {deadline:g} s")
+            tree, buffers = wire.unpack(wire.receive(out))
+            if not isinstance(tree, list) or not tree:
+                raise wire.WireError("an answer that is not a tagged list")
+            if tree[0] != "callback":
+                return tree, buffers
+            self._answer_callback(tree, buffers)
+
+    def _answer_callback(self, tree, buffers) -> None:
+        _, index, args, kwargs = tree
+        decode = wire.Decoder(buffers, callbacks=self)
+        if not isinstance(index, int) or not 0 <= index < len(self.callbacks):
+            raise wire.WireError(f"a call back of function {index!r}, which the judge never handed over")
+        try:
+            reply = ("reply", "return", self.callbacks[index](*decode(args), **decode(kwargs)))
+        except Exception as error:  # noqa: BLE001 - the judge's function raised: the student's code sees it
+            reply = ("reply", "raise", error)
+        try:
+            payload = self._pickled(reply)
+        except Exception as error:  # noqa: BLE001
+            payload = self._pickled(("reply", "raise", RuntimeError(f"{type(error).__name__}: {error}")))
+        wire.send(self.process.stdin.fileno(), payload)
+
+    def _pickled(self, message) -> bytes:
+        buffer = io.BytesIO()
+        _Pickler(buffer, self).dump(message)
+        return buffer.getvalue()
+
+    def surface(self, name: str) -> Callable:
+        """A surface function the worker returned as a value: its proxy here."""
+        return proxy(self, name)
+
+
+class _Pickler(pickle.Pickler):
+    """The judge's arguments for the worker: proxies go back as names, the judge's own functions as
+    call-backs, JAX arrays as host data with their platform."""
+
+    def __init__(self, file, owner: Worker):
+        super().__init__(file, protocol=pickle.HIGHEST_PROTOCOL)
+        self.owner = owner
+
+    def reducer_override(self, obj):
+        name = getattr(obj, "__stackcheck_remote__", None)
+        wrapped = getattr(obj, "__wrapped__", None)
+        name = name or getattr(wrapped, "__stackcheck_remote__", None)
+        if isinstance(name, str):
+            return worker.restore_surface, (name,)
+        kind = type(obj)
+        if getattr(obj, "__module__", None) == worker.__name__:  # the worker's own rebuilders, by name
+            return NotImplemented
+        if _traced(obj):
+            raise NotShippable(
+                f"a {kind.__module__}.{kind.__qualname__} cannot be sent to the submission's worker: "
+                "tracing or compiling a graded submission's function happens in its worker"
+            )
+        if kind.__module__.startswith(("jax", "jaxlib")) and hasattr(obj, "addressable_shards"):
+            import numpy as np
+
+            return worker.restore_jax, (np.asarray(obj), next(iter(obj.devices())).platform)
+        if isinstance(obj, (types.FunctionType, types.MethodType, functools.partial)) or (
+            callable(obj) and kind.__name__ in ("PjitFunction", "CompiledFunction", "OptimizedModule")
+        ):
+            if (getattr(obj, "__module__", None) or "").split(".")[0] not in LIBRARIES or kind.__name__ in (
+                "PjitFunction",
+                "OptimizedModule",
+            ):
+                self.owner.callbacks.append(obj)
+                return worker.restore_callback, (len(self.owner.callbacks) - 1,)
+        return NotImplemented
+
+
+def _grad_enabled() -> bool:
+    torch = sys.modules.get("torch")
+    return torch.is_grad_enabled() if torch is not None else True
+
+
+def _jax_traced(tree) -> bool:
+    jax_core = sys.modules.get("jax._src.core")
+    if jax_core is None:
+        return False
+    import jax
+
+    return any(isinstance(leaf, jax_core.Tracer) for leaf in jax.tree_util.tree_leaves(tree))
+
+
+def _spec(leaf):
+    import jax
+
+    if hasattr(leaf, "shape") and hasattr(leaf, "dtype"):
+        return jax.ShapeDtypeStruct(leaf.shape, leaf.dtype)
+    return leaf
+
+
+STABLE_TARGETS_EXTRA = ("Sharding", "SPMDFullToShardShape", "SPMDShardToFullShape")
+
+
+def _checked_export(exported):
+    """``exported``, refused (WireError) where its program calls a custom target JAX does not
+    guarantee stable: a host callback's target carries a pointer into the process that made it."""
+    import re
+
+    try:
+        from jax._src.export._export import _CUSTOM_CALL_TARGETS_GUARANTEED_STABLE as stable
+    except ImportError:
+        stable = set()
+    targets = set(re.findall(r"custom_call\s*@([\w.$-]+)", exported.mlir_module()))
+    targets |= set(re.findall(r'call_target_name\s*=\s*"([^"]+)"', exported.mlir_module()))
+    unknown = sorted(targets - set(stable) - set(STABLE_TARGETS_EXTRA))
+    if unknown:
+        raise wire.WireError(f"the submission's exported program calls targets the judge does not run: {unknown}")
+    return exported
+
+
+def _count_compiles(graphs, programs) -> None:
+    """The worker's compiles during a call, added to this process's counters (stackcheck.evidence.compiles
+    reads them): Dynamo's graphs and XLA's compile events, as the worker measured them."""
+    if not isinstance(graphs, int) or not isinstance(programs, int) or graphs < 0 or programs < 0:
+        raise wire.WireError("compile counts are not counts")
+    if graphs and "torch._dynamo" in sys.modules:
+        from torch._dynamo.utils import counters
+
+        counters["stats"]["unique_graphs"] += graphs
+    if programs and "jax" in sys.modules:
+        import jax.monitoring
+        from jax._src.dispatch import BACKEND_COMPILE_EVENT
+
+        for _ in range(min(programs, 1000)):
+            jax.monitoring.record_event_duration_secs(BACKEND_COMPILE_EVENT, 0.0)
+
+
+def _traced(obj) -> bool:
+    jax_core = sys.modules.get("jax.core") or sys.modules.get("jax._src.core")
+    if jax_core is not None and isinstance(obj, getattr(jax_core, "Tracer", ())):
+        return True
+    torch = sys.modules.get("torch")
+    return torch is not None and isinstance(obj, torch.Tensor) and type(obj) not in (torch.Tensor, torch.nn.Parameter)
+
+
+def _copy_into(arg, data: memoryview) -> None:
+    """What the worker's call wrote into an argument (``out=``, in place), into the judge's copy."""
+    if type(arg).__module__ == "numpy":
+        import numpy as np
+
+        if len(data) != arg.nbytes or not arg.flags.c_contiguous or not arg.flags.writeable:
+            raise wire.WireError("written memory that does not fit its argument")
+        np.copyto(arg, np.frombuffer(data, dtype=arg.dtype).reshape(arg.shape))
+        return
+    import torch
+
+    memory = torch.empty(0, dtype=torch.uint8, device=arg.device).set_(arg.untyped_storage())
+    if len(data) != memory.numel():
+        raise wire.WireError("written memory that does not fit its argument")
+    with torch.no_grad():
+        memory.copy_(torch.frombuffer(bytearray(data), dtype=torch.uint8))
+
+
+def _section(name: str) -> str:
+    task = contract.TASKS.get(name)
+    return task.section if task else "?"
+
+
+def proxy(owner: Worker, name: str) -> Callable:
+    """The student's ``name``, run in the worker."""
+
+    def call(*args, **kwargs):
+        __tracebackhide__ = True
+        return owner.call(name, args, kwargs)
+
+    call.__name__ = call.__qualname__ = name
+    call.__stackcheck_remote__ = name
+    call.__stackcheck_worker__ = owner
+    call.__stackcheck_evidence__ = functools.partial(_evidence, owner, name)
+    torch = sys.modules.get("torch")
+    return torch.compiler.disable(call) if torch is not None else call
+
+
+def _evidence(owner: Worker, name: str, helper: Callable, *args, **kwargs):
+    if helper.__name__ == "jax_stages" and not kwargs:
+        return owner.jax_stages(helper, name, args)
+    return owner.evidence(helper, name, args, kwargs)
+
+
+def owner_of(fn) -> tuple[Worker, str] | None:
+    """(worker, surface name) where ``fn`` is a proxy (or the contract's wrapper of one), else None."""
+    while fn is not None:
+        owner = getattr(fn, "__stackcheck_worker__", None)
+        if owner is not None:
+            return owner, fn.__stackcheck_remote__
+        fn = getattr(fn, "__wrapped__", None)
+    return None
+
+
+def evidence(helper: Callable, fn, *args, **kwargs):
+    """``helper(fn, *args, **kwargs)``: here, or in the worker where ``fn`` is a graded submission's
+    function (what the helper reads, a dispatch mode or a trace, needs the function in its process).
+    What comes back is the helper's data as the worker measured it."""
+    found = owner_of(fn)
+    if found is None:
+        return helper(fn, *args, **kwargs)
+    owner, name = found
+    return owner.evidence(helper, name, args, kwargs)
+
+
+def stand_in(owner: Worker, names: list[str], file: str, module_name: str) -> ModuleType:
+    """A module object of proxies for the surface names the submission defines: what the judge's
+    ``Impl`` treats as the student's module."""
+    module = ModuleType(f"stackcheck_remote_{module_name}")
+    module.__file__ = file
+    for name in names:
+        fn = proxy(owner, name)
+        fn.__module__ = module.__name__
+        setattr(module, name, fn)
+    return module

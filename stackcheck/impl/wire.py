@@ -1,0 +1,321 @@
+"""What crosses between a graded submission's worker and the judge (``stackcheck grade``).
+
+Messages are framed (an 8-byte length, at most ``LIMIT`` bytes). The judge sends its requests as
+pickles: the worker runs the submission anyway, so nothing the judge sends can cost it anything.
+The worker answers in a format the judge decodes without running anything: a JSON tree of tagged
+nodes and raw buffers. Arrays are rebuilt from their bytes with a dtype from an allow-list; a result
+that is a view of an argument is rebuilt as the same view of the judge's own argument (bounds
+checked by torch, or here for NumPy); an exception is rebuilt as its nearest builtin class with its
+message; anything else is an ``Opaque`` naming its type, which no contract accepts.
+"""
+
+from __future__ import annotations
+
+import builtins
+import json
+import os
+import struct
+
+LIMIT = 512 * 1024**2  # one message: the largest array a test hands a student's function is ~100 MB
+DEPTH = 64  # nesting of a decoded tree
+NUMPY_KINDS = "biufc"  # bool, ints, floats, complex: never objects, strings or structures
+TORCH_DTYPES = (
+    "float64 float32 float16 bfloat16 int64 int32 int16 int8 uint8 bool complex64 complex128 float8_e4m3fn float8_e5m2"
+).split()
+JAX_EXTRA_DTYPES = ("bfloat16", "float8_e4m3fn", "float8_e5m2")  # ml_dtypes names numpy resolves once imported
+
+
+class WireError(Exception):
+    """A message that is not of this format: the worker is misbehaving (or was tampered with)."""
+
+
+class Opaque:
+    """A value the worker returned that is not data the judge rebuilds (a module, a generator, ...)."""
+
+    def __init__(self, kind: str, text: str):
+        self.kind, self.text = kind, text
+
+    def __repr__(self) -> str:
+        return f"<{self.kind} from the submission: {self.text}>"
+
+
+class RemoteError(Exception):
+    """Stands for an exception class the judge does not rebuild; its builtin base is mixed in."""
+
+
+# ---- framing ------------------------------------------------------------------------------
+
+
+def send(fd: int, payload: bytes) -> None:
+    data = struct.pack("<Q", len(payload)) + payload
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view) :]
+
+
+def receive(fd: int) -> bytes:
+    size = struct.unpack("<Q", _exactly(fd, 8))[0]
+    if size > LIMIT:
+        raise WireError(f"a message of {size} bytes, over the {LIMIT}-byte limit")
+    return _exactly(fd, size)
+
+
+def _exactly(fd: int, count: int) -> bytes:
+    chunks, left = [], count
+    while left:
+        chunk = os.read(fd, min(left, 1 << 22))
+        if not chunk:
+            raise EOFError("the worker's channel closed")
+        chunks.append(chunk)
+        left -= len(chunk)
+    return b"".join(chunks)
+
+
+# ---- the worker's answers: encoded in the worker, decoded by the judge ---------------------
+
+
+def pack(tree, buffers: list[bytes]) -> bytes:
+    header = json.dumps(tree, allow_nan=False).encode()
+    sizes = [len(b) for b in buffers]
+    meta = json.dumps(sizes).encode()
+    return struct.pack("<II", len(header), len(meta)) + header + meta + b"".join(buffers)
+
+
+def unpack(payload: bytes) -> tuple[object, list[memoryview]]:
+    try:
+        hlen, mlen = struct.unpack_from("<II", payload)
+        header = payload[8 : 8 + hlen]
+        sizes = json.loads(payload[8 + hlen : 8 + hlen + mlen])
+        if not isinstance(sizes, list) or not all(isinstance(s, int) and s >= 0 for s in sizes):
+            raise WireError("buffer sizes are not a list of counts")
+        start, views, data = 8 + hlen + mlen, [], memoryview(payload)
+        for size in sizes:
+            views.append(data[start : start + size])
+            start += size
+        if start != len(payload):
+            raise WireError("buffers do not fill the message")
+        return json.loads(header), views
+    except (struct.error, ValueError, UnicodeDecodeError) as error:
+        raise WireError(f"not a message of this format: {error}") from None
+
+
+class Decoder:
+    """Rebuilds a worker's tree in the judge. ``args``: the judge's own arguments of the call, so a
+    result that is a view of one of them is rebuilt as that view."""
+
+    def __init__(self, buffers: list[memoryview], args: list | None = None, callbacks=None):
+        self.buffers, self.args = buffers, args or []
+        self.callbacks = callbacks
+
+    def __call__(self, node, depth: int = 0):
+        if depth > DEPTH:
+            raise WireError("nested too deeply")
+        if not isinstance(node, list) or not node or not isinstance(node[0], str):
+            raise WireError(f"not a tagged node: {str(node)[:80]}")
+        tag, rest = node[0], node[1:]
+        handler = getattr(self, f"_{tag}", None)
+        if handler is None:
+            raise WireError(f"unknown tag {tag!r}")
+        return handler(depth + 1, *rest)
+
+    def _buffer(self, index) -> memoryview:
+        if not isinstance(index, int) or not 0 <= index < len(self.buffers):
+            raise WireError(f"no buffer {index!r}")
+        return self.buffers[index]
+
+    def _none(self, depth):
+        return None
+
+    def _bool(self, depth, value):
+        return bool(value)
+
+    def _int(self, depth, text):
+        if not isinstance(text, str) or len(text) > 400:
+            raise WireError("an integer must be its digits, at most 400 of them")
+        return int(text)
+
+    def _float(self, depth, text):
+        if not isinstance(text, str) or len(text) > 40:
+            raise WireError("a float must be its repr")
+        return float(text)
+
+    def _str(self, depth, text):
+        if not isinstance(text, str):
+            raise WireError("not a string")
+        return text
+
+    def _bytes(self, depth, index):
+        return bytes(self._buffer(index))
+
+    def _tuple(self, depth, items):
+        return tuple(self(i, depth) for i in _listed(items))
+
+    def _list(self, depth, items):
+        return [self(i, depth) for i in _listed(items)]
+
+    def _dict(self, depth, items):
+        out = {}
+        for pair in _listed(items):
+            key, value = _listed(pair)
+            out[self(key, depth)] = self(value, depth)
+        return out
+
+    def _opaque(self, depth, kind, text):
+        return Opaque(str(kind)[:200], str(text)[:400])
+
+    def _numpy_dtype(self, name):
+        import numpy as np
+
+        if name in JAX_EXTRA_DTYPES:
+            import ml_dtypes  # noqa: F401 - registers the names with NumPy
+
+        try:
+            dtype = np.dtype(name) if isinstance(name, str) and len(name) < 40 else None
+        except TypeError:
+            dtype = None
+        if (
+            dtype is None
+            or dtype.hasobject
+            or dtype.fields
+            or (dtype.kind not in NUMPY_KINDS and name not in JAX_EXTRA_DTYPES)
+        ):
+            raise WireError(f"dtype {str(name)[:40]!r} is not an array dtype")
+        return dtype
+
+    def _ndarray(self, depth, dtype, shape, index):
+        import numpy as np
+
+        dtype, shape = self._numpy_dtype(dtype), _shape(shape)
+        data = self._buffer(index)
+        if len(data) != dtype.itemsize * _count(shape):
+            raise WireError("an array's bytes do not match its shape")
+        return np.frombuffer(data, dtype=dtype).reshape(shape).copy()
+
+    def _npscalar(self, depth, dtype, index):
+        import numpy as np
+
+        dtype = self._numpy_dtype(dtype)
+        data = self._buffer(index)
+        if len(data) != dtype.itemsize:
+            raise WireError("a scalar's bytes do not match its dtype")
+        return np.frombuffer(data, dtype=dtype)[0]
+
+    def _tensor(self, depth, dtype, shape, device, index, requires_grad):
+        import torch
+
+        if dtype not in TORCH_DTYPES:
+            raise WireError(f"torch dtype {str(dtype)[:40]!r} is not on the list")
+        shape, kind = _shape(shape), getattr(torch, dtype)
+        data = bytearray(self._buffer(index))
+        if len(data) != kind.itemsize * _count(shape):
+            raise WireError("a tensor's bytes do not match its shape")
+        flat = torch.frombuffer(data, dtype=kind) if data else torch.empty(0, dtype=kind)
+        tensor = flat.reshape(shape).clone().to(_torch_device(device))
+        return tensor.requires_grad_(bool(requires_grad)) if tensor.is_floating_point() else tensor
+
+    def _jax(self, depth, dtype, shape, index, platform):
+        import jax
+
+        array = self._ndarray(depth, dtype, shape, index)
+        devices = [d for d in jax.devices() if d.platform == platform] if platform != "cpu" else jax.devices("cpu")
+        return jax.device_put(array, devices[0] if devices else jax.devices("cpu")[0])
+
+    def _view(self, depth, path, shape, strides, offset):
+        """A result that is a view of the judge's argument at ``path``: the same view of it here."""
+        base = self._argument(path)
+        shape, strides = _shape(shape), _shape(strides)
+        if not isinstance(offset, int) or offset < 0 or len(strides) != len(shape):
+            raise WireError("a view's offset and strides do not fit its shape")
+        if type(base).__module__.startswith("torch"):
+            import torch
+
+            return torch.as_strided(base, shape, strides, offset)  # torch checks the storage's bounds
+        import numpy as np
+
+        if not isinstance(base, np.ndarray) or not base.flags.c_contiguous:
+            raise WireError("a view of an argument that is not a contiguous array")
+        last = offset + sum((n - 1) * s for n, s in zip(shape, strides)) if _count(shape) else offset
+        if last >= max(base.size, 1) and _count(shape):
+            raise WireError("a view reaches past its argument")
+        flat = base.reshape(-1)[offset:]
+        return np.lib.stride_tricks.as_strided(flat, shape, [s * base.itemsize for s in strides], writeable=False)
+
+    def _argument(self, path):
+        value = self.args
+        for step in _listed(path):
+            if isinstance(value, dict) and isinstance(step, str) and step in value:
+                value = value[step]
+            elif isinstance(value, (list, tuple)) and isinstance(step, int) and 0 <= step < len(value):
+                value = value[step]
+            else:
+                raise WireError(f"no argument at {path!r}")
+        return value
+
+    def _callable(self, depth, name):
+        if self.callbacks is None:
+            raise WireError("a function where none may come back")
+        return self.callbacks.surface(str(name))
+
+    def _exception(self, depth, bases, message, frames, notes):
+        if not isinstance(message, str) or not isinstance(notes, str):
+            raise WireError("an exception's message is not text")
+        return rebuilt_exception([str(b) for b in _listed(bases)][:64], message, _frames(frames), notes)
+
+
+def _listed(value) -> list:
+    if not isinstance(value, list):
+        raise WireError("a list was expected")
+    return value
+
+
+def _shape(value) -> tuple[int, ...]:
+    if not isinstance(value, list) or len(value) > 32 or not all(isinstance(d, int) and d >= 0 for d in value):
+        raise WireError(f"not a shape: {str(value)[:80]}")
+    return tuple(value)
+
+
+def _count(shape) -> int:
+    total = 1
+    for d in shape:
+        total *= d
+    return total
+
+
+def _torch_device(text):
+    import torch
+
+    if text == "cpu" or (isinstance(text, str) and text.startswith("cuda") and torch.cuda.is_available()):
+        return torch.device(text)
+    raise WireError(f"device {str(text)[:40]!r} is not this judge's")
+
+
+def _frames(value) -> list[tuple[str, int, str]]:
+    frames = []
+    for frame in _listed(value)[-20:]:
+        name, line, function = _listed(frame)
+        if not isinstance(line, int):
+            raise WireError("a frame's line is not a number")
+        frames.append((str(name)[:200], line, str(function)[:200]))
+    return frames
+
+
+def rebuilt_exception(bases: list[str], message: str, frames: list, notes: str) -> BaseException:
+    """The worker's exception as the nearest builtin exception class it derives from (a ValueError
+    subclass stays a ValueError for ``pytest.raises``), its message and where in the student's file
+    it was raised (``student_frames``: (file name, line, function), innermost last)."""
+    kind = Exception
+    for name in bases:
+        found = getattr(builtins, name, None)
+        if isinstance(found, type) and issubclass(found, Exception) and found is not Exception:
+            kind = found
+            break
+    try:
+        error = kind(message)
+    except Exception:  # noqa: BLE001 - a builtin whose constructor wants more (UnicodeError, ...)
+        error = RuntimeError(message)
+    if kind is Exception:
+        error = RemoteError(f"{bases[0] if bases else 'Exception'}: {message}")
+    error.student_frames = frames
+    if notes:
+        error.add_note(notes[-4000:])
+    return error
