@@ -5,6 +5,7 @@ code; rerun lines that grade the same homework; a non-zero exit whenever anythin
 import json
 import shlex
 import shutil
+import subprocess
 import sys
 import tempfile
 from pathlib import Path
@@ -302,23 +303,25 @@ def test_sequential(impl):
 """
 
 
-def test_a_test_that_kills_the_grading_process_costs_that_test_only(homework):
-    """stackcheck grade runs again without the test that killed the run (issue 23 item 10): it fails
-    naming the signal and the student's function, and the other tests are graded. (Two small tests of
-    the instructor's kind, beside the homework: each run costs a pytest start, not the suite's imports.)"""
-    from stackcheck import cli
+def test_a_call_that_kills_the_worker_costs_that_test_only(homework):
+    """A graded run (issue 50): the student's code runs in a worker; a call that kills it (native code
+    reading address 0) fails that test, naming the signal and the function, and the next test gets a
+    new worker. (Two small tests of the instructor's kind, beside the homework; sandboxed where
+    Bubblewrap works, the same without it: the GPU image has none.)"""
     from stackcheck.impl import reference
 
     (homework / "homework.py").write_text(Path(reference.__file__).read_text() + "\nASSIGNED = ('math',)\n" + SEGFAULTS)
     (homework / "test_crash.py").write_text(CRASH_TESTS)
+    (homework / "worker.json").write_text(json.dumps({"unsafe": True}))
     report = homework / "report"
-    command = [sys.executable, "-m", "pytest", f"--homework={homework}", f"--curriculum-report={report}.json", "-v"]
-    command += ["-p", "no:cacheprovider", f"--rootdir={ROOT}", str(homework / "test_crash.py")]
-    # sandboxed where Bubblewrap works; the restart after a crash is the same without it (the GPU image has none)
-    done, crashed = cli._run_past_crashes(command, homework, 300, report, unsafe=True)
-    assert [k.split("::")[-1] for k in crashed] == ["test_blocked"], crashed
-    assert "killed by SIGSEGV in sum_blocked (homework.py:" in next(iter(crashed.values()))
+    command = [sys.executable, "-m", "pytest", f"--homework={homework}", "--homework-graded", "-p", "no:cacheprovider"]
+    command += [f"--homework-worker={homework / 'worker.json'}", f"--curriculum-report={report}.json"]
+    command += [f"--rootdir={ROOT}", str(homework / "test_crash.py")]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=300, cwd=homework)
     assert done.returncode == 1, done.stdout[-2000:] + done.stderr[-2000:]
-    tests = {t["nodeid"]: t for c in json.loads(report.with_suffix(".json").read_text())["claims"] for t in c["tests"]}
+    kept = json.loads((homework / "report.instructor-only.json").read_text())  # tests beside it: the instructor's
+    tests = {t["nodeid"]: t for t in kept}
     outcomes = {nodeid.split("::")[-1]: t["outcome"] for nodeid, t in tests.items()}
     assert outcomes == {"test_blocked": "failed", "test_sequential": "passed"}, outcomes
+    said = next(t["message"] for n, t in tests.items() if n.endswith("test_blocked"))
+    assert "sum_blocked (course §MC13) crashed" in said and "SIGSEGV" in said, said

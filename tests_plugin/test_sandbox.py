@@ -6,14 +6,16 @@ grading of a submission that tries all of it, twice."""
 import csv
 import json
 import os
+import shutil
 import sys
+import tempfile
 import time
 import uuid
 from pathlib import Path
 
 import pytest
 
-from stackcheck import cli
+from stackcheck import cli, grading
 from stackcheck.homework import checkpoints, sandbox
 from stackcheck.impl import reference
 from stackcheck.paths import data
@@ -32,6 +34,7 @@ def test_the_graders_secrets_stay_out(tmp_path, monkeypatch):
     seen = eval(done.stdout)  # a printed list of names
     assert "GRADER_SECRET" not in seen and set(seen) <= {
         *sandbox.ENV_ALLOWED,
+        "HOME",
         "TMPDIR",
         "PWD",
         "XDG_CACHE_HOME",
@@ -314,7 +317,7 @@ def test_nine_submissions_that_attack_grade_as_their_work_and_the_same_twice(tmp
 def test_a_submission_that_never_loads_is_stopped_at_the_wall_limit(tmp_path, monkeypatch):
     """A file that sleeps when imported: its run is stopped at --timeout, the row says so, and the
     student's feedback names no test (none had started)."""
-    monkeypatch.setattr(cli, "warm_caches", lambda *args: None)  # the wall limit, not the compile caches
+    monkeypatch.setattr(grading, "warm_caches", lambda *args: None)  # the wall limit, not the compile caches
     (tmp_path / "subs" / "zed").mkdir(parents=True)
     (tmp_path / "subs" / "zed" / "homework.py").write_text("import time\nASSIGNED = ('math',)\ntime.sleep(600)\n")
     start = time.monotonic()
@@ -322,7 +325,8 @@ def test_a_submission_that_never_loads_is_stopped_at_the_wall_limit(tmp_path, mo
     assert time.monotonic() - start < 60
     row = next(csv.DictReader(open(tmp_path / "g.csv")))
     assert row["status"] == "timed out (20 s)" and row["percent"] == "0", row
-    assert (tmp_path / "g-feedback" / "zed.md").read_text() == "# zed\n\nGrading stopped after 20 s.\n"
+    assert (tmp_path / "g-feedback" / "zed.md").read_text() == "# zed\n\ntimed out (20 s)\n"
+    assert json.loads((tmp_path / "g-feedback" / "zed.results.json").read_text())["score"] == 0
 
 
 def test_grading_refuses_without_a_sandbox_unless_told(tmp_path, monkeypatch, capsys):
@@ -345,8 +349,132 @@ def test_homework_warm_makes_the_caches_ahead_and_says_when_it_could_not(tmp_pat
     """`stackcheck homework warm --part P`: grading's compile caches made at set-up, by the warm-up
     grading runs when they are missing (the trial above runs it for real); a failed one says so."""
     made = []
-    monkeypatch.setattr(cli, "warm_caches", lambda root, parts, *rest: made.append(parts) or tmp_path)
+    monkeypatch.setattr(grading, "warm_caches", lambda setup, parts, *rest: made.append(parts) or tmp_path)
     assert cli.main(["homework", "warm", "--part", "math"]) == 0 and made == [["math"]]
     assert capsys.readouterr().out.startswith(f"stackcheck homework warm: {tmp_path}")
-    monkeypatch.setattr(cli, "warm_caches", lambda *args: None)
+    monkeypatch.setattr(grading, "warm_caches", lambda *args: None)
     assert cli.main(["homework", "warm", "--part", "math"]) == 1 and "compile cold" in capsys.readouterr().err
+
+
+# ---- issue 50: the worker has no privileges, and its copy is made safely ----------------------------
+
+
+def test_the_sandbox_is_nobody_without_capabilities_or_new_privileges(tmp_path):
+    status = "print([l for l in open('/proc/self/status') if l.startswith(('Uid', 'CapEff', 'NoNewPrivs'))])"
+    done = python(status, tmp_path)
+    lines = dict(line.split(":", 1) for line in eval(done.stdout))  # a printed list of lines
+    assert lines["Uid"].split()[0] == str(sandbox.UID), lines
+    assert int(lines["CapEff"], 16) == 0 and lines["NoNewPrivs"].strip() == "1", lines
+
+
+def test_no_mount_umount_or_new_namespace_uncovers_what_is_hidden(tmp_path):
+    """The covering folders stay: umount, a bind remount, and a user namespace (where root would
+    get the capabilities to unmount again) all fail."""
+    secret = tmp_path / "hidden" / "key.toml"
+    secret.parent.mkdir()
+    secret.write_text("the key")
+    code = f"""
+import ctypes, os
+libc = ctypes.CDLL(None, use_errno=True)
+tries = {{
+    "umount": libc.umount2({str(secret.parent).encode()!r}, 2),
+    "remount": libc.mount(b"none", b"/", None, 32 | 4096 | 1 << 14, None),
+    "userns": libc.unshare(0x10000000),
+    "mountns": libc.unshare(0x00020000),
+}}
+print(sorted(k for k, v in tries.items() if v == 0), os.listdir({str(secret.parent)!r}))
+"""
+    done = python(
+        code, tmp_path / "work" if (tmp_path / "work").mkdir() is None else None, sandbox.Jail(hidden=(secret.parent,))
+    )
+    assert done.stdout.strip() == "[] []", done.stdout + done.stderr[-500:]
+
+
+def test_tmp_and_every_file_are_sized(tmp_path):
+    """/tmp is memory the address-space limit does not count: it has a size; any file has a size limit."""
+    code = (
+        "import os\nfor path, size in (('/tmp/big', {tmp}), ('own.bin', {file})):\n"
+        "    try:\n        with open(path, 'wb') as f:\n            f.write(bytes(size))\n"
+        "        print('wrote', path)\n"
+        "    except OSError as e:\n        print('refused', path, e.errno)\n"
+    ).format(tmp=sandbox.TMP_BYTES + 1024**2, file=sandbox.FILE_BYTES + 1024**2)
+    done = python(code, tmp_path)
+    assert "wrote" not in done.stdout and done.stdout.count("refused") == 2, done.stdout + done.stderr[-500:]
+
+
+def test_no_host_socket_is_reachable(tmp_path):
+    """A unix socket of the grader's (a file under /tmp, /run or the home; an abstract one) cannot be reached."""
+    import socket
+
+    servers, paths = [], [tmp_path / "grader.sock"]
+    if os.access("/run", os.W_OK):
+        paths.append(Path("/run") / f"stackcheck-{uuid.uuid4().hex[:8]}.sock")
+    try:
+        for path in paths:
+            server = socket.socket(socket.AF_UNIX)
+            server.bind(str(path))
+            server.listen()
+            servers.append(server)
+        abstract = socket.socket(socket.AF_UNIX)
+        abstract.bind(b"\0stackcheck-" + uuid.uuid4().hex[:8].encode())
+        abstract.listen()
+        servers.append(abstract)
+        names = [str(p) for p in paths] + [abstract.getsockname()]
+        code = (
+            f"import socket\nfor name in {names!r}:\n    s = socket.socket(socket.AF_UNIX)\n"
+            "    try:\n        s.connect(name)\n        print('reached', name)\n    except OSError:\n        pass\n"
+        )
+        done = python(code, tmp_path / "work" if (tmp_path / "work").mkdir() is None else None)
+        assert done.returncode == 0 and "reached" not in done.stdout, done.stdout + done.stderr[-500:]
+    finally:
+        for server in servers:
+            server.close()
+        for path in paths:
+            path.unlink(missing_ok=True)
+
+
+def test_a_scratch_folder_outside_tmp_stays_hidden(tmp_path):
+    """With TMPDIR elsewhere (a scratch root not under /tmp), what the grader hides is still hidden."""
+    scratch = Path(tempfile.mkdtemp(prefix=".stackcheck-scratch-", dir=Path.home()))
+    try:
+        (scratch / "other-copy.py").write_text("another student's work")
+        work = scratch / "work"
+        work.mkdir()
+        done = python(
+            f"import os; print(os.path.exists({str(scratch / 'other-copy.py')!r}))",
+            work,
+            sandbox.Jail(hidden=(scratch,), inside=sandbox.INSIDE),
+        )
+        assert done.stdout.strip() == "False", done.stdout + done.stderr[-500:]
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+
+
+@pytest.mark.parametrize("kind", ["link", "dangling link", "fifo", "too big", "linked folder"])
+def test_the_copy_takes_regular_files_only(tmp_path, kind):
+    handed_in = tmp_path / "zoe"
+    handed_in.mkdir()
+    (handed_in / "homework.py").write_text("x = 1\n")
+    odd = handed_in / "answers.toml"
+    if kind == "link":
+        odd.symlink_to(data.path(*checkpoints.KEY_FILE))
+    elif kind == "dangling link":
+        odd.symlink_to(tmp_path / "nowhere")
+    elif kind == "fifo":
+        os.mkfifo(odd)
+    elif kind == "too big":
+        odd.write_bytes(bytes(sandbox.COPY_BYTES + 1))
+    else:
+        (handed_in / "more").symlink_to(tmp_path)
+    with pytest.raises(sandbox.Refused) as refused:
+        sandbox.working_copy(handed_in, tmp_path / "scratch")
+    assert ("answers.toml" in str(refused.value) or "more" in str(refused.value)) or kind == "too big", refused.value
+
+
+def test_the_copy_copies_regular_files(tmp_path):
+    handed_in = tmp_path / "zoe"
+    (handed_in / "sub").mkdir(parents=True)
+    (handed_in / "homework.py").write_text("x = 1\n")
+    (handed_in / "sub" / "notes.txt").write_text("mine")
+    copy = sandbox.working_copy(handed_in, tmp_path / "scratch")
+    assert (copy / "homework.py").read_text() == "x = 1\n" and (copy / "sub" / "notes.txt").read_text() == "mine"

@@ -280,6 +280,9 @@ def _defined_in(value, module) -> bool:
     return isinstance(value, types.FunctionType) and value.__module__ == module.__name__
 
 
+STRIPPED = "borrowed: "  # how a stripped solution's error starts (stackcheck.impl.remote makes it contract.Borrowed)
+
+
 def stripped_solutions(folder: Path) -> list[tuple[Path, Path]]:
     """Each solution module of SOLUTIONS written into ``folder`` without its solutions (their bodies
     raise NotImplementedError; signatures, docstrings and everything else kept): (stripped copy, the
@@ -296,7 +299,7 @@ def stripped_solutions(folder: Path) -> list[tuple[Path, Path]]:
         tree = ast.parse(source.read_text(encoding="utf-8"))
         for node in ast.walk(tree):
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and (names is None or node.name in names):
-                said = f"{module}.{node.name} is the suite's own solution, not part of a graded submission's world"
+                said = f"{STRIPPED}{module}.{node.name}, the suite's own solution, is not in a graded world"
                 keep = node.body[:1] if ast.get_docstring(node) else []
                 node.body = [*keep, ast.parse(f"raise NotImplementedError({said!r})").body[0]]
         target = folder / f"{module.replace('.', '_')}.py"

@@ -20,7 +20,7 @@ import types
 from types import ModuleType
 from typing import Callable
 
-from stackcheck.impl import contract, isolation, wire, worker
+from stackcheck.impl import contract, integrity, isolation, wire, worker
 
 LOAD_LIMIT_S = 300.0  # importing the file: torch, JAX and MAX imported cold on a loaded 2-core machine
 RESTARTS = 8  # new workers after crashes or timeouts; then every call fails at once
@@ -44,6 +44,7 @@ class Worker:
         self.running: str | None = None
         self.interrupted: str | None = None  # the function running when a call was interrupted
         self.exports: dict[tuple, object] = {}  # (name, shapes) -> the checked jax.export.Exported
+        self.measured: set[str] = set()  # what the worker measured for the test now running (the report says)
 
     # ---- the process ----
 
@@ -114,6 +115,7 @@ class Worker:
         return self._request(("call", name, args, kwargs, _grad_enabled()), name, [list(args), kwargs])
 
     def evidence(self, helper: Callable, name: str, args: tuple, kwargs: dict):
+        self.measured.add(f"{helper.__name__} of {name}")
         where = f"{helper.__module__}:{helper.__qualname__}"
         return self._request(("evidence", where, name, args, kwargs, _grad_enabled()), name, [list(args), kwargs])
 
@@ -168,9 +170,10 @@ class Worker:
         kind, value, written, counts = answer
         for path, index in written:
             _copy_into(decode._argument(path), decode._buffer(index))
-        _count_compiles(*counts)
+        if _count_compiles(*counts):
+            self.measured.add(f"compiles of {name}")
         if kind == "raised":
-            raise decode(value)
+            raise _borrowing(decode(value), self.running or name)
         return decode(value)
 
     def _exchange(self, message, args: list, deadline: float | None = None):
@@ -291,7 +294,7 @@ def _checked_export(exported):
     return exported
 
 
-def _count_compiles(graphs, programs) -> None:
+def _count_compiles(graphs, programs) -> bool:
     """The worker's compiles during a call, added to this process's counters (stackcheck.evidence.compiles
     reads them): Dynamo's graphs and XLA's compile events, as the worker measured them."""
     if not isinstance(graphs, int) or not isinstance(programs, int) or graphs < 0 or programs < 0:
@@ -306,6 +309,7 @@ def _count_compiles(graphs, programs) -> None:
 
         for _ in range(min(programs, 1000)):
             jax.monitoring.record_event_duration_secs(BACKEND_COMPILE_EVENT, 0.0)
+    return bool(graphs or programs)
 
 
 def _traced(obj) -> bool:
@@ -332,6 +336,21 @@ def _copy_into(arg, data: memoryview) -> None:
         raise wire.WireError("written memory that does not fit its argument")
     with torch.no_grad():
         memory.copy_(torch.frombuffer(bytearray(data), dtype=torch.uint8))
+
+
+def _borrowing(error: BaseException, name: str) -> BaseException:
+    """A call into one of the suite's solutions, which the worker sees stripped (integrity.stripped_solutions),
+    as contract.Borrowed naming it (``source``): the student's function earns nothing."""
+    said = str(error)
+    if not isinstance(error, NotImplementedError) or not said.startswith(integrity.STRIPPED):
+        return error
+    source = said.removeprefix(integrity.STRIPPED).split(",", 1)[0]
+    borrowed = contract.Borrowed(
+        f"borrowed: {name} (course §{_section(name)}) called {source}, the suite's own solution; it earns no "
+        "points until it is your own work"
+    )
+    borrowed.source, borrowed.student = source, name
+    return borrowed
 
 
 def _section(name: str) -> str:

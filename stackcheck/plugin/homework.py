@@ -26,7 +26,7 @@ from stackcheck.homework import assignment, checkpoints, sandbox, scoring
 from stackcheck.impl import contract, integrity, isolation
 from stackcheck.impl.loader import Impl, ImplError, check_names, deepest_frame_in, load_module
 from stackcheck.paths import data
-from stackcheck.plugin.recorder import NOT_ATTEMPTED, RUN, STUDENT
+from stackcheck.plugin.recorder import EVIDENCE, NOT_ATTEMPTED, RUN, STUDENT
 from stackcheck.stacks.records import STACKS
 
 OUTPUT_LINES = 40  # captured output kept per section (head and tail) when a student's code runs
@@ -375,8 +375,23 @@ def _timeout(config: pytest.Config, item: pytest.Item) -> pytest.MarkDecorator:
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_runtest_setup(item: pytest.Item) -> None:
-    item.config.stash[RUN].impl.touched.clear()
+    impl = item.config.stash[RUN].impl
+    impl.touched.clear()
     contract.STUBS_CALLED.clear()
+    worker = _worker_of(impl)
+    if worker is not None:
+        worker.measured.clear()
+
+
+def _worker_of(impl):
+    """The graded submission's worker behind ``impl`` (stackcheck.impl.remote), or None."""
+    from stackcheck.impl import remote
+
+    for name in impl.provided:
+        found = remote.owner_of(getattr(impl.module, name, None))
+        if found is not None:
+            return found[0]
+    return None
 
 
 @pytest.hookimpl(wrapper=True)
@@ -388,6 +403,11 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
     work = item.config.stash.get(HOMEWORK, None)
     if work is not None:
         report.user_properties.append((STUDENT, impl.student_names(impl.touched)))
+    worker = _worker_of(impl)
+    if worker is not None and worker.measured and report.when == "call":
+        report.user_properties.append((EVIDENCE, {"measured by the submission's worker": sorted(worker.measured)}))
+    if call.excinfo is not None and getattr(call.excinfo.value, "source", None):  # a stripped solution called
+        impl.borrowed.setdefault(call.excinfo.value.student, call.excinfo.value.source)
     if call.excinfo is not None and report.failed:
         student_file = work.file if work else os.path.abspath(getattr(impl.module, "__file__", "") or "")
         line = _one_line(call.excinfo, student_file, item)
@@ -445,10 +465,8 @@ def _interrupted(impl, student_file: str):
     """The student's function a graded run's worker was running when the per-test timeout fired."""
     import traceback
 
-    from stackcheck.impl import remote
-
-    found = remote.owner_of(getattr(impl.module, next(iter(impl.provided), ""), None)) if impl.provided else None
-    name = found[0].interrupted if found else None
+    worker = _worker_of(impl)
+    name = worker.interrupted if worker is not None else None
     return traceback.FrameSummary(student_file, 0, name) if name else None
 
 
