@@ -18,7 +18,7 @@ ROOT = Path(__file__).resolve().parent.parent
 PACKAGE = ROOT / "stackcheck"
 # stackcheck's packages, lowest first: a module may import its own package and those before it, never
 # one after it. Top-level modules are commands and the renderer: the package __init__ (the pytest11
-# entry point), report, cli and mojo_build come after every package they use.
+# entry point), report, grading, cli and mojo_build come after every package they use.
 LAYERS = [
     "stackcheck.paths",
     "stackcheck.evidence",
@@ -31,6 +31,7 @@ LAYERS = [
     "stackcheck.course",
     "stackcheck.report",
     "stackcheck.plugin",
+    "stackcheck.grading",
     "stackcheck.cli",
     "stackcheck.mojo_build",
     "stackcheck",
