@@ -87,7 +87,7 @@ def test_the_gpu_job_runs_the_instructors_course_with_their_own_baseline():
     assert "STACKCHECK_COURSE=$course" in run and "[ -d course ] && echo course/" in run
     assert "STACKCHECK_BASELINE=$baseline" in run and "baselines/$gpu.json" in run
     script = (ROOT / ".ci" / "gpu").read_text()
-    assert '--course="$course"' in script and '${baseline:+--baseline "$baseline"}' in script
+    assert '--course="$course"' in script and '${baseline:+--baseline="$baseline"}' in script
 
 
 BROKEN = """# {title}

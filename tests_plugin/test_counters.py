@@ -1,4 +1,8 @@
-"""stackcheck.toolchains.counters: ncu's CSV read per kernel, and ncu's refusals as skips that --require ncu fails."""
+"""stackcheck.toolchains.counters: ncu's CSV read per kernel, ncu's refusals as skips that --require ncu fails, and
+every other ncu error as a failure that says what went wrong."""
+
+import re
+import tomllib
 
 import pytest
 
@@ -35,9 +39,62 @@ def test_a_refusal_is_a_skip_with_ncus_words():
     assert refused.value.needed == "ncu"
 
 
+def recorded(case: str) -> dict:
+    """ncu 2025.3.1 on the H200 when the workload fails or a metric is unknown (fixtures/ncu_errors_h200.toml)."""
+    with open(data.path("fixtures", "ncu_errors_h200.toml"), "rb") as f:
+        return tomllib.load(f)[case]
+
+
+@pytest.mark.parametrize(
+    ("case", "said"),
+    [
+        (
+            "workload_raised",
+            r"the profiled workload crashed \(exit 1; The application returned an error code \(1\)\.\)",
+        ),
+        ("workload_out_of_memory", r"the profiled workload ran out of GPU memory \(exit 1\)"),
+        ("workload_segfault", r"the profiled workload crashed \(exit 11; The application returned an error code \(11"),
+    ],
+)
+def test_a_failed_workload_is_a_failure_that_says_how_it_failed_not_a_refusal(case, said):
+    """Issue 53: ncu's "==ERROR== The application returned an error code" read as "ncu cannot read
+    counters here" (a skip): a crashed or out-of-memory workload is a failure with its own last lines."""
+    run = recorded(case)
+    with pytest.raises(BaseException) as failed:  # a refusal is a skip: caught here, it fails the test
+        counters.parse(run["stdout"], run["stderr"], run["returncode"], ["dram_read", "time_ns"])
+    assert type(failed.value) is AssertionError and re.search(said, str(failed.value)), repr(failed.value)
+    last = (run["stderr"].strip() or "==PROF== Connected to process").splitlines()[-1][:60]  # SIGSEGV says nothing
+    assert last in str(failed.value)
+
+
+def test_a_metric_this_gpu_lacks_is_a_failure_that_names_it():
+    """ncu 2025.3 reads a metric name it does not know as n/a with no unit (exit 0, no ==ERROR==); here
+    the recording's unknown name stands for the suite's L1 metric on a GPU without it."""
+    run = recorded("unknown_metric")
+    stdout = run["stdout"].replace("sm__no_such_metric.sum", counters.METRICS["l1_hit"])
+    with pytest.raises(
+        AssertionError, match=rf"no metric {counters.METRICS['l1_hit']} on this GPU \(compute capability 9.0"
+    ):
+        counters.parse(stdout, run["stderr"], run["returncode"], ["l1_hit", "dram_read"])
+    with pytest.raises(AssertionError, match="ncu has no such metric on this GPU: Failed to find metric sm__x.sum"):
+        counters.parse("==ERROR== Failed to find metric sm__x.sum\n", "", 1, ["dram_read"])
+
+
+def test_only_permission_and_an_unusable_profiler_are_refusals():
+    unloaded = "==ERROR== Failed to initialize the profiler: LibraryNotLoaded\n"  # gVisor, docs of the lent H200s
+    with pytest.raises(available.Missing, match="ncu cannot profile on this machine: Failed to initialize"):
+        counters.parse(unloaded, "", 1, ["dram_read"])
+    with pytest.raises(AssertionError, match=r"ncu failed \(exit 1\): '/no/such/program' does not exist"):
+        counters.parse("==ERROR== '/no/such/program' does not exist or is not an executable.\n", "", 1, ["dram_read"])
+
+
 def test_a_failing_workload_is_an_error_with_its_last_lines():
-    with pytest.raises(AssertionError, match="exited with 1:\nTraceback ...\nRuntimeError: CUDA out of memory"):
+    with pytest.raises(
+        AssertionError, match="out of GPU memory \\(exit 1\\):\nTraceback ...\nRuntimeError: CUDA out of"
+    ):
         counters.parse("", "Traceback ...\nRuntimeError: CUDA out of memory", 1, ["dram_read"])
+    with pytest.raises(AssertionError, match="workload crashed \\(exit 1; no ncu error\\):\nTraceback ...\nValueError"):
+        counters.parse("", "Traceback ...\nValueError: shapes", 1, ["dram_read"])
 
 
 def test_a_missing_metric_is_named():

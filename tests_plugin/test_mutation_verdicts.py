@@ -1,5 +1,6 @@
 """The mutant runner's verdict (stackcheck.claims.mutation.assert_caught): caught, survived, or, when
-the claim's timing tests could not decide on a noisy machine, inconclusive (a skip, never a flake)."""
+the claim's tests could not judge it here (a missing stack, ncu refused, timing that could not decide
+on a noisy machine, a time limit), a skip with that reason: never a flake, never a survivor."""
 
 import pytest
 
@@ -21,7 +22,7 @@ def result(*lines: str, ret: int = 0) -> pytest.RunResult:
 
 
 def test_a_mutant_whose_tests_only_skipped_as_inconclusive_is_inconclusive():
-    with pytest.raises(pytest.skip.Exception, match="host_pull: the S6.3-shape tests were inconclusive"):
+    with pytest.raises(pytest.skip.Exception, match="S6.3-shape tests could not judge it here: inconclusive: A/A"):
         assert_caught(
             result(
                 "SKIPPED [1] timing.py:162: inconclusive: A/A noise floor 2.26 >= margin 2.00", "3 skipped in 17.21s"
@@ -32,12 +33,38 @@ def test_a_mutant_whose_tests_only_skipped_as_inconclusive_is_inconclusive():
 
 def test_a_mutant_whose_tests_could_not_run_here_is_skipped_with_the_reason():
     """On the H200 image Triton's interpreter cannot run (NumPy 2.5): the mutant is neither caught nor
-    survived. A skip from anywhere but the plugin's missing-stack site still counts as survived."""
+    survived."""
     missing = "SKIPPED [1] ../work/main/stackcheck/plugin/hooks.py:308: Triton 3.6.0's CPU interpreter cannot run"
-    with pytest.raises(pytest.skip.Exception, match="S6.3-shape tests could not run here: Triton 3.6.0's CPU"):
+    with pytest.raises(pytest.skip.Exception, match="S6.3-shape tests could not judge it here: Triton 3.6.0's CPU"):
         assert_caught(result(missing, "1 skipped in 0.20s"), MUTANT)
-    with pytest.raises(AssertionError, match="survived"):
-        assert_caught(result("SKIPPED [1] tests_x.py:3: not applicable", "1 skipped in 0.20s"), MUTANT)
+
+
+@pytest.mark.parametrize(
+    "skipped",
+    [
+        # issue 53: a Colab T4 refuses the counters; raised in counters.py, it read as a surviving mutant
+        "SKIPPED [1] stackcheck/toolchains/counters.py:141: ncu cannot read counters here: ERR_NVGPUCTRPERM",
+        "SKIPPED [2] tests_x.py:3: not applicable on this GPU",
+    ],
+)
+def test_a_skip_raised_anywhere_is_a_skip_with_its_reason_not_a_survivor(skipped):
+    reason = skipped.split(": ", 1)[1]
+    with pytest.raises(pytest.skip.Exception, match=f"could not judge it here: {reason}"):
+        assert_caught(result(skipped, "2 passed, 1 skipped in 0.20s"), MUTANT)
+
+
+@pytest.mark.parametrize(
+    "killed",
+    [
+        "stackcheck.claims.mutation: the run passed its time limit of 300 s; killed",  # Runner (forked)
+        "the run passed its time limit of 600 s",  # run_on_gpu (its own process)
+    ],
+)
+def test_a_mutant_killed_at_its_time_limit_is_a_skip_not_a_survivor(killed):
+    """Issue 55: on a loaded machine upcasting_max_steps and mojo_min_on_gpu reached the 300 s limit
+    and read as survivors; the run failed nothing because it never finished."""
+    with pytest.raises(pytest.skip.Exception, match="could not judge it here: the run passed its time limit of"):
+        assert_caught(result("..", killed, ret=-9), MUTANT)
 
 
 def test_a_clone_whose_path_holds_a_space_reads_the_failed_tests():
@@ -47,7 +74,7 @@ def test_a_clone_whose_path_holds_a_space_reads_the_failed_tests():
     lines = [line, "Revisit first, course §1.2 [MC01]: NumPy code runs on the host", "F [S6.3-shape]", "FS6.3-shape"]
     assert_caught(result(*lines, "1 failed in 1.00s", ret=1), MUTANT)
     missing = "SKIPPED [1] ../ws/with space/stackcheck/plugin/hooks.py:308: no cuda device visible"
-    with pytest.raises(pytest.skip.Exception, match="could not run here: no cuda device visible"):
+    with pytest.raises(pytest.skip.Exception, match="could not judge it here: no cuda device visible"):
         assert_caught(result(missing, "1 skipped in 0.20s"), MUTANT)
 
 

@@ -380,10 +380,21 @@ def run_on_gpu(root: Path, mutant: Mutant, cwd: Path, timeout: float = 600.0) ->
 
 
 # A run's lines name the suite's files by path, which may hold a space (a clone under "with space/")
-MISSING_SKIP = re.compile(r"SKIPPED \[\d+\] .*?stackcheck/plugin/hooks\.py:\d+: (.*)")
+SKIPPED = re.compile(r"SKIPPED \[\d+\] .*?:\d+: (.*)")  # -ra's line: any skip with its reason, raised anywhere
 FAILED_TEST = re.compile(r"FAILED .+?\.py::(\w+)")
 # the --impl module itself imports a module that is not installed here (the loader's one-line message)
 MISSING_IMPORT = re.compile(r"no module named '[\w.]+'.*which is not installed")
+TIME_LIMIT = re.compile(r"the run passed its time limit of .*")  # Runner's and run_on_gpu's line for a killed run
+
+
+def undecided(lines: list[str]) -> str | None:
+    """Why a run that failed nothing could not judge its mutant (a skip's reason, a missing import,
+    the time limit it was killed at), or None: nothing stood in its way, so the mutant survived."""
+    for pattern in (TIME_LIMIT, SKIPPED, MISSING_IMPORT):
+        found = [m.group(m.lastindex or 0) for line in lines for m in [pattern.search(line)] if m]
+        if found:
+            return found[0].strip()
+    return None
 
 
 def assert_caught(result: pytest.RunResult, mutant: Mutant) -> None:
@@ -393,13 +404,9 @@ def assert_caught(result: pytest.RunResult, mutant: Mutant) -> None:
     outcomes = result.parseoutcomes() if any(" in " in line for line in result.outlines[-3:]) else {}
     tail = "\n".join(result.outlines[-25:])
     if outcomes.get("failed", 0) + outcomes.get("errors", 0) + outcomes.get("error", 0) < 1:
-        noisy = [line.strip() for line in result.outlines if "inconclusive:" in line]
-        if noisy:  # the claim's timing could not decide here: neither caught nor survived
-            pytest.skip(f"mutant {mutant.name}: the {mutant.claim} tests were inconclusive here: {noisy[0][:400]}")
-        missing = [m.group(1) for line in result.outlines for m in [MISSING_SKIP.search(line)] if m]
-        missing += [m.group(0) for line in result.outlines for m in [MISSING_IMPORT.search(line)] if m]
-        if missing:  # a stack, device or tool the claim's tests need is not here (the plugin's one skip site)
-            pytest.skip(f"mutant {mutant.name}: the {mutant.claim} tests could not run here: {missing[0][:400]}")
+        reason = undecided(result.outlines)
+        if reason:  # a stack, device, tool or time the claim's tests needed, or timing that could not decide
+            pytest.skip(f"mutant {mutant.name}: the {mutant.claim} tests could not judge it here: {reason[:400]}")
         raise AssertionError(
             f"mutant {mutant.name} survived the {mutant.claim} tests of {mutant.test} (exit code {result.ret}):\n{tail}"
         )

@@ -138,9 +138,6 @@ def _check_required(config: pytest.Config) -> None:
             raise pytest.UsageError(f"--require {value}: invalid choice: {value!r} (choose from {', '.join(choices)})")
 
 
-PATH_OPTIONS = ("--homework", "--impl", "--course", "--mojo-prebuilt", "--curriculum-report", "--baseline")
-
-
 def _check_rootdir(config: pytest.Config) -> None:
     """pytest picks its root folder from the command line's paths before stackcheck's options are
     known: a path option's value given after a space (``--homework ../hw``) counts as a test path,
@@ -149,7 +146,7 @@ def _check_rootdir(config: pytest.Config) -> None:
     invoked = config.invocation_params.dir.resolve()
     args = [str(a) for a in config.invocation_params.args]
     for flag, value in zip(args, args[1:]):
-        if flag not in PATH_OPTIONS or not os.path.exists(invoked / value):
+        if flag not in options.PATH_OPTIONS or not os.path.exists(invoked / value):
             continue
         given = (invoked / value).resolve()
         if given != invoked and invoked not in given.parents:

@@ -41,6 +41,20 @@ STACKCHECK_OPTIONS = (
     "max_compiles",
     "grading_trial",
 )
+# Options whose value is a path (--impl: a dotted name or a .py path). Given after a space, the value
+# is one of pytest's test paths when it picks its root folder, before these options are known:
+# write them with '=' (stackcheck.plugin.hooks refuses a run where that moved the root).
+PATH_OPTIONS = (
+    "--impl",
+    "--curriculum-report",
+    "--mojo-prebuilt",
+    "--homework",
+    "--homework-crashed",
+    "--homework-instructor-tests",
+    "--course",
+    "--baseline",
+    "--gpu-table",
+)
 ENV_OPT_IN = "STACKCHECK"  # STACKCHECK=1 in the environment: a stackcheck run
 
 

@@ -63,6 +63,8 @@ PERMISSION_HINT = (
     "NVreg_RestrictProfilingToAdminUsers=0 (https://developer.nvidia.com/ERR_NVGPUCTRPERM); hosted "
     "notebooks such as Colab do not grant it"
 )
+PROFILER_UNLOADED = ("Failed to initialize the profiler", "LibraryNotLoaded")  # on gVisor, say
+OUT_OF_MEMORY = re.compile(r"out of memory|OutOfMemoryError|CUDA_ERROR_OUT_OF_MEMORY", re.I)
 OPTIONAL = ("gmma",)  # read where the GPU has it (Hopper's warpgroup MMA), else taken as 0
 
 
@@ -133,16 +135,47 @@ def usable_metrics(metrics: tuple) -> list[str]:
             [tool_path("ncu") or "ncu", "--query-metrics"], capture_output=True, text=True, timeout=120
         )
         _refused(done.stdout + done.stderr)
+        failed = _failure(done.stdout, done.stderr, done.returncode)
+        if failed:
+            raise AssertionError(f"ncu --query-metrics: {failed}")
         _USABLE["names"] = frozenset(line.split()[0] for line in done.stdout.splitlines() if line.strip())
     return [m for m in metrics if m not in OPTIONAL or METRICS[m].rsplit(".", 1)[0] in _USABLE["names"]]
 
 
 def _refused(output: str) -> None:
-    errors = [line for line in output.splitlines() if line.startswith("==ERROR==")]
-    if errors:
-        message = errors[0].removeprefix("==ERROR==").strip()
-        hint = f" ({PERMISSION_HINT})" if "ERR_NVGPUCTRPERM" in output else ""
-        raise available.Missing(f"ncu cannot read counters here: {message}{hint}", "ncu")
+    """ncu cannot read counters on this machine: the driver does not permit them (ERR_NVGPUCTRPERM),
+    or the profiler's library does not load. ``Missing``: a skip, a failure under --require ncu."""
+    errors = _errors(output)
+    if "ERR_NVGPUCTRPERM" in output:
+        message = next((e for e in errors if "ERR_NVGPUCTRPERM" in e), "ERR_NVGPUCTRPERM")
+        raise available.Missing(f"ncu cannot read counters here: {message} ({PERMISSION_HINT})", "ncu")
+    unloaded = [e for e in errors if any(word in e for word in PROFILER_UNLOADED)]
+    if unloaded:
+        raise available.Missing(f"ncu cannot profile on this machine: {unloaded[0]}", "ncu")
+
+
+def _errors(output: str) -> list[str]:
+    return [line.removeprefix("==ERROR==").strip() for line in output.splitlines() if line.startswith("==ERROR==")]
+
+
+def _failure(stdout: str, stderr: str, returncode: int) -> str | None:
+    """Why an ncu run that was not refused gave no counters, each cause in its own words: the workload
+    ran out of GPU memory, the workload crashed (ncu: "The application returned an error code"), ncu
+    has no such metric, or ncu's own error; None when nothing went wrong."""
+    errors = _errors(stdout + stderr)
+    said = stderr.strip() or "\n".join(line for line in stdout.splitlines() if not line.startswith('"'))
+    tail = "\n".join(said.strip().splitlines()[-8:])  # the workload's own last words, not ncu's CSV
+    crashed = [e for e in errors if e.startswith("The application returned an error code")]
+    if (returncode != 0 or crashed) and OUT_OF_MEMORY.search(stdout + stderr):
+        return f"the profiled workload ran out of GPU memory (exit {returncode}):\n{tail}"
+    if crashed or (returncode != 0 and not errors):
+        return f"the profiled workload crashed (exit {returncode}; {(crashed or ['no ncu error'])[0]}):\n{tail}"
+    metric = [e for e in errors if "metric" in e.lower()]
+    if metric:
+        return f"ncu has no such metric on this GPU: {metric[0]}"
+    if errors or returncode != 0:
+        return f"ncu failed (exit {returncode}): {(errors or [tail])[0]}"
+    return None
 
 
 def command(workloads: list[tuple[str, dict]], session: tuple) -> list[str]:
@@ -285,13 +318,14 @@ def split(kernels: list[Kernel], members: list[Request], stdout: str) -> list[di
 
 
 def parse(stdout: str, stderr: str, returncode: int, metrics: list[str]) -> list[Kernel]:
-    """ncu's CSV (one row per kernel and metric) as Kernels in launch order. ncu's own refusal
-    (no permission for the counters, a profiler library that does not load) raises Missing with its
-    message; a workload that failed raises AssertionError with its last lines."""
+    """ncu's CSV (one row per kernel and metric) as Kernels in launch order. ncu's refusal (no
+    permission for the counters, a profiler library that does not load) raises Missing with its
+    message; a workload that crashed or ran out of memory, a metric this GPU lacks, or ncu's own
+    error raises AssertionError saying which."""
     _refused(stdout + stderr)
-    if returncode != 0:
-        tail = "\n".join((stderr or stdout).strip().splitlines()[-8:])
-        raise AssertionError(f"the profiled workload exited with {returncode}:\n{tail}")
+    failed = _failure(stdout, stderr, returncode)
+    if failed:
+        raise AssertionError(failed)
     lines = stdout.splitlines()
     start = next((i for i, line in enumerate(lines) if line.startswith('"ID"')), None)
     if start is None:
@@ -301,8 +335,12 @@ def parse(stdout: str, stderr: str, returncode: int, metrics: list[str]) -> list
     for row in csv.DictReader(lines[start:]):
         if row.get("Metric Name") not in names:
             continue
-        kernel = kernels.setdefault(row["ID"], Kernel(row["Kernel Name"], {}))
         value = row["Metric Value"].replace(",", "")
+        if value == "n/a" and not row.get("Metric Unit"):  # how ncu 2025.3 answers a name it does not know
+            raise AssertionError(
+                f"ncu has no metric {row['Metric Name']} on this GPU (compute capability {row.get('CC')}): it read n/a"
+            )
+        kernel = kernels.setdefault(row["ID"], Kernel(row["Kernel Name"], {}))
         kernel.values[names[row["Metric Name"]]] = float(value) if value not in ("", "n/a") else float("nan")
     found = list(kernels.values())
     for kernel in found:
