@@ -55,7 +55,7 @@ def test_a_saved_report_renders_as_its_run_rendered_it(pytester, suite_file, tmp
         ).read_text(encoding="utf-8"), f"the {suffix} rendered from the file is the run's own"
     run = result.stdout.lines
     claims = [line for line in run[run.index(next(r for r in run if "stackcheck: course claims" in r)) + 1 :]]
-    table = [line for line in claims if line.strip().startswith(("math:", "claims:"))]
+    table = [line for line in claims if line.strip().startswith(("math ", "claims:"))]
     assert table and all(line in printed for line in table), (table, printed)
     assert any("stackcheck: course claims" in line for line in printed)
     assert printed[-1] == f"wrote {tmp_path / 'again' / 'page.html'}, {tmp_path / 'again' / 'page.md'}"
