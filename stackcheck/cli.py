@@ -6,6 +6,7 @@ stackcheck homework strip --part P --checkout DIR    the students' checkout: tha
 stackcheck grade SUBMISSIONS --out grades.csv [--part P] [--tests PATH] [--timeout S] [--jobs N]
 stackcheck watch DIR [-k EXPR]                      rerun what each save of DIR/homework.py changes
 stackcheck merge REPORT.json REPORT.json ... --out matrix.html   one claim x machine matrix
+stackcheck report REPORT.json [--html OUT] [--md OUT]   a saved report as its run's summary, page, Markdown
 """
 
 from __future__ import annotations
@@ -97,8 +98,14 @@ def main(argv: list[str] | None = None) -> int:
     merge = commands.add_parser("merge", help="several machines' curriculum reports as one claim x machine matrix")
     merge.add_argument("reports", nargs="+", help="curriculum reports (the JSON of --curriculum-report)")
     merge.add_argument("--out", required=True, help="the matrix to write: OUT.html, OUT.md and OUT.json")
+    shown = commands.add_parser("report", help="a saved curriculum report as its run's summary, an HTML page, Markdown")
+    shown.add_argument("file", help="a curriculum report (the JSON of --curriculum-report)")
+    shown.add_argument("--html", default=None, metavar="OUT", help="also write it as an HTML page to OUT")
+    shown.add_argument("--md", default=None, metavar="OUT", help="also write it as Markdown to OUT")
     args = parser.parse_args(argv)
     try:
+        if args.command == "report":
+            return show_report(Path(args.file), args.html, args.md)
         if args.command == "merge":
             from stackcheck.report import merge as merging
 
@@ -135,6 +142,33 @@ def main(argv: list[str] | None = None) -> int:
     except (OSError, ValueError) as error:
         print(f"stackcheck: {error}", file=sys.stderr)
         return 2
+
+
+def show_report(path: Path, html_out: str | None, md_out: str | None) -> int:
+    """The curriculum report saved at ``path`` printed as its run's summary (the same sections), and
+    written as an HTML page and as Markdown where asked; a file that is no report is one line (main)."""
+    from stackcheck.plugin import hookspecs
+    from stackcheck.report import html
+
+    report = Report.load(path)
+    try:  # the parts a report keeps as the JSON they are (homework, drift, listings, evidence) are read here
+        sections = hookspecs.sections(report)
+        asked = ((html_out, html.page), (md_out, rendering.markdown))
+        pages = [(out, render(report, sections)) for out, render in asked if out]
+    except (TypeError, KeyError, IndexError, AttributeError, ValueError) as error:
+        said = (str(error).splitlines() or [""])[0]
+        raise NotAReport(
+            f"{path}: not a curriculum report stackcheck can render: {type(error).__name__}: {said}"
+        ) from None
+    for title, lines in sections:
+        print(f" stackcheck: {title} ".center(80, "-"))
+        print("\n".join(lines))
+    for out, text in pages:
+        Path(out).parent.mkdir(parents=True, exist_ok=True)
+        Path(out).write_text(text, encoding="utf-8")
+    if pages:
+        print("wrote " + ", ".join(out for out, _ in pages))
+    return 0
 
 
 def init_homework(folder: Path, parts: list[str], force: bool) -> int:

@@ -90,10 +90,36 @@ def test_curriculum_report_json_and_markdown(pytester, suite_file, tmp_path):
     assert "| `S2.2-hand` | 2.2 | learner | verified | 2/0/0/0/0 |" in markdown
     result.stdout.fnmatch_lines(
         [
-            "*math: .S2.1-shapes +S2.2-hand*",
-            f"*claims: 1 verified, 0 failed, 0 skipped, {len(catalogue.catalogue()) - 1} untested*",
+            "*stackcheck: course claims*",
+            "     math  + verified     S2.2-hand  §2.2  The hand-computed example*",
+            f"   claims: 1 verified, 0 failed, 0 skipped, {len(catalogue.catalogue()) - 1} untested*",
         ]
     )
+
+
+@pytest.mark.parametrize("every", [[], ["-v"], ["--claims", "all"]], ids=["selected", "verbose", "claims-all"])
+def test_the_claims_table_lists_what_the_run_selected_with_the_status_a_column(pytester, suite_file, every):
+    """Issue 52: one selected claim listed, not 102 to say that 101 are untested (all of them with -v
+    or --claims all); the status is a column of its own, and no row is wider than the table's width."""
+    result = pytester.runpytest_inprocess(
+        suite_file("tests_math/test_s2_2_hand.py"), "-k", EAGER, "-p", "no:cacheprovider", *every
+    )
+    result.assert_outcomes(passed=2)
+    lines = result.stdout.lines
+    start = next(i for i, line in enumerate(lines) if "stackcheck: course claims" in line) + 1
+    table = [
+        line
+        for line in lines[start : next(i for i, line in enumerate(lines) if line.startswith("   claims: "))]
+        if line
+    ]
+    rows = [re.match(r"^ *(\w+)  (\S) (\w+) +(\S+) +§", line) for line in table]
+    assert all(rows) and all(len(line) <= 120 for line in table), table
+    listed = {row.group(4): (row.group(2), row.group(3)) for row in rows}
+    if every:
+        assert len(listed) == len(catalogue.catalogue()) and listed["S2.3-split"] == (".", "untested")
+    else:
+        assert listed == {"S2.2-hand": ("+", "verified")}, table
+        result.stdout.fnmatch_lines(["   listed: the 1 claim(s) this run selected; -v or --claims all lists all *"])
 
 
 def test_status_rules():

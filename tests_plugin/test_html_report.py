@@ -309,7 +309,7 @@ def test_merge_flags_medians_that_moved_past_their_own_scatter(tmp_path):
         for moved in row["moved"]:
             low, high = sorted(moved["medians_ms"].values())
             assert high / low > moved["spread"] - 0.01, moved
-    same = merge.matrix(merge.load([str(paths[0]), str(paths[0])]))
+    same = merge.matrix([("once", Report.from_json(cold)), ("again", Report.from_json(cold))])
     assert same["moved"] == [] and same["differences"] == []
     page = merge.html(found)
     assert "timing moved:" in page and "ms (" in page
@@ -343,3 +343,19 @@ def test_merge_refuses_bad_input_in_one_line(monkeypatch, tmp_path, capsys, args
     assert cli.main(["merge", *args, "--out", str(tmp_path / "m.html")]) == 2
     err = capsys.readouterr().err.strip()
     assert message in err and len(err.splitlines()) == 1
+
+
+def test_merge_refuses_a_run_given_twice_in_one_line(monkeypatch, tmp_path, capsys):
+    """Issue 52: one file twice (in any spelling of its path), or two copies of one run's report, is
+    one line and exit 2, not a matrix of a machine beside itself."""
+    monkeypatch.chdir(ROOT)
+    (tmp_path / "copy.json").write_bytes(RECORDED["cpu"].read_bytes())
+    for args, said in (
+        (["baselines/cpu.json", "baselines/cpu.json"], "baselines/cpu.json is given twice"),
+        (["baselines/cpu.json", "baselines/h200.json", "baselines/../baselines/cpu.json"], "is given twice"),
+        (["baselines/cpu.json", str(tmp_path / "copy.json")], "are reports of one run (recorded 20"),
+    ):
+        assert cli.main(["merge", *args, "--out", str(tmp_path / "m.html")]) == 2
+        err = capsys.readouterr().err.strip()
+        assert len(err.splitlines()) == 1 and said in err and "give each run's report once" in err, err
+    assert not (tmp_path / "m.html").exists()

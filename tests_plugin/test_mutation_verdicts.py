@@ -4,7 +4,10 @@ on a noisy machine, a time limit), a skip with that reason: never a flake, never
 
 import pytest
 
+from stackcheck.claims.catalogue import build_report
 from stackcheck.claims.mutation import Mutant, assert_caught
+from stackcheck.claims.results import TestResult
+from stackcheck.report.render import terminal_table
 
 pytestmark = pytest.mark.meta
 
@@ -15,6 +18,15 @@ MUTANT = Mutant(
     breaks="test_jax_shape_is_free_values_wait",
     hint="MC01",
 )
+
+
+def failed_row(claim: str) -> str:
+    """The claims table's row of ``claim`` failed, as a run prints it (stackcheck.report.render)."""
+    failed = TestResult(nodeid=f"tests_x.py::test_{claim}", outcome="failed", device="cpu")
+    return next(line for line in terminal_table(build_report([([claim], failed)], {})) if f" {claim} " in line)
+
+
+ROW = failed_row(MUTANT.claim)
 
 
 def result(*lines: str, ret: int = 0) -> pytest.RunResult:
@@ -71,7 +83,7 @@ def test_a_clone_whose_path_holds_a_space_reads_the_failed_tests():
     """A clone under "with space/": the mutant run names its tests by that path. Read with \\S+ the
     FAILED lines matched nothing, and 50 caught mutants read as 'it broke []' (a clean CI run there)."""
     line = "FAILED ../ws/with space/stackcheck/tests_runtime/test_s6_3_shape.py::test_jax_shape_is_free_values_wait[x]"
-    lines = [line, "Revisit first, course §1.2 [MC01]: NumPy code runs on the host", "F [S6.3-shape]", "FS6.3-shape"]
+    lines = [line, "Revisit first, course §1.2 [MC01]: NumPy code runs on the host", "F [S6.3-shape]", ROW]
     assert_caught(result(*lines, "1 failed in 1.00s", ret=1), MUTANT)
     missing = "SKIPPED [1] ../ws/with space/stackcheck/plugin/hooks.py:308: no cuda device visible"
     with pytest.raises(pytest.skip.Exception, match="could not judge it here: no cuda device visible"):
@@ -86,7 +98,7 @@ def test_a_mutant_whose_tests_passed_survived():
 def test_a_caught_mutant_must_show_in_the_claims_table_and_point_to_the_section():
     caught = (
         "Revisit first, course §1.2 [MC01]: NumPy code runs on the host",
-        "runtime: FS6.3-shape",
+        ROW,
         "Course §6.3 [S6.3-shape]: ...",
         "FAILED tests_runtime/test_s6_3_shape.py::test_jax_shape_is_free_values_wait[jax-cpu] - AssertionError",
         "1 failed, 2 passed in 1.00s",
@@ -98,7 +110,7 @@ def test_a_caught_mutant_must_show_in_the_claims_table_and_point_to_the_section(
 
 def test_a_mutant_caught_only_by_another_test_of_the_file_is_not_caught():
     other = "FAILED tests_runtime/test_s6_3_shape.py::test_torch_shape_is_free[torch-cpu] - AssertionError"
-    lines = ("Revisit first, course §1.2 [MC01]: x", "runtime: FS6.3-shape", "Course §6.3 [S6.3-shape]: ...", other)
+    lines = ("Revisit first, course §1.2 [MC01]: x", ROW, "Course §6.3 [S6.3-shape]: ...", other)
     with pytest.raises(AssertionError, match="must break test_jax_shape_is_free_values_wait"):
         assert_caught(result(*lines, "1 failed in 1.00s", ret=1), MUTANT)
 
@@ -106,7 +118,7 @@ def test_a_mutant_caught_only_by_another_test_of_the_file_is_not_caught():
 def test_a_mutant_whose_failure_points_elsewhere_first_is_named():
     lines = (
         "Revisit first, course §6.3 [S6.3-shape]: x",
-        "runtime: FS6.3-shape",
+        ROW,
         "Course §6.3 [S6.3-shape]: ...",
         "FAILED tests_runtime/test_s6_3_shape.py::test_jax_shape_is_free_values_wait[jax-cpu] - AssertionError",
     )

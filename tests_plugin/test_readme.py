@@ -39,4 +39,4 @@ def test_the_first_run_verifies_its_claim(tmp_path):
         timeout=600,
     )
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
-    assert "+S2.2-hand" in done.stdout, done.stdout[-2000:]
+    assert re.search(r"\+ verified +S2\.2-hand ", done.stdout), done.stdout[-2000:]

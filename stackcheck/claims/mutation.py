@@ -410,7 +410,8 @@ def assert_caught(result: pytest.RunResult, mutant: Mutant) -> None:
         raise AssertionError(
             f"mutant {mutant.name} survived the {mutant.claim} tests of {mutant.test} (exit code {result.ret}):\n{tail}"
         )
-    if not any(f"F{mutant.claim}" in line for line in result.outlines):
+    failed_row = re.compile(rf"^ *\w+  F failed +{re.escape(mutant.claim)}(?: |$)")  # the claims table's row
+    if not any(failed_row.match(line) for line in result.outlines):
         raise AssertionError(f"the claim table must report {mutant.claim} failed:\n{tail}")
     failed = {m.group(1) for line in result.outlines for m in [FAILED_TEST.match(line)] if m}
     if mutant.breaks not in failed:

@@ -4,6 +4,7 @@ return-value checks wrapped around a student's functions, and the stub of a func
 from __future__ import annotations
 
 import numbers
+import os
 import sys
 from dataclasses import dataclass
 from typing import Callable
@@ -49,28 +50,65 @@ class ReturnError(TypeError):
     """A surface function returned something of the wrong kind; the message says what it must return."""
 
 
-def _array(value) -> bool:
-    return hasattr(value, "shape") and hasattr(value, "dtype")
+@dataclass(frozen=True)
+class ArrayType:
+    """The array type of one stack, looked up only where its module is imported already: a value of a
+    stack whose module was never imported cannot be one of its arrays."""
+
+    module: str
+    attribute: str
+
+    @property
+    def spelled(self) -> str:
+        return f"{self.module}.{self.attribute}"
+
+    def holds(self, value) -> bool:
+        kind = getattr(sys.modules.get(self.module), self.attribute, None)
+        return kind is not None and isinstance(value, kind)
 
 
-def _arrays(count: int) -> Callable[[object], bool]:
-    return lambda v: isinstance(v, (tuple, list)) and len(v) == count and all(_array(x) for x in v)
+ARRAY_TYPES = {
+    "numpy": ArrayType("numpy", "ndarray"),
+    "torch": ArrayType("torch", "Tensor"),
+    "jax": ArrayType("jax", "Array"),  # a tracer is one too: the checks hold inside jax.jit and jax.grad
+    "max": ArrayType("max.graph", "TensorValue"),
+}
+
+# What a surface function returns, as a template: ARRAY is an array of the task's stack, a tuple a
+# tuple (or list) of that many, [SECONDS] a list of any length, None None itself.
+ARRAY, SCALAR, SECONDS, PATH, ANYTHING = "array", "scalar", "seconds", "path", "anything"
 
 
-def _scalar(value) -> bool:
-    return isinstance(value, numbers.Real) or (_array(value) and getattr(value, "ndim", 1) == 0)
+def _fits(value, form, array: ArrayType) -> bool:
+    """Whether ``value`` has the form ``form`` (a template of the task table), its arrays of type ``array``."""
+    if form is None:
+        return value is None
+    if isinstance(form, tuple):
+        return (
+            isinstance(value, (tuple, list))
+            and len(value) == len(form)
+            and all(_fits(v, f, array) for v, f in zip(value, form))
+        )
+    if isinstance(form, list):
+        return isinstance(value, (tuple, list)) and all(_fits(v, form[0], array) for v in value)
+    if form == ARRAY:
+        return array.holds(value)
+    if form == SCALAR:  # a float32 scalar: a number, or a 0-d array of the task's stack
+        real = isinstance(value, numbers.Real) and not isinstance(value, bool)
+        return real or (array.holds(value) and getattr(value, "ndim", None) == 0)
+    if form == SECONDS:
+        return isinstance(value, numbers.Real) and not isinstance(value, bool) and value >= 0
+    if form == PATH:
+        return isinstance(value, (str, os.PathLike))
+    return form == ANYTHING
 
 
-def _loss_and_grads(value) -> bool:
-    return isinstance(value, (tuple, list)) and len(value) == 2 and _arrays(3)(value[1])
-
-
-def _seconds(value) -> bool:
-    return isinstance(value, numbers.Real) and not isinstance(value, bool) and value >= 0
-
-
-def _anything(value) -> bool:
-    return True
+def _leaves(value, form) -> list:
+    """The values of ``value`` that stand where ``form`` has ARRAY."""
+    if isinstance(form, (tuple, list)) and isinstance(value, (tuple, list)):
+        forms = form if isinstance(form, tuple) else form * len(value)
+        return [leaf for v, f in zip(value, forms) for leaf in _leaves(v, f)]
+    return [value] if form == ARRAY else []
 
 
 @dataclass(frozen=True)
@@ -80,44 +118,126 @@ class Task:
     section: str  # where the course teaches it
     stack: str | None  # the stack whose tests run it (None: every stack's tests)
     returns: str  # what it must return, as the message says it
-    check: Callable[[object], bool]
+    form: object  # the same as a template (ARRAY, SCALAR, ..., tuples and lists of them, None)
+    array: str | None = None  # the stack whose array type (ARRAY_TYPES) its arrays are
+
+    def refusal(self, value, args: tuple = (), kwargs: dict | None = None) -> str | None:
+        """Why ``value``, returned for ``args`` and ``kwargs``, breaks this task's contract, or None:
+        the wrong form, an array of another stack, or a tensor off the inputs' device (torch)."""
+        array = ARRAY_TYPES.get(self.array, _NO_ARRAY)
+        said = f"it must return {self.returns} (course §{self.section})"
+        if not _fits(value, self.form, array):
+            return f"{self.name} returned {_describe(value)}; {said}"
+        device = _input_device(args, kwargs or {}) if self.array == "torch" else None
+        off = [leaf.device for leaf in _leaves(value, self.form) if device is not None and leaf.device != device]
+        if off:
+            return f"{self.name} returned a torch.Tensor on {off[0]} for inputs on {device}; {said}"
+        return None
+
+
+_NO_ARRAY = ArrayType("", "")  # a task that returns no array: nothing is one
+
+
+def _input_device(args: tuple, kwargs: dict):
+    """The device of a surface function's first torch input: a tensor, or a module's first parameter
+    (w_from_linear's Linear); None if it has none."""
+    torch = sys.modules.get("torch")
+    if torch is None:
+        return None
+    for value in (*args, *kwargs.values()):
+        if isinstance(value, torch.Tensor):
+            return value.device
+        if isinstance(value, torch.nn.Module):
+            return next((p.device for p in value.parameters()), None)
+    return None
 
 
 TASKS = {
     t.name: t
     for t in (
-        Task("check_operands", "math", "2.1", None, "None (or raise ValueError)", _anything),
-        Task("numpy_steps", "math", "2.2", "numpy", "(A, Z, Y): a tuple of 3 arrays", _arrays(3)),
-        Task("numpy_forward", "math", "2.2", "numpy", "Y: one array", _array),
-        Task("broadcast_bias", "math", "2.3", None, "an [n, M] array view", _array),
-        Task("torch_steps", "math", "8.1", "torch", "(A, Z, Y): a tuple of 3 tensors", _arrays(3)),
-        Task("torch_forward", "math", "8.1", "torch", "Y: one tensor", _array),
-        Task("torch_broadcast_bias", "math", "2.3", None, "an [n, M] tensor view", _array),
-        Task("w_from_linear", "math", "2.1", None, "W[K, M]: one tensor", _array),
-        Task("torch_compiled_forward", "math", "8.1", "torch_compile", "Y: one tensor", _array),
-        Task("torch_grads", "math", "8.2", None, "(Y, loss, dX, dW, db): a tuple of 5 tensors", _arrays(5)),
-        Task("jax_steps", "math", "9", "jax", "(A, Z, Y): a tuple of 3 arrays", _arrays(3)),
-        Task("jax_forward", "math", "9", "jax", "Y: one array", _array),
-        Task("jax_loss_and_grads", "math", "9.5", None, "(loss, (dX, dW, db))", _loss_and_grads),
-        Task("sum_sequential", "math", "MC13", None, "one float32 scalar", _scalar),
-        Task("sum_blocked", "math", "MC13", None, "one float32 scalar", _scalar),
-        Task("max_steps", "ir", "10.3", "max", "(A, Z, Y): a tuple of 3 graph values", _arrays(3)),
-        Task("jax_sync", "runtime", "6.3", None, "the value it waited for", _anything),
-        Task("torch_sync", "runtime", "6.5", None, "None", _anything),
-        Task("timed_call", "runtime", "6.5", None, "seconds: one float >= 0", _seconds),
+        Task("check_operands", "math", "2.1", None, "None (or raise ValueError)", None),
+        Task("numpy_steps", "math", "2.2", "numpy", "(A, Z, Y): a tuple of 3 numpy.ndarray", (ARRAY,) * 3, "numpy"),
+        Task("numpy_forward", "math", "2.2", "numpy", "Y: one numpy.ndarray", ARRAY, "numpy"),
+        Task("broadcast_bias", "math", "2.3", None, "an [n, M] numpy.ndarray view", ARRAY, "numpy"),
         Task(
-            "steady_state",
-            "runtime",
-            "6.5",
-            None,
-            "a list of floats (seconds)",
-            lambda v: isinstance(v, (list, tuple)) and all(_seconds(x) for x in v),
+            "torch_steps",
+            "math",
+            "8.1",
+            "torch",
+            "(A, Z, Y): a tuple of 3 torch.Tensor on the inputs' device",
+            (ARRAY,) * 3,
+            "torch",
         ),
-        Task("triton_bias_relu", "kernels", "11.2", "triton", "Y: one tensor", _array),
-        Task("triton_forward", "kernels", "11.4", "triton", "Y: one tensor", _array),
-        Task("pallas_bias_relu", "kernels", "12.1", None, "Y: one array", _array),
-        Task("mojo_relu", "kernels", "10.4", "mojo", "one graph value", _anything),
-        Task("mojo_package", "kernels", "10.4", "mojo", "a path", _anything),
+        Task("torch_forward", "math", "8.1", "torch", "Y: one torch.Tensor on the inputs' device", ARRAY, "torch"),
+        Task("torch_broadcast_bias", "math", "2.3", None, "an [n, M] torch.Tensor view of b", ARRAY, "torch"),
+        Task("w_from_linear", "math", "2.1", None, "W[K, M]: one torch.Tensor on the Linear's device", ARRAY, "torch"),
+        Task(
+            "torch_compiled_forward",
+            "math",
+            "8.1",
+            "torch_compile",
+            "Y: one torch.Tensor on the inputs' device",
+            ARRAY,
+            "torch",
+        ),
+        Task(
+            "torch_grads",
+            "math",
+            "8.2",
+            None,
+            "(Y, loss, dX, dW, db): a tuple of 5 torch.Tensor on the inputs' device",
+            (ARRAY,) * 5,
+            "torch",
+        ),
+        Task("jax_steps", "math", "9", "jax", "(A, Z, Y): a tuple of 3 jax.Array", (ARRAY,) * 3, "jax"),
+        Task("jax_forward", "math", "9", "jax", "Y: one jax.Array", ARRAY, "jax"),
+        Task(
+            "jax_loss_and_grads",
+            "math",
+            "9.5",
+            None,
+            "(loss, (dX, dW, db)), each a jax.Array",
+            (ARRAY, (ARRAY,) * 3),
+            "jax",
+        ),
+        Task(
+            "sum_sequential",
+            "math",
+            "MC13",
+            None,
+            "one float32 scalar (numpy.float32, a 0-d numpy.ndarray or a float)",
+            SCALAR,
+            "numpy",
+        ),
+        Task(
+            "sum_blocked",
+            "math",
+            "MC13",
+            None,
+            "one float32 scalar (numpy.float32, a 0-d numpy.ndarray or a float)",
+            SCALAR,
+            "numpy",
+        ),
+        Task(
+            "max_steps",
+            "ir",
+            "10.3",
+            "max",
+            "(A, Z, Y): a tuple of 3 graph values (max.graph.TensorValue)",
+            (ARRAY,) * 3,
+            "max",
+        ),
+        Task("jax_sync", "runtime", "6.3", None, "the value it waited for", ANYTHING),
+        Task("torch_sync", "runtime", "6.5", None, "None", None),
+        Task("timed_call", "runtime", "6.5", None, "seconds: one float >= 0", SECONDS),
+        Task("steady_state", "runtime", "6.5", None, "a list of floats (seconds)", [SECONDS]),
+        Task("triton_bias_relu", "kernels", "11.2", "triton", "Y: one torch.Tensor on A's device", ARRAY, "torch"),
+        Task(
+            "triton_forward", "kernels", "11.4", "triton", "Y: one torch.Tensor on the inputs' device", ARRAY, "torch"
+        ),
+        Task("pallas_bias_relu", "kernels", "12.1", None, "Y: one jax.Array", ARRAY, "jax"),
+        Task("mojo_relu", "kernels", "10.4", "mojo", "one graph value (max.graph.TensorValue)", ARRAY, "max"),
+        Task("mojo_package", "kernels", "10.4", "mojo", "a path (str or pathlib.Path)", PATH),
     )
 }
 
@@ -208,10 +328,9 @@ def checked(name: str, fn: Callable) -> Callable:
         finally:
             if not traced:
                 RUNNING.pop()
-        if task.check is not _anything and not compiling() and not task.check(value):
-            raise ReturnError(
-                f"{name} returned {_describe(value)}; it must return {task.returns} (course §{task.section})"
-            )
+        refused = None if compiling() else task.refusal(value, args, kwargs)
+        if refused:
+            raise ReturnError(refused)
         return value
 
     call.__name__ = name
@@ -219,9 +338,22 @@ def checked(name: str, fn: Callable) -> Callable:
     return call
 
 
+def _type_name(value) -> str:
+    """A stack's array type as the course spells it (numpy.ndarray, jax.Array), else the value's class."""
+    known = next((a.spelled for a in ARRAY_TYPES.values() if a.holds(value)), None)
+    return known or f"{type(value).__module__}.{type(value).__qualname__}".removeprefix("builtins.")
+
+
+def _types(value) -> str:
+    """The types in ``value``, tuples and lists opened: (numpy.ndarray, (jax.Array, NoneType))."""
+    if isinstance(value, (tuple, list)):
+        return f"({', '.join(_types(v) for v in value)})"
+    return _type_name(value)
+
+
 def _describe(value) -> str:
     if value is None:
         return "None"
     if isinstance(value, (tuple, list)):
-        return f"a {type(value).__name__} of {len(value)}: ({', '.join(type(v).__name__ for v in value)})"
-    return f"a {type(value).__module__}.{type(value).__qualname__}"
+        return f"a {type(value).__name__} of {len(value)}: {_types(value)}"
+    return f"a {_type_name(value)}"

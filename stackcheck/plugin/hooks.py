@@ -307,11 +307,15 @@ def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
 
 
 @pytest.hookimpl(tryfirst=True)
-def pytest_stackcheck_report_sections(report: Report) -> list[tuple[str, list[str]]] | None:
-    """The claims table, first in the summary; folded into the score's section in a homework run."""
+def pytest_stackcheck_report_sections(
+    report: Report, config: pytest.Config | None
+) -> list[tuple[str, list[str]]] | None:
+    """The claims table, first in the summary: the claims the run selected, every claim with -v or
+    --claims all; folded into the score's section in a homework run."""
     if report.homework is not None:
         return None
-    return [("course claims", rendering.terminal_table(report))]
+    every = config is not None and (config.getoption("verbose") > 0 or config.getoption("claims") == "all")
+    return [("course claims", rendering.terminal_table(report, every))]
 
 
 def pytest_collection_finish(session: pytest.Session) -> None:

@@ -105,6 +105,12 @@ def add(parser: pytest.Parser) -> None:
         "--require-claims", action="store_true", help="fail the run when any claim of the course is not verified"
     )
     group.addoption(
+        "--claims",
+        choices=("selected", "all"),
+        default="selected",
+        help="the claims the summary's table lists: those the run selected (default), or all of the course's (as -v)",
+    )
+    group.addoption(
         "--homework",
         default=None,
         metavar="DIR",

@@ -276,7 +276,11 @@ class Recorder:
 
     def sections(self, report: Report) -> list[tuple[str, list[str]]]:
         """Every part's sections of the summary (pytest_stackcheck_report_sections), claims first."""
-        return [s for found in self.config.hook.pytest_stackcheck_report_sections(report=report) for s in found]
+        return [
+            s
+            for found in self.config.hook.pytest_stackcheck_report_sections(report=report, config=self.config)
+            for s in found
+        ]
 
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
         report = self.final = self.report()

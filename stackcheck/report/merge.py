@@ -17,10 +17,24 @@ from stackcheck.report import html as page
 
 def load(paths: list[str]) -> list[tuple[str, Report]]:
     """(label, report) for each path; a file that is not a curriculum report is a ValueError
-    (results.NotAReport) that names it."""
+    (results.NotAReport) that names it, and so is a run given twice (one file twice, or two copies of
+    one run's report: its environment, date to the second included, is the run's)."""
     found = []
+    runs: dict[str, str] = {}  # each run's environment, as JSON -> the path that gave it
+    files: dict[Path, str] = {}
     for path in paths:
+        again = files.get(Path(path).resolve())
+        if again is not None:
+            raise ValueError(f"merge: {path} is given twice (as {again}); give each run's report once")
+        files[Path(path).resolve()] = path
         report = Report.load(path)
+        run = json.dumps(report.environment, sort_keys=True, default=str)
+        if run in runs:
+            raise ValueError(
+                f"merge: {path} and {runs[run]} are reports of one run (recorded {report.environment.get('date', '?')}"
+                f" on {_label(path, report.environment).partition(': ')[2]}); give each run's report once"
+            )
+        runs[run] = path
         found.append((_label(path, report.environment), report))
     if len(found) < 2:
         raise ValueError("merge needs two reports or more")

@@ -95,20 +95,31 @@ def _worker_line(worker: dict) -> str:
     )
 
 
-def terminal_table(report: Report) -> list[str]:
-    """A compact table: one line per area, each claim id tagged with a one-letter status; the facts
-    about the stacks, which no implementation under test takes part in, on a line of their own."""
-    lines = []
-    areas: dict[str, list[str]] = {}
-    for c in report.claims:
-        area = "stacks" if c.kind == "stack-fact" else c.area
-        areas.setdefault(area, []).append(f"{c.status.mark}{c.id}")
+TABLE_WIDTH = 120  # a row's characters at most: its title is cut to fit
+
+
+def terminal_table(report: Report, every: bool = False) -> list[str]:
+    """The claims the run selected (those with tests; ``every``: the whole catalogue), one a row by
+    area, the facts about the stacks, which no implementation under test takes part in, last: area,
+    status (its mark and its word, a column of its own), id, section and title; then the totals over
+    every claim, and how to list them all when some are left out."""
+    chosen = [c for c in report.claims if every or c.tests or c.status is not Status.UNTESTED]
+    areas: dict[str, list] = {}
+    for c in chosen:
+        areas.setdefault("stacks" if c.kind == "stack-fact" else c.area, []).append(c)
     areas = {
-        **{a: ids for a, ids in areas.items() if a != "stacks"},
+        **{a: cs for a, cs in areas.items() if a != "stacks"},
         **({"stacks": areas["stacks"]} if "stacks" in areas else {}),
     }
-    for area, ids in areas.items():
-        lines.append(f"{area:>9}: " + " ".join(ids))
+    width = max((len(c.id) for c in chosen), default=0)
+    sections = min(max((len(c.section) for c in chosen), default=0), 12)  # a longer one pushes its row on
+    lines = []
+    for area, claims in areas.items():
+        for c in claims:
+            row = (
+                f"{area:>9}  {c.status.mark} {c.status.value:<11}  {c.id:<{width}}  §{c.section:<{sections}}  {c.title}"
+            )
+            lines.append(row if len(row) <= TABLE_WIDTH else row[: TABLE_WIDTH - 1] + "…")
     lines.append(
         "   claims: "
         + ", ".join(f"{n} {s}" for s, n in report.counts().items() if n or s != Status.INTERRUPTED)
@@ -116,6 +127,9 @@ def terminal_table(report: Report) -> list[str]:
         + ", ".join(f"{s.mark} {s}" for s in Status)
         + ")"
     )
+    if len(chosen) < len(report.claims):
+        every = len(report.claims)
+        lines.append(f"   listed: the {len(chosen)} claim(s) this run selected; -v or --claims all lists all {every}")
     return lines
 
 
