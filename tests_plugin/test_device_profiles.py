@@ -159,3 +159,29 @@ def test_the_table_names_what_each_gpu_cannot_show(gpu_table):
     row = {line.split("|")[1].strip(): line for line in gpu_table[2:]}
     assert "skipped: needs flash attention" in row["S3.1-flash"].split("|")[2], "the T4 has no flash attention"
     assert "no line for sm_89-geforce" in row["S12.5-perf-portability"], "a GeForce card's bf16 has no line"
+
+
+@pytest.mark.parametrize("key", list(EXPECTED_GATES))
+def test_a_stack_is_held_to_tf32_only_on_a_gpu_with_tf32(key, monkeypatch):
+    """MAX's float32 matmuls on a GPU are held to the tfloat32 row where TF32 tensor cores exist
+    (measured on the H200); a T4 has none, and its results are held to float32's own row."""
+    from stackcheck.stacks.params import tolerance_row
+
+    monkeypatch.setenv(device_profile.ENV, key)
+    want = "float32" if PROFILES[key].lacks("tf32") else "tfloat32"
+    assert {stack: tolerance_row(stack, "cuda", "float32") for stack in ("max", "mojo")} == {"max": want, "mojo": want}
+    assert tolerance_row("max", "cpu", "float32") == "float32"
+    assert tolerance_row("torch", "cuda", "float32") == "float32"
+
+
+def test_the_bf16_runs_of_triton_and_inductor_on_a_gpu_are_gated():
+    """X-numerics' Triton and torch.compile bf16 runs on cuda carry the triton-bf16 gate from the
+    stack records (older Triton fails `cvt.bf16.f32 requires sm_80` on a T4); the other runs do not."""
+    from stackcheck.stacks.params import stack_params
+
+    def needs(param):
+        return {n for mark in param.marks if mark.name == "gpu_needs" for n in mark.args}
+
+    gated = {p.id for p in stack_params(dtypes=True) if needs(p)}
+    assert gated == {"triton-cuda-bfloat16", "torch_compile-cuda-bfloat16"}
+    assert all(needs(p) == {"triton-bf16"} for p in stack_params(dtypes=True) if p.id in gated)
