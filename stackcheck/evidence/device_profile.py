@@ -88,7 +88,7 @@ class Profile:
     l2_bytes: int
     shared_per_block_optin: int
     memory_bytes: int
-    clock_khz: int  # the SMs' highest clock, as the driver reports it (CU_DEVICE_ATTRIBUTE_CLOCK_RATE)
+    clock_khz: int  # the SMs' highest clock, as the driver reports it (CU_DEVICE_ATTRIBUTE_CLOCK_RATE; 0: unknown)
     source: str = "this machine"
     # whether ncu may read this GPU's counters: "permitted (...)", "refused (...)" (ERR_NVGPUCTRPERM: a
     # hosted notebook or a machine whose administrator has not granted it), or asked when run
@@ -200,16 +200,17 @@ cuda = ctypes.CDLL("libcuda.so.1")
 assert cuda.cuInit(0) == 0
 dev = ctypes.c_int()
 assert cuda.cuDeviceGet(ctypes.byref(dev), 0) == 0
-def attr(code):
+def attr(code, needed=True):
     value = ctypes.c_int()
-    assert cuda.cuDeviceGetAttribute(ctypes.byref(value), code, dev) == 0
-    return value.value
+    done = cuda.cuDeviceGetAttribute(ctypes.byref(value), code, dev)
+    assert done == 0 or not needed
+    return value.value if done == 0 else 0
 name, memory = ctypes.create_string_buffer(256), ctypes.c_size_t()
 cuda.cuDeviceGetName(name, 256, dev)
 cuda.cuDeviceTotalMem_v2(ctypes.byref(memory), dev)
 print(json.dumps({"name": name.value.decode(), "capability": [attr(75), attr(76)], "sms": attr(16),
                   "l2_bytes": attr(38), "shared_per_block_optin": attr(97), "memory_bytes": memory.value,
-                  "clock_khz": attr(13)}))
+                  "clock_khz": attr(13, needed=False)}))
 """
 
 

@@ -124,7 +124,7 @@ def sync_step(profile: Profile | None) -> int:
     """S6.4-sync-idle's N (the claim test's step and its meta-test's mutant): the step takes on this GPU
     about what 2048^3 took on the H200, so a host sync's gap is the same share of it (a T4: 1024)."""
     h200 = recorded()["h200"]
-    if profile is None:
+    if profile is None or profile.clock_khz <= 0:  # no GPU, or a driver that does not say its clock
         return SYNC_STEP_N
     n = SYNC_STEP_N * (profile.fp32_flops / h200.fp32_flops) ** (1 / 3)
     return max(256, int(round(n / 256)) * 256)
