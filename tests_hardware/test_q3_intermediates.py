@@ -9,7 +9,7 @@ from stackcheck.evidence import device_profile, per_gpu
 from stackcheck.evidence.numerics import as_numpy, assert_matches_reference, make_inputs, reference_forward
 from stackcheck.homework.checkpoints import intermediate_traffic_mb
 from stackcheck.stacks.available import need
-from stackcheck.toolchains import counters, ir
+from stackcheck.toolchains import counters, ir, tiles
 
 # §7's example: A, Z and Y are 16 MB each (2048 x 2048 float32)
 COURSE_N = COURSE_M = 2048
@@ -33,6 +33,7 @@ def test_the_course_count_is_four_round_trips_of_a_16_mb_tensor():
 @pytest.mark.cuda
 @pytest.mark.triton
 @pytest.mark.ncu(EAGER, FUSED)
+@pytest.mark.gpu_tiles(tiles.FUSED)  # the fused workload, also built here for its numbers
 def test_eager_moves_a_and_z_through_dram_and_the_fused_kernel_does_not(evidence):
     from stackcheck.toolchains import workloads
 

@@ -7,13 +7,14 @@ import pytest
 from stackcheck.evidence.numerics import make_inputs
 from stackcheck.stacks.available import need
 from stackcheck.stacks.params import device_params
+from stackcheck.toolchains.tiles import TILES, Tile, TileLaunch
 
 TOO_BIG = (128, 256, 64, 4, 8)
 SM90_SHARED_OPTIN = 227 * 1024  # bytes a block may use on sm_90 (H100/H200), for the CPU half
 
 
 def shared_bytes(tiles) -> list[int]:
-    from stackcheck.toolchains.triton_kernels import Tile, tile_compiled_sm90
+    from stackcheck.toolchains.triton_kernels import tile_compiled_sm90
 
     return [tile_compiled_sm90(Tile(*sizes)).metadata.shared for sizes in tiles]
 
@@ -21,7 +22,7 @@ def shared_bytes(tiles) -> list[int]:
 @pytest.mark.claim("S5.3-tiling")
 @pytest.mark.triton
 def test_every_tiling_is_right_and_shared_memory_grows_with_the_tile(evidence):
-    from stackcheck.toolchains.triton_kernels import TILES, assert_tilings_right
+    from stackcheck.toolchains.triton_kernels import assert_tilings_right
 
     assert_tilings_right("cpu", TILES)
     shared = shared_bytes(TILES + [TOO_BIG])
@@ -34,11 +35,15 @@ def test_every_tiling_is_right_and_shared_memory_grows_with_the_tile(evidence):
 
 @pytest.mark.claim("S5.3-tiling")
 @pytest.mark.parametrize("device", device_params("triton", devices=("cuda",)))
+@pytest.mark.gpu_tiles(
+    *(TileLaunch(Tile(*sizes), "fp32", "tf32") for sizes in TILES),
+    TileLaunch(Tile(*TOO_BIG), "fp32", "tf32", may_not_fit=True),
+)
 def test_every_tiling_runs_and_a_tile_past_shared_memory_does_not(device, evidence):
     torch = need("torch")
     from triton.runtime.errors import OutOfResources
 
-    from stackcheck.toolchains.triton_kernels import TILES, Tile, assert_tilings_right, matmul_bias_relu
+    from stackcheck.toolchains.triton_kernels import assert_tilings_right, matmul_bias_relu
 
     assert_tilings_right(device, TILES)
     limit = torch.cuda.get_device_properties(device).shared_memory_per_block_optin

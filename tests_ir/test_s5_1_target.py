@@ -10,6 +10,7 @@ from stackcheck.stacks.available import need
 from stackcheck.stacks.params import device_params
 from stackcheck.toolchains import ir
 from stackcheck.toolchains.inductor import assert_vectorized, compile_and_read
+from stackcheck.toolchains.tiles import Tile, TileLaunch
 
 
 @pytest.mark.claim("S5.1-target")
@@ -24,11 +25,12 @@ def test_inductor_vectorizes_the_cpu_kernel(impl):
 
 @pytest.mark.claim("S5.1-target")
 @pytest.mark.parametrize("device", device_params("triton"))
+@pytest.mark.gpu_tiles(TileLaunch(Tile(64, 64, 32), "fp32", "tf32"))  # bf16-exact values in float32 tensors
 def test_a_bf16_tile_for_sm90_lowers_to_warpgroup_mma(device):
     """The tile's numbers come from the interpreter on a CPU and from the GPU itself on cuda, where
     the bf16-exact inputs make TF32's rounding exact: float32's tolerance holds on both."""
     torch = need("torch")
-    from stackcheck.toolchains.triton_kernels import Tile, matmul_bias_relu, tile_compiled_sm90
+    from stackcheck.toolchains.triton_kernels import matmul_bias_relu, tile_compiled_sm90
 
     stages = ir.triton_stages(tile_compiled_sm90(Tile(64, 64, 32), "bf16"))
     ir.assert_warpgroup_mma(stages["ptx"], stages["sass"])

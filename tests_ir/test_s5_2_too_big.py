@@ -13,6 +13,7 @@ import pytest
 from stackcheck.evidence import judged, timing
 from stackcheck.stacks.available import need
 from stackcheck.stacks.params import device_params
+from stackcheck.toolchains.tiles import Tile, TileLaunch
 
 FITS, TOO_BIG = (64, 64, 32, 2, 4), (64, 64, 32, 2, 1)  # the same tile, four warps or one
 GPU_FITS, GPU_TOO_BIG = (128, 64, 32, 2, 4), (128, 64, 32, 2, 1)
@@ -38,10 +39,11 @@ def test_one_warp_holding_the_whole_tile_spills(evidence):
 
 @pytest.mark.claim("S5.2-too-big")
 @pytest.mark.parametrize("device", device_params("triton", devices=("cuda",)))
+@pytest.mark.gpu_tiles(*(TileLaunch(Tile(*sizes), "fp32", "ieee") for sizes in (GPU_FITS, GPU_TOO_BIG)))
 def test_the_spilling_tile_runs_slower_on_the_gpu(device, evidence):
     torch = need("torch")
     from stackcheck.evidence.numerics import as_numpy, assert_matches_reference, make_inputs, reference_forward
-    from stackcheck.toolchains.triton_kernels import Tile, matmul_bias_relu
+    from stackcheck.toolchains.triton_kernels import matmul_bias_relu
 
     small = make_inputs(256, 512, 256, seed=52)  # sizes divisible as the timed ones: the same compiled kernels
     for sizes in (GPU_FITS, GPU_TOO_BIG):  # the kernels timed compute the same right numbers

@@ -4,7 +4,7 @@ these run on any machine."""
 
 import pytest
 
-from stackcheck.evidence import hardware, timing, verdicts
+from stackcheck.evidence import device_profile, hardware, per_gpu, timing, verdicts
 from stackcheck.toolchains import counters
 from stackcheck.toolchains.counters import Kernel
 
@@ -236,13 +236,20 @@ def test_a_chain_that_waits_anyway_is_caught():
 @pytest.mark.mutant_for("S6.4-sync-idle")
 @pytest.mark.cuda
 @pytest.mark.torch
+@pytest.mark.gpu_needs(line=per_gpu.sync_idle_lines)
 def test_a_forward_with_a_hidden_sync_is_caught_on_the_gpu():
     """On the GPU itself: a forward that checks its input's values on the host (a sync each call)
-    leaves the device idle between steps even when the caller waits only once."""
+    leaves the device idle between steps even when the caller waits only once. The claim test's
+    step, sized from the GPU (per_gpu.sync_step), and its lines; no line there, no judgment to test."""
     import torch
 
-    x = torch.ones(2048, 2048, device="cuda")  # the claim test's size and steps
-    w = torch.full((2048, 2048), 1 / 2048, device="cuda")
+    profile = device_profile.current()
+    lines = per_gpu.sync_idle_lines(profile)
+    if lines is None:
+        pytest.skip(f"S6.4-sync-idle has no line for {profile.family} ({profile.name}): its judgment is not made here")
+    n = per_gpu.sync_step(profile)
+    x = torch.ones(n, n, device="cuda")
+    w = torch.full((n, n), 1 / n, device="cuda")
 
     def checked(y):
         if not torch.isfinite(y).all():  # bool() of a GPU tensor waits for it
@@ -253,7 +260,7 @@ def test_a_forward_with_a_hidden_sync_is_caught_on_the_gpu():
     each, once = timing.idle_shares(checked, x, torch.cuda.synchronize, 50, 3)
     print("hidden sync: idle shares, waiting each", [round(v, 3) for v in each], "once", [round(v, 3) for v in once])
     with pytest.raises(AssertionError, match="back to back"):
-        timing.assert_waits_leave_the_device_idle(each, once, 0.05, 1.5)  # S6.4-sync-idle's lines
+        timing.assert_waits_leave_the_device_idle(each, once, *lines)
 
 
 @pytest.mark.meta

@@ -1,8 +1,15 @@
 import functools
+import json
+import os
+import subprocess
+import sys
 from importlib.metadata import entry_points
 from pathlib import Path
 
 import pytest
+
+from stackcheck.claims import mutation
+from stackcheck.evidence import device_profile
 
 ROOT = Path(__file__).resolve().parent.parent
 # stackcheck installed with its pytest11 entry point; the H200's image runs it from PYTHONPATH
@@ -69,3 +76,63 @@ def bubblewrap():
     exe, why = sandbox.bubblewrap()
     if exe is None:
         raise Missing(why, "bubblewrap")
+
+
+# Collects `pytest -m cuda` in a child and writes each cuda test (claim tests and meta-tests) as JSON:
+# its markers, parameters, gates, tiled launches and profiled workloads.
+DUMP = """
+import dataclasses, json, os
+
+import pytest
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_collection_modifyitems(config, items):
+    rows = [
+        {
+            "test": item.nodeid,
+            "markers": sorted({mark.name for mark in item.iter_markers()}),
+            "params": {k: v for k, v in getattr(getattr(item, "callspec", None), "params", {}).items()
+                       if isinstance(v, (str, int, float, bool))},
+            "needs": [n for mark in item.iter_markers("gpu_needs") for n in mark.args],
+            "lines": [mark.kwargs["line"].__name__ for mark in item.iter_markers("gpu_needs") if "line" in mark.kwargs],
+            "tiles": [dataclasses.asdict(t) for mark in item.iter_markers("gpu_tiles") for t in mark.args],
+            "workloads": [r.workload for mark in item.iter_markers("ncu") for r in mark.args],
+            "requests": [
+                {"workload": r.workload, "kwargs": dict(r.kwargs), "metrics": list(r.metrics)}
+                for mark in item.iter_markers("ncu")
+                for r in mark.args
+            ],
+        }
+        for item in items
+        if item.get_closest_marker("cuda")
+    ]
+    with open(os.environ["STACKCHECK_CUDA_DUMP"], "w", encoding="utf-8") as f:
+        json.dump(rows, f)
+    items[:] = []
+"""
+
+
+@pytest.fixture(scope="session")
+def cuda_tests(tmp_path_factory) -> list[dict]:
+    """Every test `pytest -m cuda` selects (meta-tests included), with its markers, parameters, gates,
+    lines and the tiled launches and workloads it declares, collected once in a child process (no GPU)."""
+    folder = tmp_path_factory.mktemp("dump")
+    (folder / "stackcheck_cuda_dump.py").write_text(DUMP, encoding="utf-8")
+    environ = {k: v for k, v in os.environ.items() if k not in mutation.PRIVATE}
+    environ.update(
+        PYTHONPATH=os.pathsep.join([str(folder), str(ROOT), environ.get("PYTHONPATH", "")]),
+        STACKCHECK_CUDA_DUMP=str(folder / "rows.json"),
+        CUDA_VISIBLE_DEVICES="",
+    )
+    environ.pop(device_profile.ENV, None)
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", "-m", "cuda", "-p", "stackcheck_cuda_dump", "-q", "-p", "no:cacheprovider"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env=environ,
+    )
+    assert (folder / "rows.json").exists(), done.stdout[-3000:] + done.stderr[-3000:]
+    return json.loads((folder / "rows.json").read_text(encoding="utf-8"))

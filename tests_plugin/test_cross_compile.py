@@ -2,36 +2,47 @@
 may have, sm_75 (T4) to sm_90 (H100/H200), on this machine with no GPU: Triton compiles for a
 ``GPUTarget`` and Mojo cross-compiles with ``--target-accelerator``. A tiled kernel must also fit the
 shared memory one block may use on that GPU, or the test that launches it must be gated there
-(stackcheck.evidence.device_profile). MAX's GPU graphs compile for each target in MAX's virtual
-device mode (with --max-compiles: a minute a target). Kernels Inductor generates are compiled by
+(stackcheck.evidence.device_profile). The tiles are read from the tests' own declarations
+(``gpu_tiles`` markers, ``workloads.TILES``), which the plugin holds to what each test launches.
+MAX's GPU graphs compile for each target in MAX's virtual device mode (with --max-compiles: a minute
+a target). Kernels Inductor generates are compiled by
 Inductor for the GPU it finds, and are not built ahead here."""
 
 import pytest
 
 from stackcheck.evidence import device_profile, per_gpu
 from stackcheck.stacks import available
+from stackcheck.toolchains import tiles
 
 pytestmark = pytest.mark.meta
 
 ARCHS = (75, 80, 86, 89, 90)
 SHARED = per_gpu.SHARED_PER_BLOCK  # the shared memory a block may opt into, by compute capability
-# Where the launching test is gated: the need that skips it on that GPU (device_profile.NEEDS).
-BF16_TILES_NEED = "triton-bf16"
 
 
-def tiles_launched():
-    """(id, tile, dtype, precision, need) of every tiled matmul a cuda test launches expecting it to run."""
-    from stackcheck.toolchains.triton_kernels import FUSED_TILE, TILES, Tile
+def tiles_launched(rows: list[dict], profile: device_profile.Profile) -> dict:
+    """{launch: the tests that make it} of every tiled launch a cuda test that runs on ``profile``
+    declares, its own or its profiled workloads' (``workloads.TILES``); gated tests left out."""
+    from stackcheck.toolchains import workloads
 
-    launched = [
-        ("fused-tf32 (Q3, MC05, S7.2)", FUSED_TILE, "fp32", "tf32", None),
-        ("fused-ieee", FUSED_TILE, "fp32", "ieee", None),
-        ("64x64x32-bf16 (S5.1-target)", Tile(64, 64, 32), "bf16", "tf32", BF16_TILES_NEED),
-        ("16x16x256-bf16 (S12.5)", Tile(16, 16, 256, stages=3, warps=2), "bf16", "tf32", BF16_TILES_NEED),
-        ("128x256x64-bf16 (S12.5)", Tile(128, 256, 64, stages=3, warps=8), "bf16", "tf32", BF16_TILES_NEED),
-    ]
-    launched += [(f"S5.3-{t}", Tile(*t), "fp32", "tf32", None) for t in TILES]
+    launched: dict = {}
+    for row in rows:
+        if profile.missing(*row["needs"]):
+            continue  # its test skips on this GPU, with the reason
+        own = [tiles.TileLaunch(**{**t, "tile": tiles.Tile(**t["tile"])}) for t in row["tiles"]]
+        for launch in own + [t for w in row["workloads"] for t in workloads.TILES.get(w, [])]:
+            launched.setdefault(launch, []).append(row["test"])
     return launched
+
+
+def test_the_launches_are_read_from_the_tests_and_s5_1_targets_float32_tile_runs_on_a_t4(cuda_tests):
+    """S5.1-target launches its 64x64x32 tile on float32 inputs (bf16-exact values) in TF32 precision,
+    ungated: on a T4 it must compile for sm_75 (with FMA, no MMA)."""
+    t4 = tiles_launched(cuda_tests, device_profile.recorded()["t4"])
+    s5_1 = tiles.TileLaunch(tiles.Tile(64, 64, 32), "fp32", "tf32")
+    assert any("test_s5_1_target.py" in test for test in t4.get(s5_1, [])), sorted(map(str, t4))
+    assert tiles.FUSED in t4, "the fused workload the chip's counters profile (Q3) is read from its ncu marker"
+    assert all(launch.dtype != "bf16" for launch in t4), "bf16 tiles are gated on a T4"
 
 
 @pytest.mark.triton
@@ -57,21 +68,20 @@ def test_the_bias_relu_kernel_compiles_for_every_dtype_and_block(arch):
 
 @pytest.mark.triton
 @pytest.mark.parametrize("arch", ARCHS, ids=[f"sm_{a}" for a in ARCHS])
-def test_every_launched_tile_compiles_and_fits_or_its_test_is_gated(arch):
+def test_every_launched_tile_compiles_and_fits_or_its_test_is_gated(arch, cuda_tests):
     available.need("triton")
     from stackcheck.toolchains.triton_kernels import tile_compiled_sm90
 
-    profile = device_profile.Profile(f"sm_{arch}", (arch // 10, arch % 10), 1, 1, SHARED[arch], 1)
+    profile = device_profile.Profile(f"sm_{arch}", (arch // 10, arch % 10), 1, 1, SHARED[arch], 1, 1)
     problems = []
-    for name, tile, dtype, precision, need in tiles_launched():
-        if need and profile.lacks(need):
-            continue  # its test skips on this GPU, with the reason
+    for launch, tests in tiles_launched(cuda_tests, profile).items():
+        name = f"{launch} ({', '.join(sorted({t.split('::')[0] for t in tests}))})"
         try:
-            shared = tile_compiled_sm90(tile, dtype, precision, arch=arch).metadata.shared
+            shared = tile_compiled_sm90(launch.tile, launch.dtype, launch.precision, arch=arch).metadata.shared
         except Exception as error:  # a compile failure is a finding, named with its tile
             problems.append(f"{name}: {type(error).__name__}: {str(error).splitlines()[0][:200]}")
             continue
-        if shared > SHARED[arch]:
+        if shared > SHARED[arch] and not launch.may_not_fit:
             problems.append(f"{name}: needs {shared} bytes of shared memory; sm_{arch} allows {SHARED[arch]}")
     assert problems == [], f"sm_{arch}: " + "; ".join(problems)
 
@@ -110,3 +120,26 @@ def test_every_max_gpu_graph_compiles_for_every_target(arch, impl):
     cubins = ir.cuda_objects(max_graphs.compiled_for_gpu(impl, f"sm_{arch}/every"))
     targets = sorted({ir.cubin_sm(cubin) for cubin in cubins})
     assert cubins and targets == [arch], f"every GPU object is for sm_{arch}: {len(cubins)} objects, for {targets}"
+
+
+def _run_checked(declared, *launches):
+    with tiles.checked(list(declared)):
+        for launch in launches:
+            tiles.launched(launch)
+
+
+def test_a_cuda_test_that_launches_a_tile_it_does_not_declare_fails():
+    """What the self-tests above compile is what the tests launch: around each cuda test the plugin
+    (gpu_gates) fails it when its launches differ from its gpu_tiles markers (a tile launched
+    undeclared, or one declared and never run), and a workload's from workloads.TILES."""
+    s5_1 = tiles.TileLaunch(tiles.Tile(64, 64, 32), "fp32", "tf32")
+    as_bf16 = tiles.TileLaunch(tiles.Tile(64, 64, 32), "bf16", "tf32")
+    _run_checked([s5_1], s5_1, s5_1)
+    with pytest.raises(AssertionError, match=r"launched on the GPU without declaring: 64x64x32 .* fp32/tf32"):
+        _run_checked([as_bf16], s5_1)
+    with pytest.raises(AssertionError, match=r"declared but not launched: 64x64x32 .* bf16/tf32"):
+        _run_checked([s5_1, as_bf16], s5_1)
+    with pytest.raises(ValueError, match="the test's own failure"):  # a failing test keeps its own error
+        with tiles.checked([as_bf16]):
+            raise ValueError("the test's own failure")
+    tiles.launched(s5_1)  # outside any recording: nothing to check

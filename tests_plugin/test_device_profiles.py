@@ -1,7 +1,7 @@
-"""The device profile (stackcheck.evidence.device_profile) against the six recorded GPUs: what each
+"""The device profile (stackcheck.evidence.device_profile) against the eight recorded GPUs: what each
 one gates, the sizes and workers it gets, its lines, its Mojo target, and the claim x GPU table that
-docs/gpu.md publishes (`pytest -m cuda --gpu-table`). No kernel runs: the T4, L4, A100, RTX 4090
-and laptop GPU are judged from their profiles, never run here."""
+docs/gpu.md publishes (`pytest -m cuda --gpu-table`). No kernel runs: the T4, L4, A100, RTX 4090,
+the two laptop GPUs and the H100 PCIe are judged from their profiles, never run here."""
 
 import os
 import re
@@ -24,8 +24,21 @@ EXPECTED_GATES = {
     "l4": {"gemm-templates"},  # 58 SMs: Inductor keeps its GEMM templates for 68 and more
     "a100": set(),
     "rtx4090": set(),
-    "laptop8gb": {"gemm-templates"},
+    "rtx4060laptop": {"gemm-templates"},
+    "rtx3070laptop": {"gemm-templates"},  # 40 SMs
+    "h100pcie": set(),
     "h200": set(),
+}
+# The published FP32 peaks (TFLOPS) of the data sheets each profile cites: its SMs, lanes and clock must give them.
+DATASHEET_FP32_TFLOPS = {
+    "t4": 8.1,
+    "l4": 30.3,
+    "a100": 19.5,
+    "rtx4090": 82.6,
+    "rtx4060laptop": 14.6,
+    "rtx3070laptop": 16.6,
+    "h100pcie": 51.2,
+    "h200": 66.9,
 }
 
 
@@ -47,18 +60,35 @@ def gpu_table(tmp_path_factory) -> list[str]:
     return target.read_text(encoding="utf-8").splitlines()
 
 
-def test_the_six_profiles_are_recorded_with_their_architectures():
+def test_the_eight_profiles_are_recorded_with_their_architectures():
     assert set(PROFILES) == set(EXPECTED_GATES)
     assert {key: p.sm for key, p in PROFILES.items()} == {
         "t4": "sm_75",
         "l4": "sm_89",
         "a100": "sm_80",
         "rtx4090": "sm_89",
-        "laptop8gb": "sm_89",
+        "rtx4060laptop": "sm_89",
+        "rtx3070laptop": "sm_86",
+        "h100pcie": "sm_90",
         "h200": "sm_90",
     }
     assert PROFILES["rtx4090"].geforce and not PROFILES["l4"].geforce
     assert PROFILES["h200"].arch.memory.startswith("HBM") and PROFILES["t4"].arch.memory.startswith("GDDR")
+    laptop = PROFILES["rtx3070laptop"]
+    assert (laptop.memory_bytes // 2**30, laptop.l2_bytes) == (7, 4 * 2**20), "an 8 GB card with 4 MB of L2"
+
+
+@pytest.mark.parametrize("key", list(EXPECTED_GATES))
+def test_each_profile_gives_its_data_sheets_fp32_peak(key):
+    assert PROFILES[key].fp32_flops / 1e12 == pytest.approx(DATASHEET_FP32_TFLOPS[key], abs=0.1)
+
+
+def test_only_a_gpu_that_ran_ncu_here_counts_its_counters_as_permitted():
+    """Colab refuses ncu's counters (ERR_NVGPUCTRPERM), and the driver's default refuses them to all
+    but an administrator; only the H200 ran with --require ncu."""
+    permitted = {key for key, p in PROFILES.items() if not p.counters_refused}
+    assert permitted == {"h200"} and PROFILES["h200"].source.startswith("run")
+    assert all("Colab" in PROFILES[key].counters for key in ("t4", "l4", "a100"))
 
 
 @pytest.mark.parametrize("key", list(EXPECTED_GATES))
@@ -75,7 +105,7 @@ def test_each_profile_gets_workloads_that_fit_its_memory_and_l2(key):
     """Workers from memory (an 8 GB card runs one); every sized workload inside one worker's share."""
     profile = PROFILES[key]
     assert 1 <= profile.workers <= 4 and profile.workers * profile.budget_bytes <= profile.memory_bytes
-    assert (key == "laptop8gb") == (profile.workers == 1 and profile.memory_bytes < 10 * 2**30)
+    assert key.endswith("laptop") == (profile.workers == 1 and profile.memory_bytes < 10 * 2**30)
     length = per_gpu.flash_length(profile, heads=8)
     assert per_gpu.FLASH_PEAK_OVER_SCORES * 8 * length**2 * 2 <= profile.budget_bytes or length == 1024
     n = per_gpu.q3_outer(profile)
@@ -112,7 +142,33 @@ def test_each_profile_builds_mojo_for_its_own_gpu(key, monkeypatch):
 
 def test_bf16_lines_exist_where_published_figures_set_them():
     lines = {key: per_gpu.bf16_line(p) for key, p in PROFILES.items()}
-    assert lines == {"t4": 2.0, "l4": 1.5, "a100": 3.0, "rtx4090": None, "laptop8gb": None, "h200": 3.0}
+    assert lines == {
+        "t4": 2.0,
+        "l4": 1.5,
+        "a100": 3.0,
+        "rtx4090": None,
+        "rtx4060laptop": None,
+        "rtx3070laptop": None,
+        "h100pcie": 3.0,
+        "h200": 3.0,
+    }
+
+
+def test_lines_recorded_on_the_h200_judge_the_h200_only():
+    """S10.5-block's, S12.5's tile margin and S6.4-sync-idle's lines were recorded on the H200: an H100
+    PCIe (the same sm_90, fewer SMs, HBM2e) or a GDDR card has none, and reports its measurement."""
+    for line in (per_gpu.block_line, per_gpu.tile_margin, per_gpu.sync_idle_lines):
+        assert {key for key, p in PROFILES.items() if line(p) is not None} == {"h200"}, line.__name__
+
+
+def test_the_sync_mutants_step_takes_on_each_gpu_what_it_took_on_the_h200():
+    """S6.4-sync-idle's step (claim test and meta-test) from the GPU's FP32 rate: 2048 on the H200 and
+    without a GPU, smaller on a slower GPU so a host sync is as large a share of it."""
+    steps = {key: per_gpu.sync_step(p) for key, p in PROFILES.items()}
+    assert steps["h200"] == per_gpu.sync_step(None) == 2048 and steps["t4"] == 1024
+    for key, profile in PROFILES.items():
+        seconds = 2 * steps[key] ** 3 / profile.fp32_flops
+        assert seconds == pytest.approx(2 * 2048**3 / PROFILES["h200"].fp32_flops, rel=0.35), key
 
 
 def test_a_gpu_without_a_line_reports_its_measurement_and_is_not_verified():
@@ -137,7 +193,7 @@ def test_each_profile_reports_the_shared_memory_its_generation_allows():
 
 
 def test_a_newer_gpu_keeps_what_its_predecessors_had():
-    b200 = device_profile.Profile("NVIDIA B300", (10, 3), 148, 2**27, 232448, 288 * 2**30)
+    b200 = device_profile.Profile("NVIDIA B300", (10, 3), 148, 2**27, 232448, 288 * 2**30, 2032000)
     assert b200.arch.family == "Blackwell" and not b200.lacks("flash-attention", "bf16-tensor-cores")
 
 
@@ -159,3 +215,41 @@ def test_the_table_names_what_each_gpu_cannot_show(gpu_table):
     row = {line.split("|")[1].strip(): line for line in gpu_table[2:]}
     assert "skipped: needs flash attention" in row["S3.1-flash"].split("|")[2], "the T4 has no flash attention"
     assert "no line for sm_89-geforce" in row["S12.5-perf-portability"], "a GeForce card's bf16 has no line"
+    t4 = {claim: line.split("|")[2] for claim, line in row.items()}
+    assert "needs TF32 tensor cores" in t4["S10.3-gpu"], "a T4 cannot show MAX's TF32"
+    assert "needs bf16 in Triton kernels" in t4["X-numerics"], "nor run Triton's bf16"
+    assert "skipped: ncu's counters refused (Colab" in t4["Q3"], "Colab refuses ncu's counters"
+    h100 = head_index(gpu_table, PROFILES["h100pcie"].name)
+    assert row["S10.5-block"].split("|")[h100].strip() == "no line here", "the H200's line is not an H100 PCIe's"
+
+
+def head_index(table: list[str], name: str) -> int:
+    """The column of GPU ``name`` in the table's rows, split on "|"."""
+    head = table[0].split("|")
+    return next(i for i, cell in enumerate(head) if cell.strip().startswith(name + " ("))
+
+
+@pytest.mark.parametrize("key", list(EXPECTED_GATES))
+def test_a_stack_is_held_to_tf32_only_on_a_gpu_with_tf32(key, monkeypatch):
+    """MAX's float32 matmuls on a GPU are held to the tfloat32 row where TF32 tensor cores exist
+    (measured on the H200); a T4 has none, and its results are held to float32's own row."""
+    from stackcheck.stacks.params import tolerance_row
+
+    monkeypatch.setenv(device_profile.ENV, key)
+    want = "float32" if PROFILES[key].lacks("tf32") else "tfloat32"
+    assert {stack: tolerance_row(stack, "cuda", "float32") for stack in ("max", "mojo")} == {"max": want, "mojo": want}
+    assert tolerance_row("max", "cpu", "float32") == "float32"
+    assert tolerance_row("torch", "cuda", "float32") == "float32"
+
+
+def test_the_bf16_runs_of_triton_and_inductor_on_a_gpu_are_gated():
+    """X-numerics' Triton and torch.compile bf16 runs on cuda carry the triton-bf16 gate from the
+    stack records (older Triton fails `cvt.bf16.f32 requires sm_80` on a T4); the other runs do not."""
+    from stackcheck.stacks.params import stack_params
+
+    def needs(param):
+        return {n for mark in param.marks if mark.name == "gpu_needs" for n in mark.args}
+
+    gated = {p.id for p in stack_params(dtypes=True) if needs(p)}
+    assert gated == {"triton-cuda-bfloat16", "torch_compile-cuda-bfloat16"}
+    assert all(needs(p) == {"triton-bf16"} for p in stack_params(dtypes=True) if p.id in gated)

@@ -50,6 +50,7 @@ def test_the_graph_on_accelerator_matches_the_cpu(impl, evidence):
 @pytest.mark.cuda
 @pytest.mark.precision  # MAX's own GPU precision, which no setting changes
 @pytest.mark.max_graph("math-gpu", "math")
+@pytest.mark.gpu_needs("tf32")  # a GPU without TF32 tensor cores cannot show it
 def test_max_multiplies_float32_in_tf32_on_the_gpu(impl, evidence):
     """§5.5: "실수의 수학적 등식과 부동소수점 연산의 비트 단위 결과는 완전히 같지 않다. 연산 재배치나 낮은
     정밀도 사용이 결과에 미칠 영향도 별도로 고려해야 한다." The same float32 graph on Accelerator()

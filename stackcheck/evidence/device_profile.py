@@ -25,7 +25,7 @@ import sys
 import tomllib
 from dataclasses import dataclass
 
-from stackcheck.evidence import gpus
+from stackcheck.evidence import gpus, hardware
 from stackcheck.paths import data
 
 ENV = "STACKCHECK_GPU_PROFILE"
@@ -77,6 +77,9 @@ NEEDS = {
 }
 
 
+COUNTERS_ASKED = "asked of ncu when a test needs them"
+
+
 @dataclass(frozen=True)
 class Profile:
     name: str
@@ -85,7 +88,11 @@ class Profile:
     l2_bytes: int
     shared_per_block_optin: int
     memory_bytes: int
+    clock_khz: int  # the SMs' highest clock, as the driver reports it (CU_DEVICE_ATTRIBUTE_CLOCK_RATE; 0: unknown)
     source: str = "this machine"
+    # whether ncu may read this GPU's counters: "permitted (...)", "refused (...)" (ERR_NVGPUCTRPERM: a
+    # hosted notebook or a machine whose administrator has not granted it), or asked when run
+    counters: str = COUNTERS_ASKED
 
     @property
     def sm(self) -> str:
@@ -97,6 +104,15 @@ class Profile:
         what its predecessors had)."""
         known = [c for c in ARCHS if c <= self.capability] or [min(ARCHS)]
         return ARCHS[max(known)]
+
+    @property
+    def fp32_flops(self) -> float:
+        """Peak float32 FMA rate off the tensor cores: SMs x FP32 lanes x 2 x clock (§7)."""
+        return self.sms * hardware.LANES_PER_SM.get(self.capability, 128) * 2 * self.clock_khz * 1e3
+
+    @property
+    def counters_refused(self) -> bool:
+        return self.counters.startswith("refused")
 
     @property
     def geforce(self) -> bool:
@@ -127,12 +143,18 @@ class Profile:
         missing = self.missing(*needs)
         return f"needs {' and '.join(missing)}; this is {self.sm} ({self.name})" if missing else None
 
-    def family_keys(self) -> tuple[str, ...]:
-        """The keys a line table may use for this GPU, most specific first."""
-        return (f"{self.sm}-geforce", self.sm) if self.geforce else (self.sm,)
+    @property
+    def family(self) -> str:
+        """The architecture family a line set from published figures is keyed by: "sm_89-geforce", "sm_90"."""
+        return f"{self.sm}-geforce" if self.geforce else self.sm
 
-    def line(self, table: dict[str, float]) -> float | None:
-        """This GPU's line from ``table`` (keyed "sm_90", "sm_89-geforce", ...), None without one."""
+    def family_keys(self) -> tuple[str, ...]:
+        """The keys a line table may use for this GPU, most specific first: the card's own name (a line
+        recorded on that card only), its family, its compute capability."""
+        return tuple(dict.fromkeys((self.name, self.family, self.sm)))
+
+    def line(self, table: dict[str, object]) -> object | None:
+        """This GPU's line from ``table`` (keyed "NVIDIA H200", "sm_89-geforce", "sm_90", ...), None without one."""
         return next((table[k] for k in self.family_keys() if k in table), None)
 
     def describe(self) -> dict:
@@ -143,6 +165,8 @@ class Profile:
             "l2_mib": round(self.l2_bytes / 2**20, 1),
             "memory_gib": round(self.memory_bytes / GIB, 1),
             "memory_kind": self.arch.memory,
+            "clock_mhz": round(self.clock_khz / 1000),
+            "counters": self.counters,
             "tensor_dtypes": list(self.arch.tensor_dtypes),
             "workers": self.workers,
             "source": self.source,
@@ -153,7 +177,7 @@ def no_line(profile: Profile, measured: dict) -> None:
     """Report a measurement that has no line on this GPU: a skip with the numbers, never a pass."""
     import pytest
 
-    pytest.skip(f"measured, no line for {profile.family_keys()[0]} ({profile.name}): {measured}")
+    pytest.skip(f"measured, no line for {profile.family} ({profile.name}): {measured}")
 
 
 def _from_row(row: dict) -> Profile:
@@ -176,15 +200,17 @@ cuda = ctypes.CDLL("libcuda.so.1")
 assert cuda.cuInit(0) == 0
 dev = ctypes.c_int()
 assert cuda.cuDeviceGet(ctypes.byref(dev), 0) == 0
-def attr(code):
+def attr(code, needed=True):
     value = ctypes.c_int()
-    assert cuda.cuDeviceGetAttribute(ctypes.byref(value), code, dev) == 0
-    return value.value
+    done = cuda.cuDeviceGetAttribute(ctypes.byref(value), code, dev)
+    assert done == 0 or not needed
+    return value.value if done == 0 else 0
 name, memory = ctypes.create_string_buffer(256), ctypes.c_size_t()
 cuda.cuDeviceGetName(name, 256, dev)
 cuda.cuDeviceTotalMem_v2(ctypes.byref(memory), dev)
 print(json.dumps({"name": name.value.decode(), "capability": [attr(75), attr(76)], "sms": attr(16),
-                  "l2_bytes": attr(38), "shared_per_block_optin": attr(97), "memory_bytes": memory.value}))
+                  "l2_bytes": attr(38), "shared_per_block_optin": attr(97), "memory_bytes": memory.value,
+                  "clock_khz": attr(13, needed=False)}))
 """
 
 

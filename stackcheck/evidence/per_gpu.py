@@ -1,11 +1,14 @@
 """What a GPU test sizes or judges by the GPU it runs on (stackcheck.evidence.device_profile): its
-workload's size, from the GPU's memory and L2, and its line where the physics differs by
-architecture. ``None`` for a profile (no GPU here) gives the sizes the H200's lines were recorded at.
-The tests read these; tests_plugin/test_device_profiles.py checks them against every recorded GPU."""
+workload's size, from the GPU's memory, L2 and FP32 rate, and its line. A line is keyed by the card
+it was recorded on ("NVIDIA H200": an H100 PCIe, the same sm_90, is another card) or, where
+published figures set it, by its family ("sm_80", "sm_89-geforce"); a GPU without one reports its
+measurement and is not counted (``device_profile.no_line``). ``None`` for a profile (no GPU here)
+gives the sizes the H200's lines were recorded at. The tests read these;
+tests_plugin/test_device_profiles.py checks them against every recorded GPU."""
 
 from __future__ import annotations
 
-from stackcheck.evidence.device_profile import Profile
+from stackcheck.evidence.device_profile import Profile, recorded
 
 # The most shared memory one block may use, by compute capability (CUDA C++ Programming Guide,
 # "Technical Specifications per Compute Capability"): T4, A100, A10 / RTX 30x0, L4 / RTX 40x0,
@@ -82,11 +85,46 @@ def bf16_line(profile: Profile) -> float | None:
 # S10.5, the course's bias_relu kernel: how much faster than its 256-thread blocks another block size
 # runs it at some element count. Recorded on the H200 (6 runs): 512 threads 1.217-1.227x faster at 2^22
 # elements (1.02-1.19x at 2^20; 256 wins from 2^24 on), the trials of 256 and 512 there within 1.03
-# of each other; the line sits under the least reading by over twice that spread. No other GPU is
-# recorded: no line.
-BLOCK_256_BEATEN = {"sm_90": 1.08}
+# of each other; the line sits under the least reading by over twice that spread. The best block
+# follows the SM count and the memory, so no other card (an H100 PCIe included) has a line.
+BLOCK_256_BEATEN = {"NVIDIA H200": 1.08}
 
 
 def block_line(profile: Profile) -> float | None:
     """S10.5: this GPU's line for the example's block size beaten by another, None where none is set."""
     return profile.line(BLOCK_256_BEATEN)
+
+
+# S12.5, the best tile differs between a skinny and a square matmul by at least this factor (median /
+# line). Recorded on the H200: the skinny shape's small tile 3.70-3.72x (6 series, idle GPU), the
+# square one's large tile 5.5-7.4x (12 suite runs): 1.85 and 3.3 over the line, past the spreads
+# squared (1.01 and 1.8). The skinny case is bandwidth-bound, so a GDDR card differs: no other line.
+TILE_MARGIN = {"NVIDIA H200": 2.0}
+
+
+def tile_margin(profile: Profile) -> float | None:
+    """S12.5: how much the best tile must beat the other on each shape, None where no line is set."""
+    return profile.line(TILE_MARGIN)
+
+
+# S6.4-sync-idle: the device's idle share submitted ahead (at most) and waited for after every step
+# (at least this factor of it), with a step sized as on the H200 (``sync_step``). Recorded there over 9
+# runs of 3 series: 0.011-0.019 submitted ahead, 7.2-43x that waited for; a forward with a hidden sync
+# 0.11-0.19 submitted ahead. The host's sync gap against the step's time differs by card: no other line.
+SYNC_IDLE = {"NVIDIA H200": (0.05, 1.5)}
+SYNC_STEP_N = 2048  # the H200's [N, N] @ [N, N] step (float32 on the FP32 lanes: 0.26 ms at its peak)
+
+
+def sync_idle_lines(profile: Profile) -> tuple[float, float] | None:
+    """S6.4-sync-idle: (idle share submitted ahead at most, waited-for over submitted-ahead at least)."""
+    return profile.line(SYNC_IDLE)
+
+
+def sync_step(profile: Profile | None) -> int:
+    """S6.4-sync-idle's N (the claim test's step and its meta-test's mutant): the step takes on this GPU
+    about what 2048^3 took on the H200, so a host sync's gap is the same share of it (a T4: 1024)."""
+    h200 = recorded()["h200"]
+    if profile is None or profile.clock_khz <= 0:  # no GPU, or a driver that does not say its clock
+        return SYNC_STEP_N
+    n = SYNC_STEP_N * (profile.fp32_flops / h200.fp32_flops) ** (1 / 3)
+    return max(256, int(round(n / 256)) * 256)

@@ -12,6 +12,7 @@ from __future__ import annotations
 import pytest
 
 from stackcheck.evidence import device_profile
+from stackcheck.toolchains import tiles
 
 GATE = pytest.StashKey[str]()
 TABLE = pytest.StashKey[list[str]]()
@@ -27,9 +28,11 @@ def outcome(item: pytest.Item, profile: device_profile.Profile) -> tuple[str, st
     missing = profile.missing(*(n for mark in item.iter_markers("gpu_needs") for n in mark.args))
     if missing:
         return "skipped", "needs " + " and ".join(missing)
+    if item.get_closest_marker("ncu") and profile.counters_refused:
+        return "skipped", f"ncu's counters {profile.counters}"
     lines = [mark.kwargs["line"] for mark in item.iter_markers("gpu_needs") if "line" in mark.kwargs]
     if any(line(profile) is None for line in lines):
-        return "no line", f"no line for {profile.family_keys()[0]}"
+        return "no line", f"no line for {profile.family}"
     return "runs", ""
 
 
@@ -48,6 +51,21 @@ def gate(items: list[pytest.Item], is_cuda) -> None:
 def skip_if_gated(item: pytest.Item) -> None:
     if GATE in item.stash:
         pytest.skip(item.stash[GATE])
+
+
+def declared_tiles(item: pytest.Item) -> list[tiles.TileLaunch]:
+    """The tiled launches ``item`` declares in its gpu_tiles markers."""
+    return [launch for mark in item.iter_markers("gpu_tiles") for launch in mark.args]
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_call(item: pytest.Item):
+    """A cuda test's tiled launches on the GPU are the ones it declares (what the cross-compile
+    self-test compiles for every GPU generation): a launch it does not declare fails it."""
+    if not item.get_closest_marker("cuda"):
+        return (yield)
+    with tiles.checked(declared_tiles(item)):
+        return (yield)
 
 
 def claim_cell(outcomes: list[tuple[str, str]]) -> str:

@@ -52,6 +52,9 @@ MARKERS = {
     "gpu_needs(*needs, line=None)": "what a cuda test needs from the GPU (device_profile.NEEDS: bf16-tensor-cores, "
     "tf32, flash-attention, gemm-templates, triton-bf16); a GPU without it skips the test with the reason. "
     "line: the profile's line for the test, None where its architecture has none",
+    "gpu_tiles(TileLaunch, ...)": "the tiled Triton matmuls a cuda test launches on the GPU "
+    "(stackcheck.toolchains.tiles): a launch not declared fails the test; the cross-compile self-test compiles "
+    "each for every GPU generation",
 }
 SET_HERE = pytest.StashKey[dict]()  # the environment variables pytest_configure changed: their values before
 PROFILE_BEFORE = pytest.StashKey["str | None"]()  # the Hypothesis profile loaded before ours

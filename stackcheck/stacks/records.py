@@ -14,9 +14,13 @@ from typing import Callable
 
 import numpy as np
 
+from stackcheck.evidence.device_profile import NEEDS
 from stackcheck.evidence.numerics import DTYPES, TOLERANCES
 
 DEVICES = ("cpu", "cuda", "tpu")
+# A tolerance row that holds only where the GPU has a feature: TF32 needs TF32 tensor cores (a T4 has none,
+# and multiplies float32 in float32).
+ROW_NEEDS = {"tfloat32": "tf32"}
 
 
 def jax_platform(device: str) -> str:
@@ -112,8 +116,12 @@ class Stack:
     uses: tuple[str, ...] = ()  # other stacks this one needs
     executable: str | None = field(default=None)  # a command-line tool it needs, besides the module
     # device -> the tolerance row its float32 matmuls are held to, where the stack gives no full
-    # float32 there (measured; see ``tolerance_row``)
+    # float32 there (measured; see ``tolerance_row``); a row in ROW_NEEDS applies only on a GPU with
+    # that feature (device_profile.NEEDS), the dtype's own row elsewhere
     float32_matmul: dict[str, str] = field(default_factory=dict)
+    # dtype -> what its cuda runs need from the GPU (device_profile.NEEDS): stack_params marks those
+    # parameters gpu_needs, so a GPU without it skips them with the reason
+    cuda_needs: dict[str, tuple[str, ...]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         problems = [f"device {d!r} is not one of {DEVICES}" for d in self.devices if d not in DEVICES]
@@ -131,9 +139,19 @@ class Stack:
             if d not in self.devices
         ]
         problems += [
+            f"float32_matmul row {r!r} on {d!r} needs a GPU feature, but {d!r} is not a GPU"
+            for d, r in self.float32_matmul.items()
+            if r in ROW_NEEDS and d != "cuda"
+        ]
+        problems += [
             f"float32_matmul row {r!r} is not in TOLERANCES"
             for r in self.float32_matmul.values()
             if r not in TOLERANCES
+        ]
+        problems += [
+            f"cuda_needs: {t!r} is not a cuda dtype of the stack, or {ns} not among {sorted(NEEDS)}"
+            for t, ns in self.cuda_needs.items()
+            if t not in self.devices.get("cuda", ()) or not set(ns) <= set(NEEDS)
         ]
         if self.name in self.uses:
             problems.append("a stack cannot use itself")
@@ -174,6 +192,7 @@ STACKS = {
             devices={"cpu": DTYPES, "cuda": DTYPES},
             device_missing=torch_device_missing,
             uses=("torch",),
+            cuda_needs={"bfloat16": ("triton-bf16",)},  # Inductor writes Triton kernels for the GPU
         ),
         Stack(
             name="jax",
@@ -204,6 +223,7 @@ STACKS = {
             devices={"cpu": ("float32", "float16"), "cuda": DTYPES},
             device_missing=torch_device_missing,
             uses=("torch",),
+            cuda_needs={"bfloat16": ("triton-bf16",)},  # Triton before 3.x fails cvt.bf16.f32 below sm_80
         ),
         Stack(
             name="mojo",

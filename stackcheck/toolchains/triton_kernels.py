@@ -11,11 +11,15 @@ from __future__ import annotations
 import contextlib
 import functools
 import os
-from dataclasses import dataclass
 
 import torch
 import triton
 import triton.language as tl
+
+from stackcheck.toolchains.tiles import FUSED_TILE as FUSED_TILE  # re-exported: tests take it with the kernels
+from stackcheck.toolchains.tiles import TILES, Tile, TileLaunch, launched
+
+TRITON_TYPES = {torch.float32: "fp32", torch.float16: "fp16", torch.bfloat16: "bf16"}
 
 KERNEL_DTYPES = {
     "cuda": (torch.float32, torch.float16, torch.bfloat16),
@@ -327,24 +331,6 @@ TILE_SIGNATURE = {
 }
 
 
-@dataclass(frozen=True)
-class Tile:
-    """One tiling of the fused matmul: the tile of Y a program owns, the K step, and how many K
-    steps are kept in flight in shared memory (``stages``)."""
-
-    n: int
-    m: int
-    k: int
-    stages: int = 2
-    warps: int = 4
-
-    def constexprs(self, precision: str) -> dict:
-        return {"BLOCK_N": self.n, "BLOCK_M": self.m, "BLOCK_K": self.k, "PRECISION": precision}
-
-
-FUSED_TILE = Tile(128, 128, 32, stages=3, warps=8)  # a large tile for sm_90, as GEMM libraries use
-
-
 def tile_compiled_sm90(tile: Tile, dtype: str = "fp32", precision: str = "tf32", arch: int = 90):
     """The fused matmul compiled for an H100/H200 (sm_90), or the compute capability ``arch`` (75 for
     sm_75), on any machine: ``.asm["ptx"]`` and ``.metadata.shared`` (bytes of shared memory a
@@ -382,14 +368,12 @@ def matmul_bias_relu(
     grid = (triton.cdiv(n, tile.n), triton.cdiv(m, tile.m))
     compiled, interpreted = kernels or (matmul_compiled, matmul_interpreted)
     if x.device.type == "cuda":
+        launched(TileLaunch(tile, TRITON_TYPES.get(x.dtype, str(x.dtype)), precision))
         compiled[grid](x, w, b, y, n, m, k, **tile.constexprs(precision), num_stages=tile.stages, num_warps=tile.warps)
     else:
         with interpreter(True):
             interpreted[grid](x, w, b, y, n, m, k, **tile.constexprs("ieee"))
     return y
-
-
-TILES = [(16, 16, 16, 2), (32, 16, 16, 2), (32, 64, 32, 2), (64, 64, 32, 3)]  # tl.dot needs BLOCK_K >= 16
 
 
 def assert_tilings_right(device: str, tiles=TILES, kernels=None, n: int = 100, k: int = 70, m: int = 45) -> None:

@@ -17,6 +17,7 @@ from typing import Callable
 import torch
 
 from stackcheck.evidence.numerics import uniform
+from stackcheck.toolchains import tiles
 
 TORCH_DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16}
 DRAW = 1 << 20  # values drawn at most; longer inputs repeat them (the counters care about bytes)
@@ -65,10 +66,10 @@ def eager_forward(n: int, m: int, k: int):
 
 def fused_forward(n: int, m: int, k: int):
     """ReLU(X @ W + b) as one tiled Triton kernel with bias and ReLU in its epilogue (§5.3, Q3)."""
-    from stackcheck.toolchains.triton_kernels import FUSED_TILE, matmul_bias_relu
+    from stackcheck.toolchains.triton_kernels import matmul_bias_relu
 
     x, w, b = _uniform(n, k, seed=1), _uniform(k, m, seed=2), _uniform(m, seed=3)
-    return _warm(lambda: matmul_bias_relu(x, w, b, FUSED_TILE), x, w, b)
+    return _warm(lambda: matmul_bias_relu(x, w, b, tiles.FUSED.tile, precision=tiles.FUSED.precision), x, w, b)
 
 
 def bias_relu(n: int, m: int):
@@ -119,6 +120,15 @@ def gather(table_bytes: int, count: int):
 
 
 WORKLOADS = {f.__name__: f for f in (matmul, eager_forward, fused_forward, bias_relu, chain, reread, gather)}
+# The tiled launches each workload makes (stackcheck.toolchains.tiles): checked as it is built and run, and
+# compiled for every GPU generation by tests_plugin/test_cross_compile.py for the tests that profile it.
+TILES = {"fused_forward": [tiles.FUSED]}
+
+
+def build(name: str, kwargs: dict) -> Prepared:
+    """Workload ``name`` built and warmed up, its tiled launches checked against ``TILES``."""
+    with tiles.checked(TILES.get(name, []), owner=f"workload {name} (workloads.TILES): "):
+        return WORKLOADS[name](**kwargs)
 
 
 def main(argv: list[str]) -> None:
@@ -131,7 +141,7 @@ def main(argv: list[str]) -> None:
     steps = []
     for i, (name, kwargs) in enumerate(listed):
         try:
-            steps.append(WORKLOADS[name](**kwargs).step)
+            steps.append(build(name, kwargs).step)
         except Exception as error:  # one broken workload fails its own tests, not the others'
             first = (str(error).splitlines() or [""])[0][:300]
             print(f"stackcheck-workload-failed {i} {type(error).__name__}: {first}", flush=True)
