@@ -39,6 +39,7 @@ pytestmark = [pytest.mark.meta, pytest.mark.usefixtures("bubblewrap")]
 CORPUS = Path(__file__).parent / "grading_attacks"
 NOBODY = 65534  # the ordinary user the second grading runs as, where the test runs as root
 TIMEOUT_S = 240  # --timeout per submission: the sleeper costs one job this long
+KEY_WORDS = "removes this file from the copy students get"  # fixtures/checkpoint_key.toml's comment
 FILE_CAP = 13 * 1024**3 // 4  # the grader's own file-size limit (above the sparse file's 3 GiB)
 FEEDBACK_CAP = 2 * 1024**2  # a feedback file larger than this quotes what the submission printed uncapped
 
@@ -283,8 +284,8 @@ def secrets(token: str, markers: dict[str, str], places: dict) -> dict[str, str]
     found = {token: "the hidden test's token", "stackcheck-grade-": "the grader's scratch folder"}
     found[places["tmpdir"]] = "the grader's TMPDIR"
     found.update({m: f"{name}'s marker" for name, m in markers.items()})
-    key = checkpoints.expected_answers()
-    found.update({v: "the key" for q in key.values() for v in q.values() if isinstance(v, str) and len(v) > 15})
+    # the key's answers are among each question's public choices: its own words are what only it holds
+    found[KEY_WORDS] = "the checkpoint key"
     return found
 
 

@@ -30,12 +30,12 @@ import os as _os
 _templates = [t for c in _PLACES["caches"] for t in _glob.glob(_os.path.join(c, "grading-caches", "*"))]
 _unmount(["/", *_PLACES["caches"], *_templates])
 _planted = []
-for _folder in [*_templates, *_glob.glob("/tmp/stackcheck-cache*")]:
+for _folder in _templates:
     try:
         with open(_os.path.join(_folder, "ESCAPED-cache_plant"), "w") as _f:
             _f.write("planted")
         _planted.append(_folder)
     except OSError:
         pass
-if any(not _os.path.realpath(p).startswith(_os.getcwd()) for p in _planted):
+if _planted:
     _spoil(_planted)
