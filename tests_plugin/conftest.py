@@ -14,6 +14,8 @@ from stackcheck.evidence import device_profile
 ROOT = Path(__file__).resolve().parent.parent
 # stackcheck installed with its pytest11 entry point; the H200's image runs it from PYTHONPATH
 ENTRY_POINT = any(ep.name == "stackcheck" for ep in entry_points(group="pytest11"))
+# issue 50's attack corpus: submissions (data, with a pytest/ package among them), graded by test_grading_attacks.py
+collect_ignore = ["grading_attacks"]
 
 
 def pytest_configure(config: pytest.Config) -> None:

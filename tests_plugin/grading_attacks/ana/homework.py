@@ -1,0 +1,1 @@
+# the victim's own work: nothing else

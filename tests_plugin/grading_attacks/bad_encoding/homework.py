@@ -1,0 +1,1 @@
+# the test appends _BAD = "<the bytes 0xff 0xfe>"

@@ -1,0 +1,1 @@
+# honest work and nothing else

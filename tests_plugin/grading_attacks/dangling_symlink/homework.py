@@ -1,0 +1,1 @@
+# notes.txt (made by the test) points nowhere

@@ -1,0 +1,1 @@
+# zero.dev (made by the test) is a device

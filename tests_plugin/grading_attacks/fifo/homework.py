@@ -1,0 +1,1 @@
+# pipe.fifo (made by the test) is a FIFO

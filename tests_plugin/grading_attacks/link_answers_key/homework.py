@@ -1,0 +1,1 @@
+# answers.toml (made by the test) points at the key

@@ -1,0 +1,1 @@
+# data.bin (made by the test) points at /dev/zero

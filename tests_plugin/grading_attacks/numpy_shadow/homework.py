@@ -1,0 +1,1 @@
+# numpy/ beside this file must never be imported in place of NumPy

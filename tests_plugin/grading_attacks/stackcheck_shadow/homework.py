@@ -1,0 +1,1 @@
+# stackcheck/ beside this file must never be imported in place of the suite

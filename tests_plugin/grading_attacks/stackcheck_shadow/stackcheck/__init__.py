@@ -1,0 +1,1 @@
+raise ImportError("stackcheck/ in the submission folder shadowed the suite")

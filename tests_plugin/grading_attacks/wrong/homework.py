@@ -1,0 +1,1 @@
+# wrong work and nothing else

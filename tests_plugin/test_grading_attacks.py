@@ -1,0 +1,517 @@
+"""Issue 50's attack corpus (tests_plugin/grading_attacks/: data, never collected): part-math submissions
+that attack ``stackcheck grade``, each honest work (or a stub, wrong work, borrowed work) plus one attack,
+described by its attack.toml. Built here (the solutions are never shipped: the honest work is the
+reference's source, as the grading trial of test_sandbox.py builds it; what git cannot hold, FIFOs,
+symlinks, devices, bad bytes, is made from the manifest), graded at --jobs 2 with a hidden test as
+root and again as an ordinary user, and judged: each attack earns what its work earns, no file
+outside its copy changes, nothing hidden reaches any feedback, grades.csv lists every submission in
+fixed columns, and the re-grade is byte-identical."""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import json
+import os
+import py_compile
+import shutil
+import socket
+import stat
+import subprocess
+import sys
+import threading
+import time
+import tomllib
+import uuid
+from importlib.util import cache_from_source
+from pathlib import Path
+
+import pytest
+
+from stackcheck import cli
+from stackcheck.claims import catalogue
+from stackcheck.homework import assignment, checkpoints
+from stackcheck.impl import reference
+from stackcheck.paths import data
+
+pytestmark = [pytest.mark.meta, pytest.mark.usefixtures("bubblewrap")]
+
+CORPUS = Path(__file__).parent / "grading_attacks"
+NOBODY = 65534  # the ordinary user the second grading runs as, where the test runs as root
+TIMEOUT_S = 240  # --timeout per submission: the sleeper costs one job this long
+KEY_WORDS = "removes this file from the copy students get"  # fixtures/checkpoint_key.toml's comment
+FILE_CAP = 13 * 1024**3 // 4  # the grader's own file-size limit (above the sparse file's 3 GiB)
+FEEDBACK_CAP = 2 * 1024**2  # a feedback file larger than this quotes what the submission printed uncapped
+
+HONEST = Path(reference.__file__).read_text(encoding="utf-8") + "\n\nASSIGNED = ('math',)\n"
+WORK = {  # what each manifest's work is, before its attack
+    "honest": HONEST,
+    "borrowed": HONEST,  # the attack borrows one function over it
+    "hardcoded": HONEST,  # the attack hard-codes two functions over it
+    "wrong": HONEST,  # made wrong by WRONG, after the prelude
+    "stub": assignment.stub_source(["math"]),
+    "borrowed-all": assignment.stub_source(["math"]),  # the attack borrows every function over it
+}
+# What every built homework.py holds between its work and its attack: where things are on this
+# machine, and what a successful attack does, turning the work wrong (the grade shows it) and saying
+# what it found (the feedback shows it, where the grader quotes a failure).
+PRELUDE = '''
+
+# ---- written by tests_plugin/test_grading_attacks.py: where things are on this machine
+_PLACES = {places!r}
+
+
+def _spoil(found):
+    """An attack got through: the work turns wrong, and says what it found."""
+    global numpy_steps, numpy_forward
+    note = "got through: " + repr(found)[:3000]
+
+    def numpy_steps(x, w, b):
+        raise AssertionError(note)
+
+    def numpy_forward(x, w, b):
+        raise AssertionError(note)
+
+'''
+WRONG = """
+_right_steps = numpy_steps
+
+
+def numpy_steps(x, w, b):
+    a, z, y = _right_steps(x, w, b)
+    return a, z, y + 1
+
+
+def numpy_forward(x, w, b):
+    return _right_steps(x, w, b)[2] + 1
+
+"""
+# The instructor's hidden test (the grading trial's, with the marker the attacks look for: its name). Its token
+# is in its source and compiled constants alone, never in a message: a feedback that shows it read the file.
+HIDDEN_TEST = """import numpy as np
+import pytest
+
+TOKEN = "{token}"
+
+
+@pytest.mark.claim('S2.2-hand')
+def test_instructor_only(impl):
+    y = impl.numpy_forward(np.ones((2, 3), np.float32), np.ones((3, 2), np.float32), np.full(2, -4, np.float32))
+    assert y.tolist() == [[0, 0], [0, 0]], f"hidden case gave {{y}}"
+"""
+
+
+def manifests() -> dict[str, dict]:
+    return {f.name: tomllib.loads((f / "attack.toml").read_text()) for f in sorted(CORPUS.iterdir()) if f.is_dir()}
+
+
+def right_answers() -> str:
+    """answers.toml with every checkpoint answered as the key says (built here: the key is not shipped)."""
+    lines = []
+    for qid, fields in checkpoints.expected_answers().items():
+        lines += [f"[{qid}]", *(f"{name} = {json.dumps(value, ensure_ascii=False)}" for name, value in fields.items())]
+    return "\n".join(lines) + "\n"
+
+
+def build(folder: Path, places: dict, markers: dict[str, str]) -> dict[str, dict]:
+    """The corpus under ``folder``, its files and what git cannot hold made from each manifest."""
+    made = manifests()
+    for name, spec in made.items():
+        target = folder / name
+        shutil.copytree(CORPUS / name, target, ignore=shutil.ignore_patterns("attack.toml", "__pycache__"))
+        attack = (target / "homework.py").read_text() if (target / "homework.py").exists() else None
+        if spec["work"] != "other's":
+            prelude = PRELUDE.format(places={**places, "me": str(target)})
+            marker = f"# {markers[name]}\n" if name in markers else ""
+            work = WORK[spec["work"]] + prelude + (WRONG if spec["work"] == "wrong" else "")
+            (target / "homework.py").write_text(marker + work + (attack or ""))
+        answers = {"key": right_answers(), "template": checkpoints.template()}.get(spec["answers"])
+        if answers is not None:
+            (target / "answers.toml").write_text(answers + (f"# {markers[name]}\n" if name in markers else ""))
+        for thing in spec.get("make", []):
+            make(target / thing["path"], thing, places)
+    return made
+
+
+def make(path: Path, thing: dict, places: dict) -> None:
+    kind = thing["kind"]
+    if kind == "symlink":
+        path.unlink(missing_ok=True)
+        path.symlink_to(thing["to"].format(**places))
+    elif kind == "fifo":
+        os.mkfifo(path)
+    elif kind == "device":
+        try:
+            os.mknod(path, stat.S_IFCHR | 0o666, os.makedev(1, 5))
+        except OSError:  # no mknod here: the same device, through a link
+            path.symlink_to("/dev/zero")
+    elif kind == "sparse":
+        with open(path, "wb") as f:
+            f.truncate(thing["bytes"])
+    elif kind == "expression":
+        with open(path, "a") as f:
+            f.write("\n_TERMS = " + " + ".join(["1"] * thing["terms"]) + "\n")
+    elif kind == "bytes":
+        with open(path, "ab") as f:
+            f.write(bytes.fromhex(thing["hex"]))
+    else:
+        raise ValueError(f"{path}: unknown kind {kind!r} in attack.toml")
+
+
+def snapshot(*roots: Path) -> dict[str, object]:
+    """Every entry under ``roots`` (never following links, never opening a FIFO or a device): its content's
+    hash, its link target, or its kind; a file over 64 MB by size and mtime."""
+    seen = {}
+    for root in roots:
+        if not os.path.lexists(root):
+            continue
+        paths = [root] if not root.is_dir() or root.is_symlink() else []
+        for here, dirs, files in os.walk(root) if not paths else ():
+            paths += [Path(here, n) for n in (*dirs, *files)]
+        for path in paths:
+            info = path.lstat()
+            if stat.S_ISLNK(info.st_mode):
+                seen[str(path)] = ("link", os.readlink(path))
+            elif stat.S_ISREG(info.st_mode) and info.st_size > 64 * 1024**2:
+                seen[str(path)] = ("big", info.st_size, info.st_mtime_ns)
+            elif stat.S_ISREG(info.st_mode):
+                seen[str(path)] = hashlib.sha256(path.read_bytes()).hexdigest()
+            else:
+                seen[str(path)] = ("kind", stat.S_IFMT(info.st_mode))
+    return seen
+
+
+class Listeners:
+    """A TCP listener on the host's 127.0.0.1, unix sockets under /run and /tmp/.X11-unix and an abstract
+    one: what the network attacks try to reach; ``reached`` records every connection."""
+
+    def __init__(self, spare: Path):
+        self.reached: list[str] = []
+        self.sockets: list[socket.socket] = []
+        self.files: list[Path] = []
+        tag = uuid.uuid4().hex[:10]
+        tcp = self._listen(socket.AF_INET, ("127.0.0.1", 0))
+        self.tcp = list(tcp.getsockname())
+        self.unix = []
+        x11 = Path("/tmp/.X11-unix")
+        for path in (Path("/run") / f"stackcheck-attack-{tag}.sock", x11 / f"X{int(tag[:4], 16) % 900 + 100}"):
+            try:
+                if path.parent == x11 and not x11.exists():
+                    x11.mkdir()
+                    x11.chmod(0o1777)
+                    self.files.append(x11)
+                self._listen(socket.AF_UNIX, str(path))
+            except OSError:
+                path = spare / f"stackcheck-attack-{tag}.sock"
+                self._listen(socket.AF_UNIX, str(path))
+            os.chmod(path, 0o777)
+            self.files.insert(0, path)
+            self.unix.append(str(path))
+        self.abstract = f"stackcheck-attack-{tag}"
+        self._listen(socket.AF_UNIX, "\0" + self.abstract)
+
+    def _listen(self, family, address) -> socket.socket:
+        server = socket.socket(family, socket.SOCK_STREAM)
+        server.bind(address)
+        server.listen(16)
+        self.sockets.append(server)
+        threading.Thread(target=self._accept, args=(server, address), daemon=True).start()
+        return server
+
+    def _accept(self, server, address) -> None:
+        while True:
+            try:
+                connection, _ = server.accept()
+            except OSError:
+                return
+            self.reached.append(repr(address))
+            connection.close()
+
+    def close(self) -> None:
+        for server in self.sockets:
+            server.close()
+        for path in self.files:
+            (shutil.rmtree if path.is_dir() else Path.unlink)(path)
+
+
+def as_nobody(home: Path) -> tuple[list[str], str]:
+    """(the command prefix that runs the grader as uid NOBODY, "") where the test runs as root and that user can
+    run this Python and import the suite and its stacks; else ([], why not)."""
+    if os.geteuid() != 0:
+        return [], "the test does not run as root: the grading as root was the ordinary user's already"
+    setpriv = shutil.which("setpriv")
+    if setpriv is None:
+        return [], "no setpriv command (util-linux) to drop to an ordinary user"
+    prefix = [setpriv, f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups"]
+    probe = "import stackcheck, numpy, torch, jax, pytest; print('ok')"
+    try:
+        done = subprocess.run(
+            [*prefix, sys.executable, "-c", probe], capture_output=True, text=True, timeout=300, env=grader_env(home)
+        )
+    except (OSError, subprocess.SubprocessError) as error:
+        return [], f"setpriv failed: {error}"
+    if done.stdout.strip() != "ok":
+        why = (done.stderr.strip().splitlines() or [f"exit code {done.returncode}"])[-1]
+        return (
+            [],
+            f"uid {NOBODY} cannot run {sys.executable} with the suite ({why}): install Python where all may read it",
+        )
+    return prefix, ""
+
+
+def grader_env(home: Path, tmpdir: Path | None = None) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_", "STACKCHECK_"))}
+    paths = [str(cli.suite_root()), *filter(None, [env.get("PYTHONPATH")])]
+    env.update(HOME=str(home), PYTHONPATH=os.pathsep.join(paths))
+    env.pop("XDG_CACHE_HOME", None)
+    if tmpdir is not None:
+        env["TMPDIR"] = str(tmpdir)
+    return env
+
+
+def grade(prefix: list[str], env: dict, subs: Path, out: Path, hidden: Path) -> tuple[float, str]:
+    # a grader that follows a link to /dev/zero stops at this file size, not a full disk
+    capped = [shutil.which("prlimit"), f"--fsize={FILE_CAP}", "--"] if shutil.which("prlimit") else []
+    command = [*capped, *prefix, sys.executable, "-m", "stackcheck.cli", "grade", str(subs), "--out", str(out)]
+    command += ["--part", "math", "--jobs", "2", "--timeout", str(TIMEOUT_S), "--tests", str(hidden)]
+    start = time.monotonic()
+    done = subprocess.run(
+        command, capture_output=True, text=True, errors="replace", env=env, cwd=out.parent, timeout=5400
+    )
+    said = f"exit code {done.returncode}\n{done.stdout[-4000:]}\n{done.stderr[-4000:]}"
+    return time.monotonic() - start, said
+
+
+def secrets(token: str, markers: dict[str, str], places: dict) -> dict[str, str]:
+    """What no feedback may hold: {text: whose it is} (a student's own marker is theirs to see)."""
+    found = {token: "the hidden test's token", "stackcheck-grade-": "the grader's scratch folder"}
+    found[places["tmpdir"]] = "the grader's TMPDIR"
+    found.update({m: f"{name}'s marker" for name, m in markers.items()})
+    # the key's answers are among each question's public choices: its own words are what only it holds
+    found[KEY_WORDS] = "the checkpoint key"
+    return found
+
+
+def judge(
+    name: str, spec: dict, rows: dict, feedback: Path, secret: dict[str, str], markers: dict[str, str]
+) -> list[str]:
+    """What went wrong for one submission in one grading (empty: held)."""
+    row = rows.get(name)
+    if row is None:
+        return ["no row in grades.csv"]
+    problems = []
+    try:
+        percent = float(row["percent"])
+    except (KeyError, ValueError):
+        return [f"percent {row.get('percent')!r}"]
+    honest, wrong = (float(rows[n]["percent"]) if n in rows else float("nan") for n in ("carl", "wrong"))
+    expected = spec["earns"]
+    ok = {
+        "honest": percent == honest,
+        "zero": percent == 0,
+        "below honest": percent < honest and (percent > 0 or not spec.get("more_than_zero")),
+        "honest or zero": percent in (honest, 0.0),
+        "as wrong": percent == wrong,
+    }[expected]
+    if not ok:
+        problems.append(f"earned {percent:g} %, not {expected} ({honest:g} %)")
+    if not row.get("status"):
+        problems.append("no status in its row")
+    for path in sorted(feedback.glob(f"{name}.*")):
+        if path.name.endswith(".instructor-only.json") or path.name.split(".")[0] != name:
+            continue
+        if path.stat().st_size > FEEDBACK_CAP:
+            problems.append(f"{path.name} is {path.stat().st_size // 1024} KiB")
+        text = path.read_text(errors="replace")
+        shown = sorted({what for s, what in secret.items() if s in text and markers.get(name) != s})
+        if shown:
+            problems.append(f"{path.name} shows {', '.join(shown)}")
+    return problems
+
+
+def csv_problems(out: Path, names: list[str]) -> list[str]:
+    with open(out, newline="", encoding="utf-8") as f:
+        table = list(csv.reader(f))
+    header, body = table[0], table[1:]
+    problems = []
+    ids = set(catalogue.catalogue()) | {"FORGED-claim", "x\r\nana,0,0,0,forged"}
+    if len(set(header)) != len(header) or set(header) & ids:
+        problems.append(f"columns not fixed: {sorted(set(header) & ids)[:5]} among {len(header)} columns")
+    students = [r[header.index("student")] if len(r) == len(header) else r for r in body]
+    if sorted(map(str, students)) != sorted(names):
+        odd = sorted(set(map(str, students)) ^ set(names))
+        problems.append(f"{len(students)} rows for {len(names)} submissions: {odd}")
+    return problems
+
+
+@pytest.mark.grading_trial
+def test_every_attack_of_the_corpus_earns_what_its_work_earns_as_root_and_as_an_ordinary_user(tmp_path):
+    """Issue 50's "Done when": the corpus graded twice, the second time as an ordinary user where the test runs
+    as root (else as root again, said in the table): every attack earns what its work earns, nothing outside its
+    copy changes, nothing hidden reaches feedback, every submission has a row in fixed columns, the honest grade
+    is 100 % and the re-grade byte-identical. Prints attack -> percent -> status."""
+    if not CORPUS.is_dir():
+        pytest.skip(f"the attack corpus ({CORPUS.name}/) ships in the checkout only: run this from a clone")
+    tag = uuid.uuid4().hex
+    # Everything the gradings read or write but the kept results lives here, outside /tmp (the grader's TMPDIR
+    # among it), where the ordinary user may read it: pytest's own tmp_path is its owner's alone.
+    base = Path("/var/tmp") / f"stackcheck-attacks-{tag[:12]}"
+    tmpdir, user_home, out_dir = base / "tmp", base / "nobody-home", base / "out"
+    homes = [Path.home(), user_home]
+    home_markers = {h / f"stackcheck-attack-marker-{tag[:8]}.txt": f"MARKER-home-{uuid.uuid4().hex}" for h in homes}
+    base.mkdir(mode=0o755)
+    for folder in (tmpdir, user_home, out_dir):
+        folder.mkdir()
+    tmpdir.chmod(0o1777)
+    listeners = Listeners(tmpdir)
+    try:
+        for path, text in home_markers.items():
+            path.write_text(text)
+        graded = grade_corpus(base, tmp_path, listeners, home_markers, tag)
+    finally:
+        listeners.close()
+        shutil.rmtree(base, ignore_errors=True)
+        for path in home_markers:
+            path.unlink(missing_ok=True)
+        for root in (Path.home(), cli.suite_root() / "fixtures", data.cache_dir()):
+            for stray in root.rglob("ESCAPED-*") if root.is_dir() else ():
+                stray.unlink()
+    table, lines = verdicts(graded, listeners)
+    print("\n".join(lines))
+    honest = graded["runs"]["root"]["rows"].get("carl", {}).get("percent")
+    assert honest is not None and float(honest) == 100.0, f"the honest control earned {honest} %"
+    assert not any(table.values()) and len(lines) == len(table) + 3, "\n".join(lines)
+
+
+def grade_corpus(base: Path, kept: Path, listeners: Listeners, home_markers: dict[Path, str], tag: str) -> dict:
+    """Build the corpus under ``base``, grade it twice (keeping each grading's output under ``kept``) and
+    watch what changes outside the copies."""
+    tmpdir, user_home, out_dir = base / "tmp", base / "nobody-home", base / "out"
+    subs, out, hidden = base / "subs", out_dir / "grades.csv", base / "instructor" / "test_hidden.py"
+    key = data.path(*checkpoints.KEY_FILE)
+    token = uuid.uuid4().hex  # in the hidden test alone
+    hidden.parent.mkdir()
+    hidden.write_text(HIDDEN_TEST.format(token=token))
+    py_compile.compile(str(hidden), cfile=cache_from_source(str(hidden)))  # as the instructor's own run leaves it
+    out.write_text(f"student,percent\nMARKER-previous-{tag},100\n")  # a previous run's grades.csv
+    places = {
+        "hidden": str(hidden),
+        "hidden_dir": str(hidden.parent),
+        "key": str(key),
+        "checkout": str(cli.suite_root()),
+        "submissions": str(subs),
+        "victim": str(subs / "ana"),
+        "out": str(out),
+        "tmpdir": str(tmpdir),
+        "caches": [str(data.cache_dir()), str(user_home / ".cache" / "stackcheck")],
+        "homes": [str(h.parent) for h in home_markers],
+        "markers": [str(p) for p in home_markers],
+        "tcp": listeners.tcp,
+        "unix": listeners.unix,
+        "abstract": listeners.abstract,
+    }
+    markers = {"ana": f"MARKER-ana-{uuid.uuid4().hex}"}
+    subs.mkdir()
+    specs = build(subs, places, markers)
+    assert len(specs) >= 30 and {"ana", "carl", "ben", "wrong"} <= set(specs)
+    secret = secrets(token, markers, places)
+    secret.update({m: "a home folder's marker" for m in home_markers.values()})
+    secret[f"MARKER-previous-{tag}"] = "the previous grades.csv"
+    for path in (base, *base.rglob("*")):  # the ordinary user reads it all, and writes its home and out/
+        if path.is_symlink():
+            continue
+        if path.is_relative_to(out_dir) or path.is_relative_to(user_home):
+            os.chown(path, NOBODY, NOBODY)
+        elif not stat.S_ISFIFO(path.stat().st_mode) and not stat.S_ISCHR(path.stat().st_mode):
+            path.chmod(path.stat().st_mode | 0o004 | (0o001 if path.is_dir() else 0))
+    watched = (subs, hidden.parent, cli.suite_root() / "fixtures", *home_markers)
+    before = snapshot(*watched)
+    head = git_head()
+    nobody, why_not = as_nobody(user_home)
+    runs = {}
+    for run, prefix in (("root", []), ("nobody" if nobody else "root again", nobody)):
+        for path in (out_dir, *out_dir.rglob("*")):
+            os.chown(path, NOBODY, NOBODY, follow_symlinks=False)
+        env = grader_env(user_home if prefix else Path.home(), tmpdir)
+        previous = out.stat().st_mtime_ns
+        seconds, said = grade(prefix, env, subs, out, hidden)
+        shutil.copytree(out_dir, kept / run)
+        (kept / run / "grades-feedback").mkdir(exist_ok=True)
+        rows = {}
+        if out.stat().st_mtime_ns != previous:  # else the grading wrote no grades.csv: the batch stopped
+            with open(kept / run / out.name, newline="", encoding="utf-8") as f:
+                rows = {r["student"]: r for r in csv.DictReader(f) if r.get("student") in specs}
+        left = sorted(str(p) for p in tmpdir.iterdir() if str(p) not in listeners.unix)
+        runs[run] = {"seconds": seconds, "said": said, "rows": rows, "dir": kept / run, "left": left}
+    after = snapshot(*watched)
+    changed = sorted(p for p in {*before, *after} if before.get(p) != after.get(p))
+    roots = (base, *(p.parent for p in home_markers), cli.suite_root() / "fixtures", *map(Path, places["caches"]))
+    escaped = sorted(str(p) for root in roots if root.is_dir() for p in root.rglob("ESCAPED-*"))
+    return {
+        "specs": specs,
+        "runs": runs,
+        "changed": changed + escaped,
+        "moved": head != git_head(),
+        "why_not": why_not,
+        "secret": secret,
+        "markers": markers,
+    }
+
+
+def git_head() -> str:
+    done = subprocess.run(["git", "-C", str(cli.suite_root()), "rev-parse", "HEAD"], capture_output=True, text=True)
+    return done.stdout.strip()
+
+
+def verdicts(graded: dict, listeners: Listeners) -> tuple[dict[str, list[str]], list[str]]:
+    """({attack: what went wrong}, the table's lines: attack -> percent -> status, then what no attack owns)."""
+    specs, runs = graded["specs"], graded["runs"]
+    first, second = runs["root"], runs[next(r for r in runs if r != "root")]
+    names = sorted(specs)
+    table = {}
+    for name, spec in specs.items():
+        problems = []
+        for run, done in runs.items():
+            feedback = done["dir"] / "grades-feedback"
+            found = judge(name, spec, done["rows"], feedback, graded["secret"], graded["markers"])
+            if name == "carl" and done["rows"]:
+                found += csv_problems(done["dir"] / "grades.csv", names) + [f"left {p}" for p in done["left"]]
+            problems += [f"{run}: {p}" for p in found]
+        results = [done["dir"] / "grades-feedback" / f"{name}.results.json" for done in (first, second)]
+        if not all(p.exists() for p in results) or results[0].read_bytes() != results[1].read_bytes():
+            problems.append("results.json missing or different on re-grade")
+        problems += [f"changed {p}" for p in graded["changed"] if owned_by(p, name)]
+        table[name] = problems
+    others = [p for p in graded["changed"] if not any(owned_by(p, n) for n in specs)]
+    if (first["dir"] / "grades.csv").read_bytes() != (second["dir"] / "grades.csv").read_bytes():
+        table["carl"].append("grades.csv different on re-grade")
+    lines = [f"{'attack':<20} {'row':<18} {'expects':<14} {'root %':>6} {'2nd %':>6}  status"]
+    for name, spec in specs.items():
+        percents = [done["rows"].get(name, {}).get("percent", "-") for done in (first, second)]
+        status = "held" if not table[name] else "GOT THROUGH: " + "; ".join(table[name])
+        lines.append(f"{name:<20} {spec['row']:<18} {spec['earns']:<14} {percents[0]:>6} {percents[1]:>6}  {status}")
+    timings = ", ".join(f"{run} {done['seconds']:.0f} s" for run, done in runs.items())
+    lines.append(f"gradings: {timings} ({len(specs)} submissions, --jobs 2)")
+    why_not = graded["why_not"]
+    lines.append(f"second grading as root again: {why_not}" if why_not else f"second grading: uid {NOBODY}")
+    lines += [f"{run}: no grades.csv: {done['said'][-600:]}" for run, done in runs.items() if not done["rows"]]
+    lines += [f"changed outside any copy, no attack's: {p}" for p in others]
+    lines += [f"network reached: {r}" for r in listeners.reached]
+    lines += ["the checkout's HEAD moved"] if graded["moved"] else []
+    return table, lines
+
+
+def owned_by(path: str, name: str) -> bool:
+    """Whether a changed ``path`` is ``name``'s doing or damage: its folder, or a file named for its attack."""
+    return f"/subs/{name}/" in path or Path(path).name.startswith(f"ESCAPED-{name}")
+
+
+@pytest.mark.grading_trial
+def test_the_corpus_can_be_graded_as_an_ordinary_user_here(tmp_path):
+    """Where the second grading above could not drop to an ordinary user, say why (a skip, not a pass)."""
+    home = tmp_path / "home"
+    home.mkdir()
+    home.chmod(0o777)
+    prefix, why_not = as_nobody(home)
+    if not prefix:
+        pytest.skip(why_not)
