@@ -16,8 +16,10 @@ import sys
 from pathlib import Path
 
 from stackcheck import grading
+from stackcheck.claims.results import NotAReport, Report
 from stackcheck.homework import assignment, checkpoints
 from stackcheck.impl import contract
+from stackcheck.report import render as rendering
 
 STUDENT_README = """# Week 02 homework (stackcheck)
 
@@ -80,6 +82,9 @@ def main(argv: list[str] | None = None) -> int:
     grade.add_argument("--timeout", type=float, default=600.0, help="wall-time limit per submission, seconds")
     grade.add_argument("--jobs", type=int, default=1, help="submissions graded at once (default 1)")
     grade.add_argument(
+        "-k", dest="select", default=None, metavar="EXPR", help="grade only the tests EXPR selects, as pytest -k"
+    )
+    grade.add_argument(
         "--visibility",
         choices=["visible", "hidden", "after_due_date", "after_published"],
         default="visible",
@@ -138,6 +143,7 @@ def main(argv: list[str] | None = None) -> int:
             args.jobs,
             args.visibility,
             args.unsafe_no_sandbox,
+            select=args.select,
         )
     except (OSError, ValueError) as error:
         print(f"stackcheck: {error}", file=sys.stderr)

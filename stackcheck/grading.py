@@ -48,6 +48,7 @@ class Setup:
     unsafe: bool
     hidden: tuple[Path, ...]  # what no worker sees, besides what the judge covers
     warm: Path | None = None
+    select: str | None = None  # pytest -k: grade only the tests this selects
 
 
 def submissions_in(folder: Path) -> list[Path]:
@@ -81,6 +82,7 @@ def grade_all(
     visibility: str = "visible",
     unsafe: bool = False,
     root: Path | None = None,
+    select: str | None = None,
 ) -> int:
     folders = submissions_in(submissions)
     if not folders:
@@ -97,8 +99,9 @@ def grade_all(
     out.touch()  # covered in every worker, as the folder of feedback is
     key = checkpoints.expected_answers()  # measured once here, not once a submission; with the key
     with _scratch() as scratch:
-        hidden = (submissions.resolve(), feedback.resolve(), out.resolve(), *instructor, scratch)
-        setup = Setup(root or suite_root(), parts, instructor, timeout, key, visibility, unsafe, hidden)
+        compiled = [p.parent / "__pycache__" for p in instructor if p.is_file() and (p.parent / "__pycache__").is_dir()]
+        hidden = (submissions.resolve(), feedback.resolve(), out.resolve(), *instructor, *compiled, scratch)
+        setup = Setup(root or suite_root(), parts, instructor, timeout, key, visibility, unsafe, hidden, select=select)
         chosen = chosen_parts(folders, parts)
         start = time.monotonic()
         warm = warm_caches(setup, chosen, scratch)
@@ -259,6 +262,7 @@ def _judge(copy: Path, cache: Path, folder: Path, setup: Setup, parts) -> tuple[
     names = _staged_names(setup.instructor)
     for source, name in zip(setup.instructor, names):
         (shutil.copytree if source.is_dir() else shutil.copy2)(source, staged / name)
+    ungradable = setup.warm / UNGRADABLE if setup.warm is not None else None
     settings = {
         "jail": sandbox.Jail(hidden=setup.hidden, cache=cache).to_json(),
         "unsafe": setup.unsafe,
@@ -273,16 +277,20 @@ def _judge(copy: Path, cache: Path, folder: Path, setup: Setup, parts) -> tuple[
         f"--homework={copy}",
         "--homework-graded",
         f"--homework-worker={folder / 'worker.json'}",
+        *([f"--homework-ungradable={ungradable}"] if ungradable is not None and ungradable.exists() else []),
         f"--curriculum-report={report}",
         "-p",
         "no:cacheprovider",
         "-q",
         f"--rootdir={setup.root}",
         *(f"--homework-part={p}" for p in parts or []),
+        *(["-k", setup.select] if setup.select else []),
         *(str(setup.root / part) for part in assignment.PARTS.values()),
         *(str(staged / n) for n in names),
     ]  # an install has no testpaths
-    env = {**os.environ, "PYTHONHASHSEED": "0", "PYTHONDONTWRITEBYTECODE": "1"}
+    private = folder / "tmp"  # the judge's own temporary files, gone with the scratch folder
+    private.mkdir()
+    env = {**os.environ, "PYTHONHASHSEED": "0", "PYTHONDONTWRITEBYTECODE": "1", "TMPDIR": str(private)}
     with tempfile.TemporaryFile("w+b") as output:
         process = subprocess.Popen(
             command,
@@ -309,9 +317,11 @@ def _judge(copy: Path, cache: Path, folder: Path, setup: Setup, parts) -> tuple[
 def warm_caches(setup: Setup, parts: list[str], scratch: Path) -> Path | None:
     """Compile caches (torch Inductor's, Triton's, JAX's, the suite's builds) made by grading the course's
     solutions to ``parts`` once, as a submission; each submission's worker starts from a copy of them
-    and compiles only what its own code changes. Kept in the suite's cache folder for the next
-    grading with these versions of torch and JAX; None where the run failed (then each submission
-    compiles cold)."""
+    and compiles only what its own code changes. The same run calibrates: a test the course's own
+    solution fails when graded so (its judge never holds the code it judges) is listed in the
+    template's UNGRADABLE file, and skipped for every submission. Kept in the suite's cache folder
+    for the next grading with this suite and these versions of torch and JAX; None where the run
+    failed (then each submission compiles cold, and nothing is skipped)."""
     from importlib import metadata
 
     from stackcheck.impl import reference
@@ -324,7 +334,7 @@ def warm_caches(setup: Setup, parts: list[str], scratch: Path) -> Path | None:
             return "none"
 
     stacks = "-".join(f"{name}{version(name)}" for name in ("torch", "jax"))  # what the caches were made by
-    template = cache_dir() / "grading-caches" / f"worker-{'-'.join(parts)}-{stacks}"
+    template = cache_dir() / "grading-caches" / f"worker-{'-'.join(parts)}-{stacks}-{_suite_digest(setup.root)}"
     if (template / "ok").exists():
         return template
     work = scratch / "warm" / "solutions"
@@ -332,10 +342,16 @@ def warm_caches(setup: Setup, parts: list[str], scratch: Path) -> Path | None:
     (work / "homework.py").write_text(Path(reference.__file__).read_text() + f"\nASSIGNED = {tuple(parts)!r}\n")
     cache = scratch / "warm" / "cache"
     cache.mkdir()
-    warmup = dataclasses.replace(setup, timeout=max(setup.timeout, 600.0), instructor=[])
-    said, _ = _judge(work, cache, scratch / "warm" / "judge", warmup, parts)
-    if said is None or not any(cache.glob("*/*")):  # it compiled nothing: it never ran
+    warmup = dataclasses.replace(setup, timeout=max(setup.timeout, 600.0), instructor=[], select=None)
+    said, report = _judge(work, cache, scratch / "warm" / "judge", warmup, parts)
+    if said is None or not any(cache.glob("*/*")) or not report.exists():  # it compiled nothing: it never ran
         return None
+    try:
+        failed = [t for _, t in Report.load(report).tests() if t.outcome in ("failed", "interrupted")]
+    except NotAReport:
+        return None
+    listed = {t.nodeid: (t.message or t.outcome.value) for t in failed}
+    (cache / UNGRADABLE).write_text(json.dumps(listed, indent=1, sort_keys=True), encoding="utf-8")
     (cache / "ok").write_text(" ".join(parts))
     made = template.with_name(f"{template.name}.{uuid.uuid4().hex[:8]}")
     made.parent.mkdir(parents=True, exist_ok=True)
@@ -345,6 +361,19 @@ def warm_caches(setup: Setup, parts: list[str], scratch: Path) -> Path | None:
     except OSError:  # another grading made it first
         shutil.rmtree(made, ignore_errors=True)
     return template
+
+
+UNGRADABLE = "ungradable.json"  # in a warm template: {test id: why} the solution failed when graded
+
+
+def _suite_digest(root: Path) -> str:
+    """A digest of the suite's own code (its tests and the package): a calibration holds for one suite."""
+    import hashlib
+
+    digest = hashlib.sha256()
+    for path in sorted([*root.glob("stackcheck/**/*.py"), *root.glob("tests_*/**/*.py")]):
+        digest.update(path.relative_to(root).as_posix().encode() + b"\0" + path.read_bytes())
+    return digest.hexdigest()[:12]
 
 
 def prepare_caches(parts: list[str], unsafe: bool) -> int:

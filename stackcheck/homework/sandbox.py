@@ -182,9 +182,11 @@ def covered(root: Path) -> list[Path]:
 def _jailed(exe: str, workdir: Path, jail: Jail, limits: Limits) -> list[str]:
     """bwrap's arguments, each mount over the ones before (the module's docstring)."""
     args = [exe, *_unprivileged(), "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
+    covers = []  # read-only empty folders: nothing written into a covered place lands anywhere
     for folder in SYSTEM_COVERED:
         if os.path.isdir(folder) and not os.path.islink(folder):
             args += ["--tmpfs", folder]
+            covers.append(folder)
     args += ["--size", str(TMP_BYTES), "--tmpfs", str(TMP)]
     python = {sys.prefix, sys.base_prefix, sys.exec_prefix, *filter(None, sys.path)}
     for path in sorted({*map(Path, python), *jail.readable}):
@@ -194,8 +196,11 @@ def _jailed(exe: str, workdir: Path, jail: Jail, limits: Limits) -> list[str]:
     for path in (*jail.hidden, *(Path.home() / s for s in SECRETS)):
         if path.is_dir():
             args += ["--tmpfs", str(path)]
+            covers.append(str(path))
         elif path.exists():
             args += ["--ro-bind", "/dev/null", str(path)]
+    for folder in covers:
+        args += ["--remount-ro", folder]
     for source, target in jail.replaced:
         args += ["--ro-bind", str(source), str(target)]
     inside = jail.inside or workdir

@@ -167,7 +167,10 @@ def _worker_start(config: pytest.Config, spec: str):
         inside=sandbox.INSIDE,
     )
     limits = sandbox.Limits(wall_s=float(settings.get("wall_s", 3600)))
-    shown = [p for p in sys.path if p and os.path.isabs(p) and not Path(p).resolve().is_relative_to(copy)]
+    unseen = (copy, Path.cwd(), *jail.hidden)  # nothing of the judge's places on the worker's import path
+    shown = [
+        p for p in sys.path if p and os.path.isabs(p) and not any(Path(p).resolve().is_relative_to(u) for u in unseen)
+    ]
     command = [sys.executable, "-I", "-c", worker.LAUNCH.format(path=shown), str(sandbox.INSIDE / "homework.py")]
     unsafe = bool(settings.get("unsafe", False))
     if unsafe and sandbox.bubblewrap()[0] is None:
@@ -342,7 +345,16 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     keep, drop = [], []
     timed = config.pluginmanager.hasplugin("timeout")
     graded = config.getoption("homework_graded", False)
+    ungradable = _ungradable(config) if graded else {}
     for item in items:
+        if item.nodeid in ungradable:
+            why = ungradable[item.nodeid].splitlines()[0][:200] if ungradable[item.nodeid] else "it failed"
+            item.add_marker(
+                pytest.mark.skip(
+                    reason=f"the course's own solution fails it when graded by a judge that never holds "
+                    f"the submission's code ({why}); it counts neither way"
+                )
+            )
         traces = item.get_closest_marker("judge_traces")
         if graded and traces is not None:
             why = traces.args[0] if traces.args else "it traces the implementation in its own process"
@@ -356,6 +368,19 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     if drop:
         config.hook.pytest_deselected(items=drop)
         items[:] = keep
+
+
+def _ungradable(config: pytest.Config) -> dict[str, str]:
+    path = config.getoption("homework_ungradable", None)
+    if not path:
+        return {}
+    try:
+        listed = json.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, ValueError) as error:
+        raise pytest.UsageError(f"--homework-ungradable {path}: {error}") from None
+    if not isinstance(listed, dict):
+        raise pytest.UsageError(f"--homework-ungradable {path}: must hold an object {{test id: why}}")
+    return {str(k): str(v) for k, v in listed.items()}
 
 
 def _timeout(config: pytest.Config, item: pytest.Item) -> pytest.MarkDecorator:

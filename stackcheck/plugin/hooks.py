@@ -361,7 +361,7 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
     if item.get_closest_marker("max_compiles") and not item.config.getoption("max_compiles"):
         pytest.skip("it compiles MAX graphs for minutes cold on 2 cores: run it with --max-compiles (CI does)")
     if item.get_closest_marker("grading_trial") and not item.config.getoption("grading_trial"):
-        pytest.skip("it grades nine submissions twice, minutes on 2 cores: run it with --grading-trial (CI does)")
+        pytest.skip("it grades folders of submissions twice, minutes on 2 cores: run it with --grading-trial (CI does)")
 
 
 @pytest.hookimpl(wrapper=True)

@@ -50,6 +50,7 @@ PATH_OPTIONS = (
     "--mojo-prebuilt",
     "--homework",
     "--homework-worker",
+    "--homework-ungradable",
     "--course",
     "--baseline",
     "--gpu-table",
@@ -137,6 +138,13 @@ def add(parser: pytest.Parser) -> None:
         "lines run from there)",
     )
     group.addoption(
+        "--homework-ungradable",
+        default=None,
+        metavar="JSON",
+        help="stackcheck grade's own, with --homework-graded: {test id: why} of the tests the course's own solution "
+        "fails when graded without its code in the judge; they are skipped, counting neither way",
+    )
+    group.addoption(
         "--homework-worker",
         default=None,
         metavar="JSON",
@@ -172,8 +180,8 @@ def add(parser: pytest.Parser) -> None:
     group.addoption(
         "--grading-trial",
         action="store_true",
-        help="also run the grading trial: nine submissions that attack the sandbox, graded twice at --jobs 2 "
-        "(minutes on 2 cores; CI's second step runs it)",
+        help="also run the grading trials: folders of submissions that attack the grader, each graded twice at "
+        "--jobs 2 (minutes on 2 cores; CI's second step runs them)",
     )
     group.addoption(
         "--max-compiles",

@@ -5,6 +5,8 @@ _found = {}
 
 
 def _take(path):
+    if _os.path.exists(path) and _os.path.exists(__file__) and _os.path.samefile(path, __file__):
+        return  # its own text holds the words it looks for
     try:
         with open(path, errors="replace") as _f:
             _text = _f.read(20000)
