@@ -5,12 +5,60 @@ from __future__ import annotations
 import contextlib
 import re
 import uuid
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 
 @dataclass
 class Count:
     compiles: int = 0
+    recompiles: list = field(default_factory=list)  # each recompile's guard failures (torch: Dynamo's reasons)
+
+    @property
+    def shape_compiles(self) -> int:
+        """Compiles less the recompiles no shape guard caused (a global that changed, a wrapper's
+        guard): what a compile-per-shape policy is judged by, however the function was loaded."""
+        return max(0, self.compiles - sum(1 for reasons in self.recompiles if not shape_caused(reasons)))
+
+
+# A guard on a tensor's sizes or strides, as Dynamo words its failure: a static size that differs
+# ("size mismatch at index 0. expected 4, actual 9") or a symbolic one ("Eq(Mod(L['x'].size()[0], 2), 0)").
+SHAPE_GUARD = re.compile(r"size mismatch|stride mismatch|\.size\(\)|\.stride\(\)|\bsym_size\b|\bs\d+\b")
+
+
+def guard_failed(reason: str) -> str:
+    """The guard of one of Dynamo's recompile reasons, without the source line and stack it quotes:
+    "0/0: G['_relu'] is None"."""
+    return reason.split("\n")[0].split("#")[0].strip()
+
+
+def shape_caused(reasons: list[str]) -> bool:
+    """Whether a recompile's guard failures include a shape guard; a recompile Dynamo gave no reason for
+    counts as one (the claim is not given the benefit of the doubt)."""
+    return not reasons or any(SHAPE_GUARD.search(guard_failed(r)) for r in reasons)
+
+
+@contextlib.contextmanager
+def recompile_reasons():
+    """The guard failures of each recompile Dynamo makes inside the block, a list of strings per recompile
+    (``torch._dynamo``'s recompile reasons, as its ``recompiles`` log prints them). Private API: where a
+    torch release moves it, the block records nothing and every compile counts."""
+    from unittest import mock
+
+    from torch._dynamo import convert_frame
+
+    found: list[list[str]] = []
+    original = getattr(convert_frame, "get_and_maybe_log_recompilation_reasons", None)
+    if original is None:
+        yield found
+        return
+
+    def recording(*args, **kwargs):
+        reasons = original(*args, **kwargs)
+        found.append([guard_failed(r) for r in reasons])
+        return reasons
+
+    with mock.patch.object(convert_frame, "get_and_maybe_log_recompilation_reasons", recording):
+        yield found
 
 
 @contextlib.contextmanager
@@ -56,7 +104,7 @@ def torch_compiles():
 def counted_compile(fn, **options):
     """(``torch.compile(fn, **options)`` through Inductor, a counter of the graphs compiled for it
     alone): unlike Dynamo's global counter, a compile elsewhere in the process (another test's,
-    another thread's) is not counted."""
+    another thread's) is not counted. The count holds each recompile's guard failures too."""
     import torch
     from torch._inductor.compile_fx import compile_fx
 
@@ -70,9 +118,10 @@ def counted_compile(fn, **options):
     def counter():
         count, before = Count(), graphs[0]
         try:
-            yield count
+            with recompile_reasons() as reasons:
+                yield count
         finally:
-            count.compiles = graphs[0] - before
+            count.compiles, count.recompiles = graphs[0] - before, reasons
 
     return torch.compile(fn, backend=inductor, **options), counter
 
