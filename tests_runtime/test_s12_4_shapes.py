@@ -29,8 +29,8 @@ def compiles_for_each_n(forward, counter, to_device, stack: str) -> list:
 def assert_compiles_per_shape(counts: list, expected: list[int], policy: str) -> None:
     """Programs compiled at each N, judged by what made each compile: a recompile no shape guard caused
     (a global the forward changed, a guard of the wrapper it was loaded through) is not the shape policy's
-    (``Count.shape_compiles``); every recompile's reasons are named."""
-    judged = [c.shape_compiles for c in counts]
+    (``Count.input_compiles``); every recompile's reasons are named."""
+    judged = [c.input_compiles for c in counts]
     reasons = {n: c.recompiles for n, c in zip(ROWS, counts) if c.recompiles}
     assert judged == expected, (
         f"{policy}: programs compiled for N = {ROWS} because of a shape: {judged}, expected {expected} "

@@ -14,15 +14,17 @@ class Count:
     recompiles: list = field(default_factory=list)  # each recompile's guard failures (torch: Dynamo's reasons)
 
     @property
-    def shape_compiles(self) -> int:
-        """Compiles less the recompiles no shape guard caused (a global that changed, a wrapper's
-        guard): what a compile-per-shape policy is judged by, however the function was loaded."""
-        return max(0, self.compiles - sum(1 for reasons in self.recompiles if not shape_caused(reasons)))
+    def input_compiles(self) -> int:
+        """Compiles less the recompiles no guard on the inputs caused (a global the function changed, a
+        guard of the wrapper it was loaded through): what a specialization policy (§2.4, §12.4) is judged
+        by, however the function was written or loaded."""
+        return max(0, self.compiles - sum(1 for reasons in self.recompiles if not input_caused(reasons)))
 
 
-# A guard on a tensor's sizes or strides, as Dynamo words its failure: a static size that differs
-# ("size mismatch at index 0. expected 4, actual 9") or a symbolic one ("Eq(Mod(L['x'].size()[0], 2), 0)").
-SHAPE_GUARD = re.compile(r"size mismatch|stride mismatch|\.size\(\)|\.stride\(\)|\bsym_size\b|\bs\d+\b")
+# A guard on the inputs, as Dynamo words its failure: a tensor's static size, stride, dtype or device
+# ("tensor 'x' size mismatch at index 0. expected 4, actual 9"), a symbolic size ("(x.size()[0] % 2) == 0"),
+# or the global state a tensor computes under ("GLOBAL_STATE changed: grad_mode").
+INPUT_GUARD = re.compile(r"\btensor '.*' \w+ mismatch|\.size\(\)|\.stride\(\)|\bsym_size\b|GLOBAL_STATE changed")
 
 
 def guard_failed(reason: str) -> str:
@@ -31,10 +33,10 @@ def guard_failed(reason: str) -> str:
     return reason.split("\n")[0].split("#")[0].strip()
 
 
-def shape_caused(reasons: list[str]) -> bool:
-    """Whether a recompile's guard failures include a shape guard; a recompile Dynamo gave no reason for
+def input_caused(reasons: list[str]) -> bool:
+    """Whether a recompile's guard failures include a guard on the inputs; a recompile Dynamo gave no reason for
     counts as one (the claim is not given the benefit of the doubt)."""
-    return not reasons or any(SHAPE_GUARD.search(guard_failed(r)) for r in reasons)
+    return not reasons or any(INPUT_GUARD.search(guard_failed(r)) for r in reasons)
 
 
 @contextlib.contextmanager
@@ -90,15 +92,17 @@ def jax_compiles():
 
 @contextlib.contextmanager
 def torch_compiles():
-    """Count graphs Dynamo compiled (torch._dynamo's 'unique_graphs' counter) inside the block."""
+    """Count graphs Dynamo compiled (torch._dynamo's 'unique_graphs' counter) inside the block, and each
+    recompile's guard failures."""
     from torch._dynamo.utils import counters
 
     count = Count()
     before = counters["stats"]["unique_graphs"]
     try:
-        yield count
+        with recompile_reasons() as reasons:
+            yield count
     finally:
-        count.compiles = counters["stats"]["unique_graphs"] - before
+        count.compiles, count.recompiles = counters["stats"]["unique_graphs"] - before, reasons
 
 
 def counted_compile(fn, **options):
