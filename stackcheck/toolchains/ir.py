@@ -124,6 +124,7 @@ def core_aten(module_or_fn, *args):
 CORE_FAMILIES = {"aten.mm": ("matmul",), "aten.bmm": ("matmul",), "aten.addmm": ("matmul", "add")}
 CORE_ADDS = {"aten.add"}
 # ReLU's values on the probes: max(z, 0), NaN kept (course §2.2, X-relu-edges).
+NEAREST = 8  # the nodes a ReLU's input may be among: the nearest it reads (where(lt(z, 0), 0, z) reads z third)
 PROBES = (float("-inf"), -3.0, -1.0, -0.5, -1e-30, -0.0, 0.0, 1e-30, 0.5, 1.0, 3.0, float("inf"), float("nan"))
 
 
@@ -187,7 +188,7 @@ def _relu_of(graph_module, node, values, depends):
     out = values.get(node)
     if not isinstance(out, torch.Tensor) or not out.is_floating_point():
         return None
-    for source in _ancestors(node):
+    for source in _ancestors(node)[:NEAREST]:
         value = values.get(source)
         if not isinstance(value, torch.Tensor) or value.shape != out.shape or value.dtype != out.dtype:
             continue
