@@ -109,7 +109,7 @@ def test_torchs_own_attention_and_norm_decompose_into_matmuls_reshapes_and_reduc
     assert ops["view"] + ops["permute"] + ops["transpose"] + ops["expand"] >= 3, f"and reshapes: {dict(ops)}"
     assert ops["exp"] and ops["sum"] and ops["div"], f"softmax is exp, sum and div: {dict(ops)}"
     assert (ops["mean"] or ops["var_mean"]) and ops["rsqrt"], f"LayerNorm is a mean and an rsqrt: {dict(ops)}"
-    relu = [op for op in ops if ir.OPS["relu"].fullmatch(op)]  # any spelling: relu, clamp_min (-> clamp), ...
+    relu = ir.torch_math_ops(decomposed, x).count("relu")  # judged by its values: relu, clamp, where, maximum...
     assert relu, f"the implementation's MLP keeps its ReLU: {dict(ops)}"
     reference = torch_block(torch, lambda a, w, b: torch.relu(a @ w + b), seed=120).double()(x.double())
     assert_matches_reference(

@@ -3,8 +3,9 @@
 import numpy as np
 import pytest
 
-from stackcheck.evidence.numerics import assert_matches_reference, reference_forward
+from stackcheck.evidence.numerics import assert_matches_reference, make_inputs, reference_forward
 from stackcheck.run import max_graphs
+from stackcheck.stacks.available import need
 from stackcheck.stacks.params import device_params
 from stackcheck.toolchains import ir
 
@@ -15,8 +16,9 @@ MATH = ["matmul", "add", "relu"]
 @pytest.mark.parametrize("device", device_params("torch"))
 def test_torch_export_aten_graph(impl, torch_inputs, example_inputs):
     text = ir.torch_export_graph(impl.torch_forward, *torch_inputs)
-    ir.assert_ops_in_order(text, MATH, "torch.export ATen graph")
     assert "aten." in text, "torch.export's graph is made of ATen ops"
+    core = ir.core_aten(impl.torch_forward, *torch_inputs)
+    ir.assert_torch_math_ops(core, torch_inputs, MATH, "torch.export ATen graph")
     y = impl.torch_forward(*torch_inputs)
     assert_matches_reference(y.cpu().numpy(), reference_forward(*example_inputs), dtype="float32", k=32)
 
@@ -26,8 +28,8 @@ def test_torch_export_aten_graph(impl, torch_inputs, example_inputs):
 def test_dynamo_fx_graph_from_a_recording_backend(impl, torch_inputs, example_inputs):
     graphs, y = ir.dynamo_graphs(impl.torch_forward, *torch_inputs)
     assert len(graphs) == 1, f"the course's forward is one graph, got {len(graphs)}"
-    text = str(graphs[0].graph)
-    ir.assert_ops_in_order(text, MATH, "Dynamo FX graph")
+    inputs = graphs[0].meta["example_inputs"]
+    ir.assert_torch_math_ops(ir.core_aten(graphs[0], *inputs), inputs, MATH, "Dynamo FX graph")
     assert_matches_reference(y.cpu().numpy(), reference_forward(*example_inputs), dtype="float32", k=32)
 
 
@@ -83,3 +85,31 @@ def test_one_classifier_reads_every_spelling_of_the_course_ops(spelling, familie
     assert ir.op_sequence(spelling) == families
     with pytest.raises(AssertionError, match="expected the ops matmul -> add -> relu"):
         ir.assert_ops_in_order("d = dot_general a b\ng = max d 0.0", MATH, "a graph without the bias")
+
+
+@pytest.mark.meta
+def test_torch_ops_are_judged_on_core_aten_by_what_they_compute():
+    """Issue 51: the torch judge reads the canonical form, not names: einsum is a matmul there (bmm), an add
+    that broadcasts b is the bias add, and where/maximum/clamp are a ReLU exactly when they compute max(z, 0)
+    on the probes; a where that drops NaN, a leaky ReLU, abs and a row-by-row add are not."""
+    torch = need("torch")
+    x, w, b = (torch.from_numpy(v) for v in make_inputs(6, 4, 3, seed=5))
+    spelled = {
+        "einsum-where": lambda x, w, b: torch.where((z := torch.einsum("nk,km->nm", x, w) + b) < 0, 0.0, z),
+        "tensordot-maximum": lambda x, w, b: torch.maximum(torch.tensordot(x, w, dims=1) + b, torch.tensor(0.0)),
+        "addmm-clamp": lambda x, w, b: torch.clamp(torch.addmm(b, x, w), min=0),
+        "nan-dropping": lambda x, w, b: torch.where((z := x @ w + b) > 0, z, 0.0),
+        "leaky": lambda x, w, b: torch.nn.functional.leaky_relu(x @ w + b, 0.01),
+        "abs": lambda x, w, b: (x @ w + b).abs(),
+        "row-by-row": lambda x, w, b: torch.stack([row + b for row in (x @ w).unbind(0)]).relu(),
+    }
+    found = {name: ir.torch_math_ops(ir.core_aten(fn, x, w, b), x, w, b) for name, fn in spelled.items()}
+    assert found == {
+        "einsum-where": MATH,
+        "tensordot-maximum": MATH,
+        "addmm-clamp": MATH,
+        "nan-dropping": ["matmul", "add"],
+        "leaky": ["matmul", "add"],
+        "abs": ["matmul", "add"],
+        "row-by-row": ["matmul", "relu"],
+    }, found

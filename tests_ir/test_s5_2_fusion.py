@@ -13,9 +13,7 @@ from stackcheck.toolchains import ir
 from stackcheck.toolchains.inductor import compile_and_read
 
 EPILOGUE = re.compile(r"Epilogue\(mo\.matmul\b.*\bmo\.add\b.*\bmo\.relu\b")
-# the ReLU in any spelling: relu, clamp_min(z, 0), maximum, threshold (Inductor names its kernels
-# after the ATen ops they fuse)
-RELU = r"(?:relu|clamp_min|maximum|threshold)"
+MATMULS = ("mm", "addmm", "bmm")  # the library GEMMs any spelling of X @ W lowers to (core ATen's matmuls)
 
 
 @pytest.mark.claim("S5.2-fusion")
@@ -24,13 +22,12 @@ def test_inductor_fuses_bias_and_relu_after_a_library_matmul(impl, torch_inputs,
     gen = compile_and_read(impl.torch_forward, *torch_inputs)
     evidence(device=device, generated_kernels=gen.kernels, library_calls=gen.externs)
     assert gen.programs == 1, f"one compiled program expected, got {gen.programs} (a graph break?)"
-    if device == "cpu":  # addmm does the bias add inside the library call; ReLU is generated C++
-        assert any(e in ("addmm", "mm") for e in gen.externs), gen.code
-        relu = re.match(rf"cpp_fused\w*{RELU}", gen.kernels[0]) if gen.kernels else None
-        assert len(gen.kernels) == 1 and relu, gen.kernels
-    else:  # mm in cuBLAS; the bias add and ReLU fused in one Triton pointwise kernel
-        assert "mm" in gen.externs, gen.code
-        assert len(gen.kernels) == 1 and re.match(rf"triton_poi_fused\w*add\w*{RELU}", gen.kernels[0]), gen.kernels
+    # judged by what runs, not by kernel names (a kernel is named after the ops as spelled: add_lt_where is a
+    # ReLU too): the matmul is a library call and everything elementwise one generated kernel; the values
+    # (checked below) show that kernel adds b and takes the ReLU
+    assert [e for e in gen.externs if e in MATMULS] and set(gen.externs) <= set(MATMULS), gen.code
+    kind = "cpp_fused" if device == "cpu" else "triton_poi_fused"
+    assert len(gen.kernels) == 1 and gen.kernels[0].startswith(kind), gen.kernels
     assert gen.counted == 1, f"Inductor's generated-kernel counter must read 1, got {gen.counted}"
     assert_matches_reference(gen.result.cpu().numpy(), reference_forward(*example_inputs), dtype="float32", k=32)
 
@@ -48,7 +45,7 @@ def test_max_autotune_fuses_matmul_add_and_relu_in_one_template(impl, torch_inpu
         gen = compile_and_read(impl.torch_forward, *torch_inputs, mode="max-autotune-no-cudagraphs")
     evidence(device=device, generated_kernels=gen.kernels, library_calls=gen.externs)
     templates = [k for k in gen.kernels if re.match(r"triton_tem_fused\w*mm", k)]
-    assert len(templates) == 1 and re.search(rf"add.*{RELU}|{RELU}.*add", templates[0]), gen.kernels
+    assert len(templates) == 1 and gen.kernels == templates, f"one template kernel, bias and ReLU in it: {gen.kernels}"
     assert not gen.externs, f"no library call left: {gen.externs}"
     assert_matches_reference(gen.result.cpu().numpy(), reference_forward(*example_inputs), dtype="float32", k=32)
 

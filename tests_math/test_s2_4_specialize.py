@@ -37,7 +37,7 @@ def test_torch_compile_specializes_on_shape_dtype_and_layout(impl, stack, device
             device=device,
             layout="transposed view" if transpose_x else "contiguous",
         )
-        return count.compiles
+        return count.input_compiles  # a recompile no guard on the inputs caused is not the claim's
 
     x, w, b = make_inputs(4, 8, 3, seed=1)
     assert run(x, w, b) == 1, "the first call compiles"
@@ -73,7 +73,7 @@ def test_jax_jit_specializes_on_shape_and_dtype(impl, stack, device):
             stack=stack,
             device=device,
         )
-        return count.compiles
+        return count.input_compiles  # a recompile no guard on the inputs caused is not the claim's
 
     assert run(*make_inputs(4, 8, 3, seed=1)) == 1, "the first call compiles"
     assert run(*make_inputs(4, 8, 3, seed=2)) == 0, "new values, same shape and dtype: the program is reused"

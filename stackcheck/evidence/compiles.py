@@ -5,7 +5,7 @@ from __future__ import annotations
 import contextlib
 import re
 import uuid
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from stackcheck.evidence import where
 
@@ -13,6 +13,56 @@ from stackcheck.evidence import where
 @dataclass
 class Count:
     compiles: int = 0
+    recompiles: list = field(default_factory=list)  # each recompile's guard failures (torch: Dynamo's reasons)
+
+    @property
+    def input_compiles(self) -> int:
+        """Compiles less the recompiles no guard on the inputs caused (a global the function changed, a
+        guard of the wrapper it was loaded through): what a specialization policy (§2.4, §12.4) is judged
+        by, however the function was written or loaded."""
+        return max(0, self.compiles - sum(1 for reasons in self.recompiles if not input_caused(reasons)))
+
+
+# A guard on the inputs, as Dynamo words its failure: a tensor's static size, stride, dtype or device
+# ("tensor 'x' size mismatch at index 0. expected 4, actual 9"), a symbolic size ("(x.size()[0] % 2) == 0"),
+# or the global state a tensor computes under ("GLOBAL_STATE changed: grad_mode").
+INPUT_GUARD = re.compile(r"\btensor '.*' \w+ mismatch|\.size\(\)|\.stride\(\)|\bsym_size\b|GLOBAL_STATE changed")
+
+
+def guard_failed(reason: str) -> str:
+    """The guard of one of Dynamo's recompile reasons, without the source line and stack it quotes:
+    "0/0: G['_relu'] is None"."""
+    return reason.split("\n")[0].split("#")[0].strip()
+
+
+def input_caused(reasons: list[str]) -> bool:
+    """Whether a recompile's guard failures include a guard on the inputs; a recompile Dynamo gave no reason for
+    counts as one (the claim is not given the benefit of the doubt)."""
+    return not reasons or any(INPUT_GUARD.search(guard_failed(r)) for r in reasons)
+
+
+@contextlib.contextmanager
+def recompile_reasons():
+    """The guard failures of each recompile Dynamo makes inside the block, a list of strings per recompile
+    (``torch._dynamo``'s recompile reasons, as its ``recompiles`` log prints them). Private API: where a
+    torch release moves it, the block records nothing and every compile counts."""
+    from unittest import mock
+
+    from torch._dynamo import convert_frame
+
+    found: list[list[str]] = []
+    original = getattr(convert_frame, "get_and_maybe_log_recompilation_reasons", None)
+    if original is None:
+        yield found
+        return
+
+    def recording(*args, **kwargs):
+        reasons = original(*args, **kwargs)
+        found.append([guard_failed(r) for r in reasons])
+        return reasons
+
+    with mock.patch.object(convert_frame, "get_and_maybe_log_recompilation_reasons", recording):
+        yield found
 
 
 @contextlib.contextmanager
@@ -44,21 +94,23 @@ def jax_compiles():
 
 @contextlib.contextmanager
 def torch_compiles():
-    """Count graphs Dynamo compiled (torch._dynamo's 'unique_graphs' counter) inside the block."""
+    """Count graphs Dynamo compiled (torch._dynamo's 'unique_graphs' counter) inside the block, and each
+    recompile's guard failures."""
     from torch._dynamo.utils import counters
 
     count = Count()
     before = counters["stats"]["unique_graphs"]
     try:
-        yield count
+        with recompile_reasons() as reasons:
+            yield count
     finally:
-        count.compiles = counters["stats"]["unique_graphs"] - before
+        count.compiles, count.recompiles = counters["stats"]["unique_graphs"] - before, reasons
 
 
 def counted_compile(fn, **options):
     """(``torch.compile(fn, **options)`` through Inductor, a counter of the graphs compiled for it
     alone): unlike Dynamo's global counter, a compile elsewhere in the process (another test's,
-    another thread's) is not counted."""
+    another thread's) is not counted. The count holds each recompile's guard failures too."""
     import torch
     from torch._inductor.compile_fx import compile_fx
 
@@ -72,9 +124,10 @@ def counted_compile(fn, **options):
     def counter():
         count, before = Count(), graphs[0]
         try:
-            yield count
+            with recompile_reasons() as reasons:
+                yield count
         finally:
-            count.compiles = graphs[0] - before
+            count.compiles, count.recompiles = graphs[0] - before, reasons
 
     return torch.compile(fn, backend=inductor, **options), counter
 

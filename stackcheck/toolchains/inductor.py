@@ -18,6 +18,17 @@ ALLOC = re.compile(r"^\s*(buf\d+) = empty_strided_\w+\(\(([^)]*)\)", re.M)
 REUSE = re.compile(r"^\s*(buf\d+) = (buf\d+); del \2\s+# reuse", re.M)
 
 
+def elements(shape: str) -> int | None:
+    """Elements of a buffer whose shape Inductor wrote as ``"1, 8, 16"``; None for a symbolic size."""
+    dims = [d.strip() for d in shape.split(",") if d.strip()]
+    if not all(d.isdigit() for d in dims):
+        return None
+    count = 1
+    for d in dims:
+        count *= int(d)
+    return count
+
+
 @dataclass
 class Generated:
     code: str  # the wrapper module Inductor wrote (first compiled graph)

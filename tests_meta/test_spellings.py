@@ -1,0 +1,149 @@
+"""Issue 51: correct work in any spelling passes, by construction. Hypothesis composes spellings of the
+forward (stackcheck/claims/spellings.py: matmul x bias add x ReLU x form x where the jit sits x how the
+module was loaded) for NumPy, torch and JAX, writes each as an --impl module, and runs the claim tests it
+reaches on it: the test functions themselves, called in this process with their fixtures' values (a
+fresh pytest per example would cost seconds each). Every correct spelling passes all of them; the same
+grammar with one wrong part (a ReLU that is abs, leaky or NaN-dropping, a bias subtracted or left out)
+fails a test of the claim its mistake is about. Derandomized: the same examples every run."""
+
+from __future__ import annotations
+
+import importlib
+import itertools
+import sys
+import tomllib
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+
+from stackcheck.claims.spellings import CAUGHT_BY, spellings
+from stackcheck.evidence.numerics import make_inputs
+from stackcheck.impl.loader import Impl, load_module
+from stackcheck.paths import data
+
+# Examples a run draws, per family: at least 200 correct spellings in all, and the wrong ones.
+EXAMPLES = {"numpy": 120, "torch": 40, "jax": 50}
+WRONG_EXAMPLES = {"numpy": 12, "torch": 16, "jax": 12}
+DRAWN: dict[str, int] = {}
+COUNTER = itertools.count()
+
+
+# The claim tests each stack's spelling reaches: (claim, "FOLDER/MODULE::TEST" of tests_FOLDER, its arguments
+# after impl). Placeholders: STACK (the stack), HAND (§2.2's example), INPUTS (tests_ir's X[64, 32], W, b as NumPy),
+# TENSORS (the same as the stack's arrays).
+REACHED = {
+    "all": [
+        ("S2.2-hand", "math/test_s2_2_hand::test_hand_example_a_z_y_exact", ("HAND", "STACK", "cpu")),
+        ("X-numerics", "math/test_x_relu_edges::test_relu_is_exact_at_the_edges", ("STACK", "cpu", "float32")),
+        ("X-numerics", "math/test_x_relu_edges::test_relu_keeps_nan", ("STACK", "cpu", "float32")),
+        ("S2.1-shapes", "math/test_s2_1_shapes::test_output_is_n_by_m_and_k_is_contracted", ("STACK", "cpu", 3, 5, 2)),
+        ("S2.1-shapes", "math/test_s2_1_shapes::test_k_mismatch_is_a_shape_error_naming_both_shapes", ("STACK", "cpu")),
+    ],
+    "torch": [
+        ("S4.3-ir", "ir/test_s4_3_ir::test_torch_export_aten_graph", ("TENSORS", "INPUTS")),
+        ("S4.3-ir", "ir/test_s4_3_ir::test_dynamo_fx_graph_from_a_recording_backend", ("TENSORS", "INPUTS")),
+        ("S8.3-export-vs-dynamo", "ir/test_s8_3_export_vs_dynamo::test_export_and_dynamo_graphs_differ_in_level",
+         ("TENSORS", "INPUTS")),
+        ("S1.2-abstract", "ir/test_s1_2_compile_vs_run::test_torch_export_traces_on_fake_tensors", ("STACK", "cpu")),
+    ],
+    "jax": [
+        ("S4.3-ir", "ir/test_s4_3_ir::test_jaxpr_and_stablehlo", ("TENSORS", "INPUTS", "jaxpr")),
+        ("S4.3-ir", "ir/test_s4_3_ir::test_jaxpr_and_stablehlo", ("TENSORS", "INPUTS", "stablehlo")),
+        ("S12.4-dynamic", "runtime/test_s12_4_shapes::test_jax_jit_compiles_once_per_n", ("STACK", "cpu")),
+    ],
+}  # fmt: skip
+
+
+def hand_example() -> dict:
+    with open(data.path("fixtures", "hand_example.toml"), "rb") as f:
+        values = tomllib.load(f)
+    return {k: (np.asarray(v, dtype=np.float32) if isinstance(v, list) else v) for k, v in values.items()}
+
+
+def argument(placeholder, stack: str):
+    inputs = make_inputs(64, 32, 16, seed=0)  # tests_ir/conftest.py's example_inputs
+    if placeholder == "TENSORS":
+        to_stack = (
+            importlib.import_module("torch").from_numpy
+            if stack == "torch"
+            else importlib.import_module("jax.numpy").asarray
+        )
+        return tuple(to_stack(v) for v in inputs)
+    return {"STACK": stack, "HAND": hand_example(), "INPUTS": inputs}.get(placeholder, placeholder)
+
+
+def checks(stack: str):
+    """``(name, claim, call(impl))`` for each claim test a spelling of ``stack`` reaches."""
+    for claim, where, args in REACHED["all"] + REACHED.get(stack, []):
+        folder, test = where.split("::")
+        function = getattr(importlib.import_module("tests_" + folder.replace("/", ".")), test)
+        yield f"{test}{list(args)}", claim, lambda impl, f=function, a=args: f(impl, *(argument(v, stack) for v in a))
+
+
+def judge(spelling, folder, enough: set[str] = frozenset()) -> dict[str, str]:
+    """Each reached test's failure on ``spelling`` (its module written into ``folder``), by test: {} if all pass.
+    Stops at the first failure of a claim in ``enough`` (a wrong spelling's is all that is asked)."""
+    name = f"spelling_{next(COUNTER)}"
+    path = spelling.write(folder, name)
+    impl = Impl(load_module(str(path)))
+    failed = {}
+    for test, claim, call in checks(spelling.stack):
+        try:
+            call(impl)
+        except BaseException as error:  # a skip is no pass either: every stack here is installed
+            failed[test] = f"[{claim}] {type(error).__name__}: {str(error)[:600]}"
+            if claim in enough:
+                break
+    for loaded in (name, f"{name}_defs", f"stackcheck_impl_{name}"):
+        sys.modules.pop(loaded, None)
+    return failed
+
+
+@pytest.fixture(scope="module")
+def folder(tmp_path_factory):
+    path = tmp_path_factory.mktemp("spellings")
+    sys.path.insert(0, str(path))  # a re-exported spelling imports its definitions by name
+    yield path
+    sys.path.remove(str(path))
+
+
+def run_examples(stack: str, wrong: str | None, count: int, folder, verdict) -> None:
+    """Judge ``count`` spellings of ``stack`` (with ``wrong`` the mistaken part) by ``verdict(spelling, failed)``."""
+    family = f"{stack}-{wrong}" if wrong else stack
+
+    @settings(max_examples=count, derandomize=True, deadline=None, suppress_health_check=list(HealthCheck))
+    @given(spellings(stack, wrong))
+    def each(spelling):
+        DRAWN[family] = DRAWN.get(family, 0) + 1
+        verdict(spelling, judge(spelling, folder, CAUGHT_BY.get(wrong, set())))
+
+    each()
+
+
+def correct(spelling, failed: dict) -> None:
+    assert not failed, f"{spelling} is correct and failed:\n" + "\n".join(f"{t}: {e}" for t, e in failed.items())
+
+
+@pytest.mark.meta
+@pytest.mark.parametrize("stack", sorted(EXAMPLES))
+def test_every_correct_spelling_passes_the_tests_it_reaches(stack, folder):
+    pytest.importorskip(stack)
+    run_examples(stack, None, EXAMPLES[stack], folder, correct)
+    assert DRAWN[stack] >= EXAMPLES[stack], f"{stack}: drew {DRAWN[stack]} of {EXAMPLES[stack]} examples"
+
+
+@pytest.mark.meta
+@pytest.mark.parametrize("stack", sorted(WRONG_EXAMPLES))
+@pytest.mark.parametrize("wrong", sorted(CAUGHT_BY))
+def test_a_spelling_with_one_wrong_part_fails_its_claim(stack, wrong, folder):
+    pytest.importorskip(stack)
+
+    def caught(spelling, failed: dict) -> None:
+        claims = {e[1 : e.index("]")] for e in failed.values()}
+        assert claims & CAUGHT_BY[wrong], (
+            f"{spelling} is wrong in its {wrong} and must fail a test of {sorted(CAUGHT_BY[wrong])}; failed: "
+            + (", ".join(f"{t} {e[:200]}" for t, e in failed.items()) or "nothing")
+        )
+
+    run_examples(stack, wrong, WRONG_EXAMPLES[stack] // 2, folder, caught)
