@@ -378,4 +378,8 @@ def _short(value) -> str:
         return "?"
 
 
-LAUNCH = "import sys; sys.path[:0] = {path!r}; from stackcheck.impl import worker; sys.exit(worker.main(sys.argv[1:]))"
+# python -I ignores PYTHONDONTWRITEBYTECODE: the worker writes no compiled file into the copy either
+LAUNCH = (
+    "import sys; sys.dont_write_bytecode = True; sys.path[:0] = {path!r}; from stackcheck.impl import worker; "
+    "sys.exit(worker.main(sys.argv[1:]))"
+)
