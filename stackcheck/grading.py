@@ -230,7 +230,7 @@ def grade_one(folder: Path, setup: Setup, feedback: Path, scratch: Path) -> dict
         "percent": data["percent"],
         "earned": data["earned"],
         "points": data["points"],
-        "status": f"graded (sandbox {_sandbox_kind(setup)}; network isolated)",
+        "status": f"graded (sandbox {_sandbox_kind()})",
         "claims": "; ".join(f"{c['id']} {c['earned']:g}/{c['points']:g}" for c in data["claims"]),
         "checkpoints": "; ".join(f"{q['id']} {q['earned']:g}/{q['points']:g}" for q in data["checkpoints"]),
         **checkpoint_key_columns(answers, setup.key),
@@ -243,8 +243,11 @@ def _unparsed(said: str) -> str:
     return f"does not parse: homework.py line {found[1]}: {found[2]}" if found else said
 
 
-def _sandbox_kind(setup: Setup) -> str:
-    return "bubblewrap" if sandbox.bubblewrap()[0] else "none (unsafe)"
+def _sandbox_kind() -> str:
+    """The worker's sandbox and network, as the CSV's status says them (sandbox.start decides the same way)."""
+    if sandbox.bubblewrap()[0]:
+        return "bubblewrap; network isolated"
+    return f"none (unsafe); network {sandbox.network_isolation()[1]}"
 
 
 def _relative(text: str, copy: Path) -> str:

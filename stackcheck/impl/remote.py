@@ -223,11 +223,9 @@ class _Pickler(pickle.Pickler):
         self.owner = owner
 
     def reducer_override(self, obj):
-        name = getattr(obj, "__stackcheck_remote__", None)
-        wrapped = getattr(obj, "__wrapped__", None)
-        name = name or getattr(wrapped, "__stackcheck_remote__", None)
-        if isinstance(name, str):
-            return worker.restore_surface, (name,)
+        found = owner_of(obj) if callable(obj) else None
+        if found is not None:
+            return worker.restore_surface, (found[1],)
         kind = type(obj)
         if getattr(obj, "__module__", None) == worker.__name__:  # the worker's own rebuilders, by name
             return NotImplemented

@@ -227,26 +227,21 @@ class Encoder:
         if module == "numpy" and kind.__name__ == "ndarray":
             return self._view(value) or self._numpy(value)
         if module.startswith("numpy") and hasattr(value, "dtype") and getattr(value, "shape", None) == ():
-            return [
-                "npscalar",
-                value.dtype.str if value.dtype.kind in wire.NUMPY_KINDS else value.dtype.name,
-                self._buffer(value.tobytes()),
-            ]
+            return ["npscalar", _dtype_name(value.dtype), self._buffer(value.tobytes())]
         if module.startswith("torch") and kind.__name__ in ("Tensor", "Parameter"):
             return self._view(value) or self._tensor(value)
         if module.startswith(("jax", "jaxlib")) and hasattr(value, "devices") and hasattr(value, "dtype"):
             return self._jax(value)
-        if callable(value) and getattr(value, "__name__", None):
-            names = [n for n in ("__name__",) if getattr(self.state["module"], value.__name__, None) is value]
-            if names:
-                return ["callable", value.__name__]
+        name = getattr(value, "__name__", None)
+        if callable(value) and isinstance(name, str) and getattr(self.state["module"], name, None) is value:
+            return ["callable", name]
         return ["opaque", f"{module}.{kind.__qualname__}", _short(value)]
 
     def _numpy(self, value):
         import numpy as np
 
         value = np.array(value, order="C", copy=True)  # ascontiguousarray would make a 0-d array 1-d
-        dtype = value.dtype.str if value.dtype.kind in wire.NUMPY_KINDS else value.dtype.name
+        dtype = _dtype_name(value.dtype)
         if value.dtype.hasobject:
             return ["opaque", "numpy.ndarray of objects", _short(value)]
         return ["ndarray", dtype, list(value.shape), self._buffer(value.tobytes())]
@@ -309,6 +304,11 @@ class Encoder:
             if new != old:
                 changed.append([list(path), self._buffer(new)])
         return changed
+
+
+def _dtype_name(dtype) -> str:
+    """How the judge names a NumPy dtype (wire.Decoder._numpy_dtype): its code, or an ml_dtypes name."""
+    return dtype.str if dtype.kind in wire.NUMPY_KINDS else dtype.name
 
 
 def _arrays_in(value, path):
