@@ -71,7 +71,10 @@ def test_a_save_reruns_what_it_reaches_faster_than_a_fresh_pytest(tmp_path):
     median, spread = statistics.median(ratios), max(ratios) - min(ratios)
     print(f"watch over a fresh pytest: median {median:.2f}, spread {spread:.2f}, (watch s, fresh s) {pairs}")
     if RATIO_LINE - median < 2 * spread and median <= RATIO_LINE:
-        pytest.skip(f"inconclusive: median ratio {median:.2f} within twice its spread {spread:.2f} of the line {RATIO_LINE}; trials {pairs}")
+        pytest.skip(
+            f"inconclusive: median ratio {median:.2f} within twice its spread {spread:.2f} "
+            f"of the line {RATIO_LINE}; trials {pairs}"
+        )
     assert median <= RATIO_LINE, (pairs, text)
 
 
