@@ -293,7 +293,10 @@ def _judge(copy: Path, cache: Path, folder: Path, setup: Setup, parts) -> tuple[
     ]  # an install has no testpaths
     private = folder / "tmp"  # the judge's own temporary files, gone with the scratch folder
     private.mkdir()
-    env = {**os.environ, "PYTHONHASHSEED": "0", "PYTHONDONTWRITEBYTECODE": "1", "TMPDIR": str(private)}
+    # The judge writes bytecode (its rewritten tests, read again by the next judge): beside the suite's
+    # tests, which every worker's jail covers, and beside the staged instructor's tests, in scratch
+    env = {**os.environ, "PYTHONHASHSEED": "0", "TMPDIR": str(private)}
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
     with tempfile.TemporaryFile("w+b") as output:
         process = subprocess.Popen(
             command,

@@ -47,6 +47,7 @@ def test_the_graders_secrets_stay_out(tmp_path, monkeypatch):
         "JAX_COMPILATION_CACHE_DIR",
         "JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS",
         "JAX_PERSISTENT_CACHE_MIN_ENTRY_SIZE_BYTES",
+        "TORCHINDUCTOR_CPP_CACHE_PRECOMPILE_HEADERS",
     }
 
 

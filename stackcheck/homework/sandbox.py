@@ -132,6 +132,10 @@ def environment(home: Path, cache: Path, environ=os.environ) -> dict[str, str]:
     env.update(TORCHINDUCTOR_CACHE_DIR=cache + "/inductor", JAX_COMPILATION_CACHE_DIR=cache + "/jax")
     # every program JAX compiles, however small: a part's tests compile hundreds of 0.1 s programs
     env.update(JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS="0", JAX_PERSISTENT_CACHE_MIN_ENTRY_SIZE_BYTES="0")
+    # Inductor precompiles its C++ headers into the temporary folder, which is new for every worker: 15 s
+    # of g++ before even a cached kernel loads. Off for the warm-up too: the setting is part of the key
+    # of Inductor's cache (a warm-up with it on leaves kernels no submission's worker finds).
+    env.update(TORCHINDUCTOR_CPP_CACHE_PRECOMPILE_HEADERS="0")
     return env
 
 
