@@ -283,8 +283,7 @@ def test_an_instructors_hidden_test_is_never_quoted_where_the_student_sees_it():
     passed = {"nodeid": "tests_math/test_s2_2_hand.py::test_b", "outcome": "passed"}
     tests = [{**t, "device": "cpu", "student": ["numpy_steps"]} for t in (hidden, suite, passed)]
     report = report_of([{"id": "S2.2-hand", "section": "2.2", "title": "t", "tests": tests}])
-    rerun = scoring.rerun_command("/grader/copy/homework.py", folder_given=True, graded=True)
-    report = report.with_(homework={**scoring.score(report, []), "graded": True, "rerun": rerun})
+    report = report.with_(homework={**scoring.score(report, []), "graded": True, "rerun": scoring.GRADED_RERUN})
     item = report.homework["claims"][0]
     assert item["feedback"] == "wrong bias" and item["first_failure"] == suite["nodeid"]
     report, withheld = scoring.withhold_instructor_tests(report)

@@ -83,7 +83,7 @@ def test_a_failing_claim_test_points_to_the_course_once_with_a_rerun_line(pytest
             "*stackcheck: what to revisit*",
             "Course §2.1, 2.3 [[]S2.3-broadcast]: b is *",
             "Random inputs (seeded): make_inputs(N=2, K=3, M=4, dtype='float32', seed=7)",
-            "Rerun: python -m pytest 'test_claimed.py::test_broken'",
+            "Rerun: python -m pytest -p no:cacheprovider 'test_claimed.py::test_broken'",
         ]
     )
     assert result.stdout.str().count("Rerun: python -m pytest") == 1

@@ -3,7 +3,6 @@ student's functions, plus the checkpoints; feedback for each claim in the course
 
 from __future__ import annotations
 
-import os
 import shlex
 from dataclasses import replace
 
@@ -121,15 +120,7 @@ def with_checkpoints(result: dict, checkpoints: list[dict]) -> dict:
     }
 
 
-def rerun_command(file: str, folder_given: bool, graded: bool) -> str:
-    """The command that grades ``file`` again: by its folder (``--homework``; ``.`` for a graded run,
-    read by the student later in their own folder, the grader's copy gone), or as ``--impl FILE
-    --strict-impl`` where that is how it was named."""
-    if graded:
-        return "python -m pytest --homework=."
-    if folder_given:
-        return f"python -m pytest --homework={shlex.quote(os.path.dirname(file))}"
-    return f"python -m pytest --impl={shlex.quote(file)} --strict-impl"
+GRADED_RERUN = "python -m pytest --homework=."  # read by the student later, in their own folder (the copy is gone)
 
 
 def lines(result: dict) -> list[str]:
