@@ -33,6 +33,7 @@ from stackcheck.claims import catalogue
 from stackcheck.homework import assignment, checkpoints
 from stackcheck.impl import reference
 from stackcheck.paths import data
+from stackcheck.stacks.available import Missing
 
 pytestmark = [pytest.mark.meta, pytest.mark.usefixtures("bubblewrap")]
 
@@ -241,8 +242,6 @@ class Listeners:
 def as_nobody(home: Path) -> tuple[list[str], str]:
     """(the command prefix that runs the grader as uid NOBODY, "") where the test runs as root and that user can
     run this Python and import the suite and its stacks; else ([], why not)."""
-    if os.geteuid() != 0:
-        return [], "the test does not run as root: the grading as root was the ordinary user's already"
     setpriv = shutil.which("setpriv")
     if setpriv is None:
         return [], "no setpriv command (util-linux) to drop to an ordinary user"
@@ -349,11 +348,12 @@ def csv_problems(out: Path, names: list[str]) -> list[str]:
 
 
 @pytest.mark.grading_trial
-def test_every_attack_of_the_corpus_earns_what_its_work_earns_as_root_and_as_an_ordinary_user(tmp_path):
+def test_every_attack_of_the_corpus_earns_what_its_work_earns_as_root_and_as_an_ordinary_user(tmp_path, request):
     """Issue 50's "Done when": the corpus graded twice, the second time as an ordinary user where the test runs
-    as root (else as root again, said in the table): every attack earns what its work earns, nothing outside its
-    copy changes, nothing hidden reaches feedback, every submission has a row in fixed columns, the honest grade
-    is 100 % and the re-grade byte-identical. Prints attack -> percent -> status."""
+    as root (else as root again, said in the table; a failure under ``--require ordinary-user``): every attack
+    earns what its work earns, nothing outside its copy changes, nothing hidden reaches feedback, every
+    submission has a row in fixed columns, the honest grade is 100 % and the re-grade byte-identical. Prints
+    attack -> percent -> status."""
     if not CORPUS.is_dir():
         pytest.skip(f"the attack corpus ({CORPUS.name}/) ships in the checkout only: run this from a clone")
     tag = uuid.uuid4().hex
@@ -371,7 +371,8 @@ def test_every_attack_of_the_corpus_earns_what_its_work_earns_as_root_and_as_an_
     try:
         for path, text in home_markers.items():
             path.write_text(text)
-        graded = grade_corpus(base, tmp_path, listeners, home_markers, tag)
+        required = "ordinary-user" in (request.config.getoption("require", None) or [])
+        graded = grade_corpus(base, tmp_path, listeners, home_markers, tag, required)
     finally:
         listeners.close()
         shutil.rmtree(base, ignore_errors=True)
@@ -382,14 +383,17 @@ def test_every_attack_of_the_corpus_earns_what_its_work_earns_as_root_and_as_an_
                 stray.unlink()
     table, lines = verdicts(graded, listeners)
     print("\n".join(lines))
-    honest = graded["runs"]["root"]["rows"].get("carl", {}).get("percent")
+    honest = graded["runs"]["first"]["rows"].get("carl", {}).get("percent")
     assert honest is not None and float(honest) == 100.0, f"the honest control earned {honest} %"
     assert not any(table.values()) and len(lines) == len(table) + 3, "\n".join(lines)
 
 
-def grade_corpus(base: Path, kept: Path, listeners: Listeners, home_markers: dict[Path, str], tag: str) -> dict:
+def grade_corpus(
+    base: Path, kept: Path, listeners: Listeners, home_markers: dict[Path, str], tag: str, required: bool
+) -> dict:
     """Build the corpus under ``base``, grade it twice (keeping each grading's output under ``kept``) and
-    watch what changes outside the copies."""
+    watch what changes outside the copies. The second grading is an ordinary user's where the test runs as
+    root; where none can run this Python, root's again (``required``: Missing, before any grading)."""
     tmpdir, user_home, out_dir = base / "tmp", base / "nobody-home", base / "out"
     subs, out, hidden = base / "subs", out_dir / "grades.csv", base / "instructor" / "test_hidden.py"
     key = data.path(*checkpoints.KEY_FILE)
@@ -425,16 +429,22 @@ def grade_corpus(base: Path, kept: Path, listeners: Listeners, home_markers: dic
         if path.is_symlink():
             continue
         if path.is_relative_to(out_dir) or path.is_relative_to(user_home):
-            os.chown(path, NOBODY, NOBODY)
+            if os.geteuid() == 0:
+                os.chown(path, NOBODY, NOBODY)
         elif not stat.S_ISFIFO(path.stat().st_mode) and not stat.S_ISCHR(path.stat().st_mode):
             path.chmod(path.stat().st_mode | 0o004 | (0o001 if path.is_dir() else 0))
     watched = (subs, hidden.parent, grading.suite_root() / "fixtures", *home_markers)
     before = snapshot(*watched)
     head = git_head()
-    nobody, why_not = as_nobody(user_home)
+    if os.geteuid() != 0:
+        nobody, why_not = [], f"the test runs as uid {os.geteuid()}: both gradings are an ordinary user's"
+    else:
+        nobody, why_not = as_nobody(user_home)
+        if not nobody and required:
+            raise Missing(why_not, "ordinary-user")
     runs = {}
-    for run, prefix in (("root", []), ("nobody" if nobody else "root again", nobody)):
-        for path in (out_dir, *out_dir.rglob("*")):
+    for run, prefix in (("first", []), ("second", nobody)):
+        for path in (out_dir, *out_dir.rglob("*")) if os.geteuid() == 0 else ():
             os.chown(path, NOBODY, NOBODY, follow_symlinks=False)
         env = grader_env(user_home if prefix else Path.home(), tmpdir)
         previous = out.stat().st_mtime_ns
@@ -470,7 +480,7 @@ def git_head() -> str:
 def verdicts(graded: dict, listeners: Listeners) -> tuple[dict[str, list[str]], list[str]]:
     """({attack: what went wrong}, the table's lines: attack -> percent -> status, then what no attack owns)."""
     specs, runs = graded["specs"], graded["runs"]
-    first, second = runs["root"], runs[next(r for r in runs if r != "root")]
+    first, second = runs["first"], runs["second"]
     names = sorted(specs)
     table = {}
     for name, spec in specs.items():
@@ -489,7 +499,7 @@ def verdicts(graded: dict, listeners: Listeners) -> tuple[dict[str, list[str]], 
     others = [p for p in graded["changed"] if not any(owned_by(p, n) for n in specs)]
     if (first["dir"] / "grades.csv").read_bytes() != (second["dir"] / "grades.csv").read_bytes():
         table["carl"].append("grades.csv different on re-grade")
-    lines = [f"{'attack':<20} {'row':<18} {'expects':<14} {'root %':>6} {'2nd %':>6}  status"]
+    lines = [f"{'attack':<20} {'row':<18} {'expects':<14} {'1st %':>6} {'2nd %':>6}  status"]
     for name, spec in specs.items():
         percents = [done["rows"].get(name, {}).get("percent", "-") for done in (first, second)]
         status = "held" if not table[name] else "GOT THROUGH: " + "; ".join(table[name])
@@ -497,7 +507,7 @@ def verdicts(graded: dict, listeners: Listeners) -> tuple[dict[str, list[str]], 
     timings = ", ".join(f"{run} {done['seconds']:.0f} s" for run, done in runs.items())
     lines.append(f"gradings: {timings} ({len(specs)} submissions, --jobs 2)")
     why_not = graded["why_not"]
-    lines.append(f"second grading as root again: {why_not}" if why_not else f"second grading: uid {NOBODY}")
+    lines.append(f"second grading by the first's user again: {why_not}" if why_not else f"second grading: uid {NOBODY}")
     lines += [f"{run}: no grades.csv: {done['said'][-600:]}" for run, done in runs.items() if not done["rows"]]
     lines += [f"changed outside any copy, no attack's: {p}" for p in others]
     lines += [f"network reached: {r}" for r in listeners.reached]
@@ -508,14 +518,3 @@ def verdicts(graded: dict, listeners: Listeners) -> tuple[dict[str, list[str]], 
 def owned_by(path: str, name: str) -> bool:
     """Whether a changed ``path`` is ``name``'s doing or damage: its folder, or a file named for its attack."""
     return f"/subs/{name}/" in path or Path(path).name.startswith(f"ESCAPED-{name}")
-
-
-@pytest.mark.grading_trial
-def test_the_corpus_can_be_graded_as_an_ordinary_user_here(tmp_path):
-    """Where the second grading above could not drop to an ordinary user, say why (a skip, not a pass)."""
-    home = tmp_path / "home"
-    home.mkdir()
-    home.chmod(0o777)
-    prefix, why_not = as_nobody(home)
-    if not prefix:
-        pytest.skip(why_not)

@@ -45,20 +45,29 @@ class Worker:
         self.interrupted: str | None = None  # the function running when a call was interrupted
         self.exports: dict[tuple, object] = {}  # (name, shapes) -> the checked jax.export.Exported
         self.measured: set[str] = set()  # what the worker measured for the test now running (the report says)
+        self.pending = False  # a load was asked for (begin) and its answer not read yet
 
     # ---- the process ----
 
-    def _ensure(self) -> None:
-        if self.process is not None and self.process.poll() is None:
-            return
+    def begin(self) -> None:
+        """Start a worker and ask it to load the file, not waiting: its imports overlap what the judge
+        does meanwhile (collecting the tests); the first request reads the answer."""
         if self.loaded is not None:
             if self.restarts >= RESTARTS:
                 raise isolation.Crashed(f"the submission's worker was restarted {RESTARTS} times; no more calls run")
             self.restarts += 1
         self.process = self.start()
-        answer, _ = self._exchange(
-            ("load", sorted(self.assigned) if self.assigned is not None else None), [], deadline=LOAD_LIMIT_S
-        )
+        self.pending = True
+        assigned = sorted(self.assigned) if self.assigned is not None else None
+        wire.send(self.process.stdin.fileno(), self._pickled(("load", assigned)))
+
+    def _ensure(self) -> None:
+        if not self.pending:
+            if self.process is not None and self.process.poll() is None:
+                return
+            self.begin()
+        self.pending = False
+        answer, _ = self._receive(deadline=LOAD_LIMIT_S)
         if self.loaded is None:
             self.loaded = answer
         if answer[0] != "loaded":
@@ -151,7 +160,7 @@ class Worker:
         outer = self.running
         self.running = self.running or name
         try:
-            answer, buffers = self._exchange(message, args)
+            answer, buffers = self._exchange(message)
         except (EOFError, wire.WireError, OSError) as error:
             why = self._why(error)
             self.stop()
@@ -176,8 +185,11 @@ class Worker:
             raise _borrowing(decode(value), self.running or name)
         return decode(value)
 
-    def _exchange(self, message, args: list, deadline: float | None = None):
+    def _exchange(self, message):
         wire.send(self.process.stdin.fileno(), self._pickled(message))
+        return self._receive()
+
+    def _receive(self, deadline: float | None = None):
         out = self.process.stdout.fileno()
         while True:
             if deadline is not None and not select.select([out], [], [], deadline)[0]:

@@ -27,6 +27,7 @@ from stackcheck.impl import contract, integrity, isolation
 from stackcheck.impl.loader import Impl, ImplError, check_names, deepest_frame_in, load_module
 from stackcheck.paths import data
 from stackcheck.plugin.recorder import EVIDENCE, NOT_ATTEMPTED, RUN, STUDENT
+from stackcheck.run import invocation
 from stackcheck.stacks.records import STACKS
 
 OUTPUT_LINES = 40  # captured output kept per section (head and tail) when a student's code runs
@@ -52,6 +53,7 @@ class Late:
     folder: str | None
     assigned: frozenset[str]
     borrowing: object
+    worker: object  # stackcheck.impl.remote.Worker, loading the file while the judge collects
 
 
 def select_impl(config: pytest.Config) -> Impl:
@@ -83,7 +85,7 @@ def select_impl(config: pytest.Config) -> Impl:
     if config.getoption("homework_graded", False) and os.path.isfile(spec):
         parts = tuple(chosen or assignment.declared(spec) or ("all",))
         assigned = _assigned(parts, spec, folder)
-        config.stash[LATE] = Late(spec, folder, assigned, borrowing)
+        config.stash[LATE] = Late(spec, folder, assigned, borrowing, _worker_begun(config, spec, assigned))
         _stash_homework(config, parts, assigned, os.path.abspath(spec))
         return Impl(None, assigned, borrowing)  # stands in until load_late
     module = _loaded(spec, folder, check=False)
@@ -96,9 +98,10 @@ def select_impl(config: pytest.Config) -> Impl:
 
 
 def load_late(session: pytest.Session) -> None:
-    """A graded run, once its tests are collected: start the submission's worker, the only process
-    that imports it (stackcheck.impl.remote; sandboxed, stackcheck.homework.sandbox), and grade its
-    functions through it. A file that does not load is the run's one error, and its score's reason."""
+    """A graded run, once its tests are collected: read whether the submission's worker (the only
+    process that imports it, stackcheck.impl.remote, sandboxed by stackcheck.homework.sandbox; started
+    at configure, _worker_begun) loaded it, and grade its functions through it. A file that does not
+    load is the run's one error, and its score's reason."""
     config = session.config
     late = config.stash.get(LATE, None)
     if late is None:
@@ -106,9 +109,7 @@ def load_late(session: pytest.Session) -> None:
     del config.stash[LATE]
     from stackcheck.impl import remote
 
-    start, log = _worker_start(config, late.spec)
-    worker = remote.Worker(start, late.assigned, log)
-    config.add_cleanup(worker.stop)
+    worker = late.worker
     answer = worker.load()
     if answer[0] != "loaded":
         text = str(answer[1]).replace(str(sandbox.INSIDE / "homework.py"), late.spec)
@@ -124,6 +125,20 @@ def load_late(session: pytest.Session) -> None:
     run.impl = impl
     if run.environment is not None:
         run.environment["impl"] = impl.describe()
+
+
+def _worker_begun(config: pytest.Config, spec: str, assigned: frozenset[str]):
+    """The submission's worker, started and loading ``spec`` (its answer is read in load_late)."""
+    from stackcheck.impl import remote
+
+    start, log = _worker_start(config, spec)
+    worker = remote.Worker(start, assigned, log)
+    config.add_cleanup(worker.stop)
+    try:
+        worker.begin()
+    except OSError:  # it ended at once: load() reads why
+        pass
+    return worker
 
 
 def _reset_with(worker, config: pytest.Config) -> None:
@@ -249,13 +264,11 @@ def instructors_file(report_path: str) -> Path:
 
 
 def rerun_prefix(config: pytest.Config) -> str:
-    """The command that grades this run's file again (``scoring.rerun_command``): ``python -m pytest``
-    outside homework mode."""
-    work = config.stash.get(HOMEWORK, None)
-    if work is None:
-        return "python -m pytest"
-    graded = bool(config.getoption("homework_graded", False))
-    return scoring.rerun_command(work.file, bool(config.getoption("homework", None)), graded)
+    """The command that judges this run's file again as this run did (``invocation.rerun_prefix``);
+    a graded run's names the student's own folder (``scoring.GRADED_RERUN``)."""
+    if config.stash.get(HOMEWORK, None) is not None and config.getoption("homework_graded", False):
+        return scoring.GRADED_RERUN
+    return invocation.rerun_prefix(config)
 
 
 def graded_run(config: pytest.Config) -> bool:
