@@ -6,15 +6,20 @@ and MAX once (the mutant runs' fork server, stackcheck.claims.mutation); on ever
 from __future__ import annotations
 
 import ast
+import dataclasses
+import difflib
 import re
 import tempfile
 import time
 from pathlib import Path
 
-from stackcheck.homework import assignment, reach
+from stackcheck.claims.results import NotAReport, Report, status_of
+from stackcheck.homework import assignment, reach, scoring
 from stackcheck.impl.loader import SURFACE
 
-SHOWN = re.compile(r"^(score:|no score|PASS |FAIL |TODO |     (first failure|rerun|not attempted)|---- integrity)")
+SHOWN = re.compile(
+    r"^(score:|no score|PASS |FAIL |TODO |     (first failure|rerun|revisit first|not attempted)|---- integrity)"
+)
 
 
 def functions(path: Path) -> dict[str, str] | None:
@@ -28,10 +33,13 @@ def functions(path: Path) -> dict[str, str] | None:
 
 
 def changed(before: dict[str, str] | None, after: dict[str, str] | None) -> list[str]:
-    """The surface functions an edit changed (every one of ``after`` when there is nothing to compare)."""
+    """The surface functions an edit changed, added or deleted (every one of ``after`` when there is
+    nothing to compare)."""
     if after is None:
         return []
-    return sorted(n for n in after if before is None or before.get(n) != after[n])
+    if before is None:
+        return sorted(after)
+    return sorted(n for n in {*before, *after} if before.get(n) != after.get(n))
 
 
 def rerun_args(folder: Path, names: list[str], root: Path, keyword: str | None) -> list[str]:
@@ -51,16 +59,69 @@ def rerun_args(folder: Path, names: list[str], root: Path, keyword: str | None) 
     ]
 
 
-def summary(lines: list[str]) -> list[str]:
+def updated(graded: Report | None, newer: Report) -> Report:
+    """``graded`` with each test ``newer`` ran replaced by its new result (the whole file's grade so
+    far, the tests an edit did not reach as they were); ``newer`` itself where there is nothing yet."""
+    if graded is None:
+        return newer
+    fresh = {t.nodeid: t for _, t in newer.tests()}
+    claims = []
+    for claim in graded.claims:
+        tests = [fresh.pop(t.nodeid, t) for t in claim.tests]
+        tests += [t for c, t in newer.tests() if c is not None and c.id == claim.id and t.nodeid in fresh]
+        counted = [t.outcome for t in tests if t.counts]
+        claims.append(dataclasses.replace(claim, tests=tuple(tests), status=status_of(counted)))
+    return graded.with_(claims=tuple(claims), homework=newer.homework)
+
+
+def scored(graded: Report) -> dict:
+    """The score of ``graded`` by the one scoring function that pytest --homework and stackcheck grade
+    use (scoring.score), with the newest run's checkpoints, rerun command and integrity findings."""
+    newest = dict(graded.homework or {})
+    if "no_score" in newest or "checkpoints" not in newest:
+        return {"no_score": newest.get("no_score", "no score: the rerun wrote no homework result")}
+    result = scoring.score(graded, newest["checkpoints"])
+    kept = ("rerun", "borrowed", "answers_problem")
+    return {**result, **{k: newest[k] for k in kept if k in newest}}
+
+
+def summary(result: dict, outlines: list[str]) -> list[str]:
     """What a rerun prints: the score and each claim's verdict first (not the checkpoints: an edit of
-    the code does not change them), then pytest's count."""
-    shown = [line for line in lines if SHOWN.match(line) and " checkpoint " not in line]
-    counted = [line for line in lines if re.search(r"\d+ (passed|failed|error)", line)]
+    the code does not change them), then pytest's count for the rerun."""
+    shown = [line for line in scoring.lines(result) if SHOWN.match(line) and " checkpoint " not in line]
+    counted = [line for line in outlines if re.search(r"\d+ (passed|failed|error)", line)]
     return shown + counted[-1:]
 
 
+def unknown_names(path: Path) -> list[str]:
+    """Top-level functions of the file that the course does not ask for but nearly spell one it does."""
+    try:
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+    except (OSError, SyntaxError, ValueError):
+        return []
+    names = [n.name for n in tree.body if isinstance(n, ast.FunctionDef) and n.name not in SURFACE]
+    return [f"{n} (did you mean {close[0]}?)" for n in names if (close := difflib.get_close_matches(n, SURFACE, 1))]
+
+
+def _grade(runner, folder: Path, names: list[str], root: Path, keyword, scratch: Path, graded):
+    """Run the CPU tests that reach ``names``; (the whole file's report with their results, the run)."""
+    report = scratch / "rerun.json"
+    report.unlink(missing_ok=True)
+    run = runner.run([*rerun_args(folder.resolve(), names, root, keyword), f"--curriculum-report={report}"], scratch)
+    try:
+        return updated(graded, Report.load(report)), run
+    except NotAReport:
+        return graded, run
+
+
+def _show(graded: Report | None, run) -> None:
+    for line in summary(scored(graded), run.outlines) if graded else run.outlines[-5:]:
+        print(line, flush=True)
+
+
 def watch(folder: Path, root: Path, keyword: str | None = None, interval: float = 0.3, runs: int | None = None) -> int:
-    """Watch ``folder/homework.py`` until interrupted (or ``runs`` reruns); 0 at the end."""
+    """Watch ``folder/homework.py`` until interrupted (or ``runs`` reruns); 0 at the end. The whole
+    file is graded first; each save reruns what it changed, and the score shown is the whole file's."""
     from stackcheck.claims.mutation import Runner
 
     path = folder / "homework.py"
@@ -68,27 +129,37 @@ def watch(folder: Path, root: Path, keyword: str | None = None, interval: float 
         raise ValueError(f"{folder}: no homework.py there; `stackcheck homework init {folder}` writes the starter")
     runner = Runner(root, timeout=600.0)
     runner.start()
-    seen, stamp, done = functions(path), path.stat().st_mtime_ns, 0
-    print(f"stackcheck watch: {path}: save it to rerun the CPU tests of what you changed (Ctrl-C stops)", flush=True)
+    seen, stamp, done, graded = functions(path), path.stat().st_mtime_ns, 0, None
     with tempfile.TemporaryDirectory(prefix="stackcheck-watch-") as scratch:
         try:
+            if seen:
+                start = time.monotonic()
+                graded, run = _grade(runner, folder, sorted(seen), root, keyword, Path(scratch), graded)
+                print(f"---- the whole file: graded in {time.monotonic() - start:.1f} s", flush=True)
+                _show(graded, run)
+            print(
+                f"stackcheck watch: {path}: save it to rerun the CPU tests of what you changed (Ctrl-C stops)",
+                flush=True,
+            )
             while runs is None or done < runs:
                 time.sleep(interval)
                 if path.stat().st_mtime_ns == stamp:
                     continue
                 stamp, now = path.stat().st_mtime_ns, functions(path)
-                names = changed(seen, now)
                 if now is None:
                     print("stackcheck watch: homework.py does not parse yet; waiting for the next save", flush=True)
+                    seen = None  # once it parses again, every function reruns
                     continue
+                names = changed(seen, now)
                 seen = now
+                for name in unknown_names(path):
+                    print(f"stackcheck watch: {name} is no function the course asks for", flush=True)
                 if not names:
                     continue
                 start = time.monotonic()
-                result = runner.run(rerun_args(folder.resolve(), names, root, keyword), Path(scratch))
+                graded, run = _grade(runner, folder, names, root, keyword, Path(scratch), graded)
                 print(f"---- {', '.join(names)} changed: rerun in {time.monotonic() - start:.1f} s", flush=True)
-                for line in summary(result.outlines):
-                    print(line, flush=True)
+                _show(graded, run)
                 done += 1
         except KeyboardInterrupt:
             pass

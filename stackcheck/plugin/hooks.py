@@ -47,8 +47,8 @@ MARKERS = {
     "compiled for that GPU), compiled in the background from collection on",
     "ncu(request, ...)": "the counters.Request workloads a test profiles with Nsight Compute, all profiled in "
     "the background from collection on, one ncu session per cache/metrics pair",
-    "judge_traces(why)": "traces or compiles the implementation in the test's own process: in a graded run, "
-    "whose judge never holds the submission's code (stackcheck grade), it is skipped with why",
+    "judge_traces(why)": "traces or compiles the implementation in the test's own process: grading's judge never "
+    "holds the submission's code (stackcheck grade), so every homework run skips it with why (one score everywhere)",
     "gpu_needs(*needs, line=None)": "what a cuda test needs from the GPU (device_profile.NEEDS: bf16-tensor-cores, "
     "tf32, flash-attention, gemm-templates, triton-bf16); a GPU without it skips the test with the reason. "
     "line: the profile's line for the test, None where its architecture has none",
