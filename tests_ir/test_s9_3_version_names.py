@@ -17,7 +17,9 @@ NEWER_FROM = (0, 7)  # the rename the comparison rests on: JAX 0.7 prints a nest
 @pytest.mark.parametrize("device", device_params("jax", devices=("cpu",)))
 def test_op_names_vary_with_the_jax_version_and_the_meaning_does_not(device, hand_example, tmp_path, evidence):
     jax = need("jax")
-    pytest.importorskip("sybil", reason="the course's listings are read with Sybil (pip install sybil)")
+    pytest.importorskip(
+        "sybil", reason="the course's listings are read with Sybil (pip install sybil)", exc_type=ImportError
+    )
     from stackcheck.course import listings
     from stackcheck.course.printed import tokens
 

@@ -142,6 +142,7 @@ def test_the_gpu_jobs_step_fails_at_a_broken_cuda_listings_line(tmp_path):
     torch = pytest.importorskip("torch")
     if not torch.cuda.is_available():
         pytest.skip("no CUDA device: the gpu job's step runs on a GPU runner")
+    pytest.importorskip("sybil", reason="the gpu job's step runs the course gate: it needs Sybil (pip install sybil)")
     course, line = broken_course(tmp_path, "cuda")
     (tmp_path / "stackcheck").symlink_to(ROOT)
     step = gpu_step().replace("bash stackcheck/.ci/gpu", "bash stackcheck/.ci/gpu -k selftest_broken -n 0")

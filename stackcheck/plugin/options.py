@@ -76,7 +76,8 @@ def add(parser: pytest.Parser) -> None:
         action="append",
         default=[],
         metavar="DEVICE_OR_STACK",
-        help="fail, instead of skip, what needs DEVICE_OR_STACK (a device, a stack, or the tool ncu) "
+        help="fail, instead of skip, what needs DEVICE_OR_STACK (a device, a stack or a tool such as ncu; "
+        "a name it does not know is refused with the list) "
         "when it is missing; also fail the run when no test of a required device passed "
         "(repeatable)",
     )

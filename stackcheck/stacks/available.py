@@ -14,7 +14,8 @@ from stackcheck.paths.tools import tool_path
 from stackcheck.stacks.records import STACKS
 
 # tools a test may need besides a stack (chromium: the HTML report's browser test; bubblewrap: grading's sandbox)
-TOOLS = ("ncu", "chromium", "bubblewrap", "ordinary-user")  # ordinary-user: grading as one (issue 50)
+# ordinary-user: grading as one (issue 50); sybil: reading the course's listings
+TOOLS = ("ncu", "chromium", "bubblewrap", "ordinary-user", "sybil")
 
 
 class Missing(pytest.skip.Exception):
