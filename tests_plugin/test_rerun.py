@@ -1,7 +1,7 @@
 """Every "Rerun:" line a failing run prints (issue 52; stackcheck.run.invocation): executed as
 printed, from where pytest was started, it runs that test alone and judges it as the run did. The
 invocations are drawn (Hypothesis): the implementation under test, its strictness, marker and
-keyword selections, plugins, ini overrides, output and report options, in any order."""
+keyword selections, plugins, ini overrides, output, report and parallel options, in any order."""
 
 import shlex
 import subprocess
@@ -43,6 +43,7 @@ EXTRAS = {
     "report": ["--curriculum-report=out/report.json"],
     "claims": ["--claims", "all"],
     "warnings": ["-W", "ignore::DeprecationWarning"],
+    "parallel": ["-n", "2"],  # the line is then written in an xdist worker
 }
 
 
