@@ -96,9 +96,22 @@ def test_a_rerun_repeats_every_option_but_selection_and_output(pytester):
             seen["repeated"] = invocation.repeated_options(config)
 
     pytester.runpytest_inprocess(
-        "test_x.py", "-q", "-n", "0", "--impl=x.py", "-k", "x", "--require", "numpy", "-mcpu", plugins=[Spy()]
+        "test_x.py",
+        "-q",
+        "-n",
+        "0",
+        "--impl=x.py",
+        "-k",
+        "x",
+        "--require",
+        "numpy",
+        "-mcpu",
+        "--course",
+        "--co",
+        plugins=[Spy()],
     )
     xdist = set() if seen["xdist"] else {"tx", "maxprocesses", "dist", "numprocesses"}
     unknown = invocation.LEFT_OUT - seen["dests"] - xdist
     assert not unknown, f"LEFT_OUT names options this pytest does not have: {sorted(unknown)}"
-    assert seen["repeated"] == ["--impl=x.py", "--require", "numpy", "-mcpu"], seen["repeated"]
+    # a bare --course (an optional value) is repeated with its value: the test id after it is none
+    assert seen["repeated"] == ["--impl=x.py", "--require", "numpy", "-mcpu", "--course=shipped"], seen["repeated"]

@@ -88,6 +88,8 @@ def repeated_options(config: pytest.Config) -> list[str]:
             if i < len(args) and (action.nargs is None or not args[i].startswith("-")):
                 taken.append(args[i])
                 i += 1
+            elif action.nargs == "?" and action.const is not None:  # bare: the test id that follows is no value
+                taken = [f"{name}={action.const}"]
         if action is None or action.dest not in LEFT_OUT:
             kept += taken
     return kept
