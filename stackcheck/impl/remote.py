@@ -20,7 +20,7 @@ import types
 from types import ModuleType
 from typing import Callable
 
-from stackcheck.impl import contract, integrity, isolation, wire, worker
+from stackcheck.impl import aten_graph, contract, integrity, isolation, wire, worker
 
 LOAD_LIMIT_S = 300.0  # importing the file: torch, JAX and MAX imported cold on a loaded 2-core machine
 RESTARTS = 8  # new workers after crashes or timeouts; then every call fails at once
@@ -141,6 +141,47 @@ class Worker:
         stages = helper(lambda *a: exported.call(*a), *args)
         stages["jaxpr"] = self.evidence(helper, name, args, {})["jaxpr"]
         return stages
+
+    def eager_ops(self, helper: Callable, name: str, args: tuple, kwargs: dict):
+        """``eager_ops`` of the student's torch function, recorded by the judge's own eager mode on a
+        graph the judge runs: the worker exports the function's core ATen graph (aten_graph.dump), the
+        judge rebuilds it from data and keeps it only where it returns what the function returns on
+        the judge's inputs. A function that cannot be exported (a host round trip, its own operator)
+        is recorded in the worker instead, and the report says so."""
+        exported = self._exported_graph(name, args)
+        if exported is None:
+            return self.evidence(helper, name, args, kwargs)
+        graph, result = exported
+        _, ops = helper(graph, *args, **kwargs)
+        return result, ops
+
+    def _exported_graph(self, name: str, args: tuple):
+        """(the judge's GraphModule of the student's ``name`` on ``args``' shapes, what the function
+        returned on ``args``), or None where the worker could not export it or the graph does not
+        compute what the function returns."""
+        import torch
+
+        from stackcheck.evidence.numerics import mismatch_report, tolerance
+
+        where = f"{aten_graph.__name__}:{aten_graph.dump.__name__}"
+        try:
+            data = self._request(("evidence", where, name, args, {}, _grad_enabled()), name, [list(args), {}])
+            graph = aten_graph.rebuild(data, args[0].device)
+            with torch.no_grad():
+                mine, theirs = graph(*args), self.call(name, args, {})
+        except (isolation.Crashed, NotShippable):
+            raise
+        except Exception:  # noqa: BLE001 - not exportable, or a graph the judge refuses: the worker measures
+            return None
+        if not all(isinstance(t, torch.Tensor) and t.is_floating_point() for t in (mine, theirs)):
+            return None
+        if mine.shape != theirs.shape or mine.dtype != theirs.dtype:
+            return None
+        dtype = str(mine.dtype).removeprefix("torch.")
+        tol = tolerance(dtype if dtype in ("float32", "bfloat16", "float16") else "float32", args[0].shape[-1])
+        if mismatch_report(mine.float().cpu().numpy(), theirs.float().cpu().numpy(), tol) is not None:
+            return None
+        return graph, theirs
 
     def _exported(self, name: str, args: tuple, kwargs: dict):
         """The student's JAX function for these shapes as the worker exported it (StableHLO), checked
@@ -386,6 +427,8 @@ def proxy(owner: Worker, name: str) -> Callable:
 def _evidence(owner: Worker, name: str, helper: Callable, *args, **kwargs):
     if helper.__name__ == "jax_stages" and not kwargs:
         return owner.jax_stages(helper, name, args)
+    if helper.__name__ == "eager_ops" and args and all(type(a).__name__ == "Tensor" for a in args):
+        return owner.eager_ops(helper, name, args, kwargs)
     return owner.evidence(helper, name, args, kwargs)
 
 
