@@ -326,3 +326,36 @@ def test_a_call_that_kills_the_worker_costs_that_test_only(homework):
     assert outcomes == {"test_blocked": "failed", "test_sequential": "passed"}, outcomes
     said = next(t["message"] for n, t in tests.items() if n.endswith("test_blocked"))
     assert "sum_blocked (course §MC13) crashed" in said and "SIGSEGV" in said, said
+
+
+SLIP = '''"""A slip of Python in the homework."""
+import numpy as np
+
+ASSIGNED = ("math",)
+
+
+def numpy_steps(x, w, b):
+    a = x @ weights  # noqa: F821
+    return a, a + b, np.maximum(a + b, 0)
+'''
+
+
+@pytest.mark.parametrize("graded", [False, True], ids=["pytest", "graded"])
+def test_an_error_in_the_students_code_names_its_file_and_line_first(homework, graded):
+    """Issue 52 item 4: a NameError in the homework is no course concept: its failure says where in the
+    student's file it was raised (the submission's own name when graded, the worker's frame), with no
+    course section before it, and the claim's feedback names that line, not another test's pointer."""
+    (homework / "homework.py").write_text(SLIP)
+    (homework / "worker.json").write_text(json.dumps({"unsafe": True}))
+    command = [sys.executable, "-m", "pytest", f"--homework={homework}", "-p", "no:cacheprovider"]
+    command += ["--homework-graded", f"--homework-worker={homework / 'worker.json'}"] if graded else []
+    command += [f"--rootdir={ROOT}", "tests_math/test_s2_2_hand.py", "-k", "numpy"]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=300, cwd=ROOT)
+    out = done.stdout.splitlines()
+    section = out[out.index(next(line for line in out if "what to revisit" in line)) + 1]
+    shown = "homework.py" if graded else str((homework / "homework.py").relative_to(ROOT))
+    assert section == f"Fix first, your code raised NameError at {shown}:8 (numpy_steps): name 'weights' is not defined"
+    assert not [line for line in out if line.startswith("Revisit first")], done.stdout[-3000:]
+    feedback = next(line for line in out if "first failure:" in line)
+    assert feedback.endswith(f"your code raised NameError at {shown}:8 (numpy_steps): name 'weights' is not defined")
+    assert not [line for line in out if "revisit first:" in line], done.stdout[-3000:]

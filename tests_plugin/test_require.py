@@ -52,6 +52,24 @@ def test_missing_stack_skips_with_install_hint_and_require_fails(pytester, monke
     required.stdout.fnmatch_lines(["*--require jax: jax is not installed*"])
 
 
+def test_what_require_asks_for_and_lacks_fails_the_run_not_the_claim(pytester, monkeypatch):
+    """Issue 52: a claim test that --require fails for a missing stack or device gets no course
+    section to revisit (nothing of the course went wrong) and leaves its claim skipped, not failed;
+    the run still fails, saying what was required."""
+    monkeypatch.setattr(available, "stack_missing", lambda s: "jax is not installed" if s == "jax" else None)
+    pytester.makepyfile(
+        "import pytest\nfrom stackcheck.stacks.available import need\n"
+        "@pytest.mark.claim('S2.2-hand')\n@pytest.mark.jax\ndef test_marked():\n    pass\n"
+        "@pytest.mark.claim('S2.2-hand')\ndef test_needs_inline():\n    need('jax')\n"
+    )
+    result = pytester.runpytest_inprocess("--require", "jax", "-p", "no:cacheprovider", "--claims", "all")
+    result.assert_outcomes(errors=1, failed=1)
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    assert not [line for line in result.outlines if "Revisit first" in line or "what to revisit" in line]
+    row = next(line for line in result.outlines if " S2.2-hand " in line)
+    assert "skipped" in row and "failed" not in row, row
+
+
 def test_require_rejects_unknown_names(pytester):
     result = pytester.runpytest_inprocess("--require", "gpu", "-p", "no:cacheprovider")
     assert result.ret == pytest.ExitCode.USAGE_ERROR

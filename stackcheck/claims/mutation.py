@@ -70,7 +70,7 @@ class Mutant:
     test: str
     claim: str
     breaks: str  # the test function of ``test`` that must fail
-    hint: str  # the claim or misconception the feedback should send its author to first
+    hint: str  # the claim or misconception the feedback should send its author to first (OWN_CODE: its line)
     select: str | None = None
     hint_miss: str | None = None  # why the failure's text cannot tell this mistake apart (a known miss)
     device: str = "cpu"  # "cuda": a cuda-only claim's mutant, run on a GPU in a process of its own (run_on_gpu)
@@ -421,6 +421,13 @@ def assert_caught(result: pytest.RunResult, mutant: Mutant) -> None:
     if f"[{mutant.claim}]" not in "\n".join(result.outlines):
         raise AssertionError(f"the failure must point the learner to {mutant.claim}'s course section:\n{tail}")
     first = first_hint(result.outlines)
+    if mutant.hint == OWN_CODE:  # a slip of Python: the failure names the student's file and line first
+        fixed = first_fix(result.outlines)
+        if fixed is None or not fixed.endswith(f"{mutant.name}.py"):
+            raise AssertionError(f"mutant {mutant.name}: the failure must name its own file and line first:\n{tail}")
+        if first is not None:
+            raise AssertionError(f"mutant {mutant.name}: a slip of Python has no course section first, got {first}")
+        return
     if mutant.hint_miss is None and first != mutant.hint:
         raise AssertionError(
             f"mutant {mutant.name}: the failure must point first to {mutant.hint} (its mistake), "
@@ -428,6 +435,18 @@ def assert_caught(result: pytest.RunResult, mutant: Mutant) -> None:
         )
     if mutant.hint_miss is not None and first == mutant.hint:
         raise AssertionError(f"mutant {mutant.name}: its hint is right now; drop hint_miss ({mutant.hint_miss})")
+
+
+OWN_CODE = "own-code"  # a mutant row's hint for a slip of Python in the student's own code
+
+
+def first_fix(lines: list[str]) -> str | None:
+    """The file of the first "Fix first, your code raised ... at FILE:LINE" line of a run's output."""
+    for line in lines:
+        found = re.search(r"Fix first, your code raised \w+ at (.+):\d+ \(", line)
+        if found:
+            return found.group(1)
+    return None
 
 
 def first_hint(lines: list[str]) -> str | None:

@@ -109,10 +109,46 @@ def as_numpy(value) -> np.ndarray:
     return np.asarray(value, dtype=np.float64)
 
 
+FORWARDS: list[tuple[np.ndarray, tuple]] = []  # the last few reference_forward results and their inputs
+# What a wrong forward computes instead, as the course names the mistake (diagnosis() tries each on
+# the inputs of the reference a failure was measured against; the first that the output equals is named).
+MISTAKES = {
+    "ReLU(X @ W): the bias b was never added": lambda x, w, b: np.maximum(x @ w, 0.0),
+    "X @ W + b: the ReLU was never applied": lambda x, w, b: x @ w + b,
+    "|X @ W + b|: the ReLU is an absolute value": lambda x, w, b: np.abs(x @ w + b),
+    "ReLU(X @ W) + b: the bias was added after the ReLU": lambda x, w, b: np.maximum(x @ w, 0.0) + b,
+    "ReLU(X @ W - b): the bias was subtracted": lambda x, w, b: np.maximum(x @ w - b, 0.0),
+    "ReLU(X @ W.T + b): W was transposed": lambda x, w, b: np.maximum(x @ w.T + b, 0.0),
+    "ReLU(X @ W + b[:, None]): b was added by row, not by column": lambda x, w, b: np.maximum(x @ w + b[:, None], 0.0),
+}
+
+
 def reference_forward(x, w, b) -> np.ndarray:
     """Y = ReLU(X @ W + b) in float64: the reference every stack is held to."""
     x64, w64, b64 = (np.asarray(v, dtype=np.float64) for v in (x, w, b))
-    return np.maximum(x64 @ w64 + b64, 0.0)
+    y = np.maximum(x64 @ w64 + b64, 0.0)
+    if y.size <= 1 << 16:  # remembered for diagnosis(), by identity: a few small ones
+        FORWARDS[:] = [(y, (x64, w64, b64)), *FORWARDS[:3]]
+    return y
+
+
+def diagnosis(actual, reference, tol: Tolerance) -> str | None:
+    """Which known mistake ``actual`` computes, where ``reference`` is a recent reference_forward
+    result: evaluated on that result's own inputs, never read from the code's spelling."""
+    inputs = next((given for y, given in FORWARDS if y is reference), None)
+    if inputs is None:
+        return None
+    actual = np.asarray(actual, dtype=np.float64)
+    for name, mistake in MISTAKES.items():
+        try:
+            wrong = mistake(*inputs)
+        except ValueError:  # a mistake these shapes cannot make (W.T of a non-square W)
+            continue
+        if wrong.shape != actual.shape or np.allclose(wrong, reference):
+            continue
+        if mismatch_report(actual, wrong, tol) is None:
+            return name
+    return None
 
 
 def _where(index) -> str:
@@ -169,6 +205,8 @@ def assert_matches_reference(
     details = mismatch_report(as_numpy(actual), as_numpy(reference), tol)
     if details is None:
         return
+    mistake = diagnosis(as_numpy(actual), reference, tol)
+    details += f"\nIt equals {mistake}" if mistake else ""
     base = TOLERANCES[dtype]
     details += (
         f"\nTolerance: {dtype} row of stackcheck.evidence.numerics.TOLERANCES: rtol={base.rtol:g}, "

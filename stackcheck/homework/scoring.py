@@ -92,7 +92,7 @@ def score(report: Report, checkpoints: list[dict]) -> dict:
             said = next((t.message for t in shown if t.message), "failed")
             item["feedback"] = said if shown else HIDDEN_FAILED
             item["first_failure"] = shown[0].nodeid if shown else None
-            first = next((t.revisit for t in shown if t.revisit), None)
+            first = shown[0].revisit if shown else None  # the shown failure's own (none for a slip of Python)
             if first:  # chosen from the failure's text (claims.catalogue.revisit)
                 item["revisit"] = catalogue.pointer(first["id"], first["why"])
         else:
@@ -139,7 +139,8 @@ def lines(result: dict) -> list[str]:
         )
         if item["status"] == "not attempted":
             out.append(
-                f"     not attempted yet: {', '.join(item['not_attempted'])} (each still raises NotImplementedError)"
+                f"     not attempted yet: {', '.join(item['not_attempted'])} (not written: missing from the file, "
+                "or still raising NotImplementedError)"
             )
         elif item["status"] == "failed":
             out += [

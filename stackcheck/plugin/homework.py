@@ -470,11 +470,11 @@ def _one_line(excinfo: pytest.ExceptionInfo, student_file: str, item: pytest.Ite
     # a stub's error caught and judged, or raised where no frame of the file shows (a child process)
     if stubs and not (excinfo.errisinstance(NotImplementedError) and frame):
         section = contract.TASKS[stubs[0]].section
-        return f"not attempted: {stubs[0]} (course §{section}) still raises NotImplementedError", stubs
+        return f"not attempted: {stubs[0]} (course §{section}) {_untried(stubs[0], student_file)}", stubs
     if isinstance(excinfo.value, contract.NotAttempted) or (excinfo.errisinstance(NotImplementedError) and frame):
         name = frame.name if frame else str(excinfo.value).split(": ", 1)[-1].split()[0]
         section = contract.TASKS[name].section if name in contract.TASKS else "?"
-        return f"not attempted: {name} (course §{section}) still raises NotImplementedError", [name]
+        return f"not attempted: {name} (course §{section}) {_untried(name, student_file)}", [name]
     if isinstance(excinfo.value, (contract.ReturnError, contract.Borrowed, contract.TimedOut, isolation.Crashed)):
         return f"{excinfo.value}" + (f" [{where}]" if where else ""), []
     if excinfo.typename == "Failed" and "Timeout" in str(excinfo.value):
@@ -487,6 +487,58 @@ def _one_line(excinfo: pytest.ExceptionInfo, student_file: str, item: pytest.Ite
             ), []
         return f"timed out after {float(seconds):g} s in {excinfo.traceback[-1].name}", []
     return None
+
+
+def _untried(name: str, student_file: str) -> str:
+    """Why ``name`` is not attempted: missing from the student's file, or its stub still raising."""
+    try:
+        defined = f"def {name}(" in Path(student_file).read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        defined = True
+    return "still raises NotImplementedError" if defined else f"is not in {os.path.basename(student_file)}"
+
+
+SLIPS = (NameError, AttributeError, ImportError, SyntaxError)  # Python slips: no course section explains them
+NOT_OWN = (contract.NotAttempted, contract.ReturnError, contract.Borrowed, contract.TimedOut, isolation.Crashed)
+
+
+@dataclass(frozen=True)
+class OwnCode:
+    """A failure raised in the student's own code: what and where, and whether it is a slip."""
+
+    where: str  # "NameError at homework.py:26 (numpy_steps): name 'ww' is not defined"
+    slip: bool
+
+    @property
+    def line(self) -> str:
+        return f"Fix first, your code raised {self.where}"
+
+
+def own_code(item: pytest.Item, excinfo: pytest.ExceptionInfo) -> OwnCode | None:
+    """Where a failure is an exception in the student's code (a NameError, a shape error its matmul
+    raised): "Fix first, your code raised ... at FILE:LINE (function): message", the file as the
+    student finds it (a graded run: its name in the submission); None for every other failure."""
+    impl = item.config.stash[RUN].impl
+    if impl is None or impl.module is None:
+        return None
+    error = excinfo.value
+    if isinstance(error, (*NOT_OWN, NotImplementedError, pytest.skip.Exception, pytest.fail.Exception)):
+        return None
+    work = item.config.stash.get(HOMEWORK, None)
+    student_file = work.file if work else os.path.abspath(getattr(impl.module, "__file__", "") or "")
+    frame = deepest_frame_in(excinfo.tb, student_file) or _worker_frame(error, student_file)
+    if frame is None:
+        return None
+    if isinstance(error, AssertionError) and os.path.abspath(excinfo.traceback[-1].path) != student_file:
+        return None  # a test's judgement of what the code returned, not an error the code raised
+    if work is not None and item.config.getoption("homework_graded", False):
+        shown = os.path.basename(student_file)
+    else:
+        relative = os.path.relpath(student_file, item.config.invocation_params.dir)
+        shown = student_file if relative.startswith("..") else relative
+    said = (str(error).strip().splitlines() or [""])[0][:300]
+    where = f"{type(error).__name__} at {shown}:{frame.lineno} ({frame.name}): {said}"
+    return OwnCode(where, isinstance(error, SLIPS))
 
 
 def _worker_frame(error: BaseException, student_file: str):

@@ -18,7 +18,19 @@ from stackcheck.claims import catalogue
 from stackcheck.claims.results import Report
 from stackcheck.evidence import gpus, numerics
 from stackcheck.plugin import course, gpu_gates, homework, options
-from stackcheck.plugin.recorder import DRAWN, MISSING, PROPS, RECORDER, REVISIT, RUN, Recorder, Run, WorkerPart
+from stackcheck.plugin.recorder import (
+    DRAWN,
+    MISSING,
+    OWN_CODE,
+    PROPS,
+    RECORDER,
+    REQUIRED,
+    REVISIT,
+    RUN,
+    Recorder,
+    Run,
+    WorkerPart,
+)
 from stackcheck.report import render as rendering
 from stackcheck.run import max_graphs
 from stackcheck.stacks import available, defaults, records
@@ -383,13 +395,20 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
         if needed in item.config.stash[RUN].require:
             report.outcome = "failed"
             report.longrepr = f"--require {needed}: {excinfo.value.msg}"
+            report.user_properties.append((REQUIRED, needed))
+            return report  # nothing of the course to revisit: the machine lacks what was required
     if report.failed and item_claims(item):
         drawn = item.stash.get(DRAWN, [])
         claimed = item_claims(item)
-        pointers = catalogue.revisit(str(report.longrepr), claimed)
+        own = homework.own_code(item, excinfo) if excinfo is not None else None
+        # a slip of Python in the student's code (a misspelt name) is no course concept: no claim by default
+        pointers = catalogue.revisit(str(report.longrepr), [] if own and own.slip else claimed)
         if pointers:
             report.user_properties.append((REVISIT, {"id": pointers[0][0], "why": pointers[0][1]}))
-        lines = [catalogue.revisit_line(*pointers[0])] if pointers else []
+        if own:
+            report.user_properties.append((OWN_CODE, own.where))
+        lines = [own.line] if own else []
+        lines += [catalogue.revisit_line(*pointers[0])] if pointers else []
         lines += catalogue.course_pointer(claimed)
         lines += [f"Random inputs (seeded): {'; '.join(drawn)}"] if drawn else []
         lines.append(f"Rerun: {rerun_command(item)}")

@@ -31,6 +31,8 @@ DRAWN = pytest.StashKey[list[str]]()  # the random inputs a test drew, printed w
 PROPS = "stackcheck"  # user_properties key: claims, device, meta, counts of a test
 EVIDENCE = "stackcheck_evidence"
 MISSING = "stackcheck_missing"  # what a skipped test lacked (a device, a stack, a tool)
+OWN_CODE = "stackcheck_own_code"  # a failure raised in the student's code: what and where (its message)
+REQUIRED = "stackcheck_required"  # what a test lacked that --require asked for: the run fails, the claim is not refuted
 STUDENT = "stackcheck_student"  # homework: the assigned functions a test ran
 NOT_ATTEMPTED = "stackcheck_not_attempted"  # homework: the stubs a test ran into
 REVISIT = "stackcheck_revisit"  # a failure: the claim or misconception to revisit first
@@ -239,11 +241,17 @@ class Recorder:
                 record.revisit = value
         record.seconds += report.duration
         if report.failed and record.message is None:
-            record.message = failure_line(report)
+            own = dict(report.user_properties).get(OWN_CODE)
+            record.message = f"your code raised {own}" if own else failure_line(report)
             record.location = failure_location(report, self.config.rootpath)
         if skip_reason(report):
             record.missing = dict(report.user_properties).get(MISSING)
             record.reason = skip_reason(report)
+        required = dict(report.user_properties).get(REQUIRED)
+        if required is not None:  # it could not run: a skip for its claim; the run fails by --require
+            record.missing, record.reason, record.message = required, str(report.longrepr), None
+            record.outcome = "skipped"
+            return
         record.outcome = outcome_after(record.outcome, report)
 
     def report(self) -> Report:

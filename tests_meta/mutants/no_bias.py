@@ -16,3 +16,7 @@ def max_steps(x, w, b):
 
     a = ops.matmul(x, w)
     return a, a, ops.relu(a)
+
+
+def numpy_forward(x, w, b):
+    return np.maximum(x @ w, 0)
