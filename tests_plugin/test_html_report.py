@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from stackcheck import cli
+from stackcheck.claims import catalogue
 from stackcheck.claims.results import Report
 from stackcheck.report import html, merge, plots
 
@@ -56,8 +57,9 @@ def need_matplotlib():
 def test_every_claim_has_a_section_with_its_status_in_words(pages, name):
     report, text = load(name), pages[name]
     parsed = Page(text)
-    assert parsed.count("article") == len(report["claims"])
-    for claim in report["claims"]:
+    touched = [c for c in report["claims"] if c["tests"]]
+    assert parsed.count("article") == len(touched)  # untested claims: named in one line, not drawn
+    for claim in touched:
         article = re.search(
             rf'<article class="claim" id="claim-[^"]*" data-status="{claim["status"]}">.*?</article>', text, re.S
         )
@@ -77,8 +79,8 @@ def test_header_holds_the_environment_and_claims_by_chapter(pages):
     header = text.split('<section id="claims">')[0]
     for key in ("accelerator", "versions", "code_revision", "precision"):
         assert f"<dt>{key}</dt>" in header
-    chapters = {html.chapter(c["section"]) for c in report["claims"]}
-    assert all(f'href="#chapter-{ch}"' in header for ch in chapters)
+    chapters = {html.chapter(c["section"]) for c in report["claims"] if c["tests"]}
+    assert all(f'href="#chapter-{ch}"' in header and f'id="chapter-{ch}"' in text for ch in chapters)
     assert '<p class="ko" lang="ko">' in text
 
 
@@ -88,13 +90,21 @@ def test_the_page_opens_with_the_verdict_failures_first(pages):
     report = load("cpu")
     broken = next(c for c in report["claims"] if c["status"] == "verified")
     broken["status"] = "failed"
-    broken["tests"][0].update(outcome="failed", message="AssertionError: Y differs at [0, 1]")
+    details = "AssertionError: Y differs at [0, 1]\nGreatest absolute difference: 1 (got 7, expected 6)"
+    rerun = "python -m pytest --impl=mine.py -m cpu 'tests_math/test_x.py::test_y[numpy-cpu]'"
+    broken["tests"][0].update(
+        outcome="failed",
+        message="AssertionError: Y differs at [0, 1]",
+        details=details,
+        rerun=rerun,
+        revisit={"id": "S2.2-hand", "why": "the bias add is missing"},
+    )
     text = html.page(Report.from_json(report))
     verdict = text.split('<section id="verdict">', 1)[1].split("</section>", 1)[0]
     assert text.index('id="verdict"') < text.index('id="environment"')
     assert "1 failed" in verdict and f"<code>{broken['id']}</code>" in verdict
-    rerun = f'python -m pytest "{html.esc(broken["tests"][0]["nodeid"])}"'
-    assert "Y differs at [0, 1]" in verdict and rerun in verdict
+    assert html.esc(details) in verdict and html.esc(rerun) in verdict, "the whole message, and the run's rerun line"
+    assert "Revisit first, course §2.2 [S2.2-hand]: the bias add is missing" in verdict
     skipped = [c for c in report["claims"] if c["status"] == "skipped"]
     listed = re.findall(r"<li>(\d+): ", verdict.split("Skipped here", 1)[1]) if skipped else []
     assert sum(map(int, listed)) == len(skipped), (listed, len(skipped))
@@ -114,7 +124,11 @@ def test_each_chapter_appears_once_in_course_order_with_its_claims(pages, name):
     for part in re.split(r'<h3 id="chapter-', claims)[1:]:
         ch = part.split('"', 1)[0]
         shown = re.findall(r'<article class="claim" id="claim-([^"]+)"', part)
-        want = [html.slug(c["id"]) for c in report["claims"] if html.chapter(c["section"]) == ch]
+        want = [
+            html.slug(c["id"])
+            for c in report["claims"]
+            if html.chapter(c["section"]) == ch and c["tests"]  # claims the run did not select: named, not drawn
+        ]
         assert sorted(shown) == sorted(want), (ch, shown, want)
 
 
@@ -359,3 +373,29 @@ def test_merge_refuses_a_run_given_twice_in_one_line(monkeypatch, tmp_path, caps
         err = capsys.readouterr().err.strip()
         assert len(err.splitlines()) == 1 and said in err and "give each run's report once" in err, err
     assert not (tmp_path / "m.html").exists()
+
+
+def test_the_page_of_a_small_run_leads_with_its_failure_whole(pytester):
+    """Issue 52 item 5: the page draws the claims the run selected (the rest named in one line), and
+    leads with each failure: every line of its message, what to revisit and the very rerun line the
+    terminal printed (the run's own options kept)."""
+    pytester.makepyfile(
+        "import pytest\n@pytest.mark.claim('S2.2-hand')\ndef test_hand(impl):\n"
+        "    assert False, 'Y of the §2.2 example is wrong\\nat [0, 1]: got 7, expected 6'\n"
+    )
+    result = pytester.runpytest_inprocess(
+        "-p", "stackcheck", "-p", "no:cacheprovider", "-m", "not tpu", "--curriculum-report=r.json"
+    )
+    result.assert_outcomes(failed=1)
+    page = (pytester.path / "r.html").read_text(encoding="utf-8")
+    assert Page(page).count("article") == 1
+    known = len(catalogue.catalogue())
+    assert f"{known - 1} of {known} claims were not selected by this run" in page
+    verdict = page.split('<section id="verdict">')[1].split("</section>")[0]
+    assert "at [0, 1]: got 7, expected 6" in verdict, "the message's later lines are kept"
+    assert "Revisit first, course §2.2 [S2.2-hand]: A and Z were right and Y = ReLU(Z) is not" in verdict
+    printed = next(line for line in result.outlines if line.startswith("Rerun: ")).removeprefix("Rerun: ")
+    assert "-m 'not tpu'" in printed and f"rerun: <code>{html.esc(printed)}</code>" in verdict
+    markdown = (pytester.path / "r.md").read_text(encoding="utf-8")
+    first = markdown.split("\n## ")[1]
+    assert first.startswith("Failures: what to fix first") and "got 7, expected 6" in first and printed in first

@@ -97,6 +97,8 @@ class TestResult:
     evidence: tuple = ()  # what the test measured, each record as the test wrote it
     reason: str | None = None  # a skip: why
     message: str | None = None  # a failure: its one line
+    details: str | None = None  # a failure: its whole message (the numbers, where they differ), capped
+    rerun: str | None = None  # a failure: the command that reruns it as this run ran it
     location: str | None = None  # a failure: "path:line" where it was raised
     student: tuple[str, ...] = ()  # homework: the assigned functions it ran
     not_attempted: tuple[str, ...] = ()  # homework: the stubs it ran into
@@ -115,7 +117,17 @@ class TestResult:
 
     def to_json(self) -> dict:
         out = {"nodeid": self.nodeid, "outcome": self.outcome.value, "device": self.device, "counts": self.counts}
-        for name in ("evidence", "reason", "message", "location", "student", "not_attempted", "revisit"):
+        for name in (
+            "evidence",
+            "reason",
+            "message",
+            "details",
+            "rerun",
+            "location",
+            "student",
+            "not_attempted",
+            "revisit",
+        ):
             value = getattr(self, name)
             if value:
                 out[name] = list(value) if isinstance(value, tuple) else value

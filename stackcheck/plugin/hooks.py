@@ -25,6 +25,7 @@ from stackcheck.plugin.recorder import (
     PROPS,
     RECORDER,
     REQUIRED,
+    RERUN,
     REVISIT,
     RUN,
     Recorder,
@@ -411,7 +412,9 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
         lines += [catalogue.revisit_line(*pointers[0])] if pointers else []
         lines += catalogue.course_pointer(claimed)
         lines += [f"Random inputs (seeded): {'; '.join(drawn)}"] if drawn else []
-        lines.append(f"Rerun: {rerun_command(item)}")
+        rerun = rerun_command(item)
+        report.user_properties.append((RERUN, rerun))
+        lines.append(f"Rerun: {rerun}")
         report.sections.append(("stackcheck: what to revisit", "\n".join(lines)))
     return report
 

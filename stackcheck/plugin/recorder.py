@@ -31,6 +31,7 @@ DRAWN = pytest.StashKey[list[str]]()  # the random inputs a test drew, printed w
 PROPS = "stackcheck"  # user_properties key: claims, device, meta, counts of a test
 EVIDENCE = "stackcheck_evidence"
 MISSING = "stackcheck_missing"  # what a skipped test lacked (a device, a stack, a tool)
+RERUN = "stackcheck_rerun"  # a failure: the command that reruns it (stackcheck.run.invocation's record)
 OWN_CODE = "stackcheck_own_code"  # a failure raised in the student's code: what and where (its message)
 REQUIRED = "stackcheck_required"  # what a test lacked that --require asked for: the run fails, the claim is not refuted
 STUDENT = "stackcheck_student"  # homework: the assigned functions a test ran
@@ -47,6 +48,13 @@ def failure_line(report: pytest.TestReport) -> str:
     text = crash.message if crash is not None else str(report.longrepr)
     first = next((line.strip() for line in text.splitlines() if line.strip()), "failed")
     return first if len(first) <= 300 else first[:297] + "..."
+
+
+def failure_details(report: pytest.TestReport, limit: int = 4000) -> str | None:
+    """A failure's whole message (every line of it: got and expected, the tolerance, the inputs), capped."""
+    crash = getattr(report.longrepr, "reprcrash", None)
+    text = (crash.message if crash is not None else str(report.longrepr)).strip()
+    return (text if len(text) <= limit else text[: limit - 3] + "...") or None
 
 
 def failure_location(report: pytest.TestReport, root: Path) -> str | None:
@@ -94,6 +102,8 @@ class TestRecord:
     student: list[str] = field(default_factory=list)  # homework: the assigned functions it ran
     not_attempted: list[str] = field(default_factory=list)  # homework: stubs it ran into
     message: str | None = None  # one line: why it failed
+    details: str | None = None  # the whole failure message, capped
+    rerun: str | None = None  # the command that reruns it
     location: str | None = None  # a failure: where it was raised, "path:line"
     seconds: float = 0.0  # set-up, call and teardown together
     revisit: dict | None = None  # a failure: {id, why} to revisit first (claims.catalogue.revisit)
@@ -108,6 +118,8 @@ class TestRecord:
             evidence=self.evidence,
             reason=self.reason if self.outcome == "skipped" else None,
             message=self.message,
+            details=self.details,
+            rerun=self.rerun,
             location=self.location,
             student=self.student,
             not_attempted=self.not_attempted,
@@ -243,6 +255,8 @@ class Recorder:
         if report.failed and record.message is None:
             own = dict(report.user_properties).get(OWN_CODE)
             record.message = f"your code raised {own}" if own else failure_line(report)
+            record.details = failure_details(report)
+            record.rerun = dict(report.user_properties).get(RERUN)
             record.location = failure_location(report, self.config.rootpath)
         if skip_reason(report):
             record.missing = dict(report.user_properties).get(MISSING)

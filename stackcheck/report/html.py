@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import html
 import re
+import shlex
 
 from stackcheck.claims import catalogue, drift
 from stackcheck.claims.results import ClaimResult, Outcome, Report, Status, TestResult
@@ -139,10 +140,14 @@ def _summary(report: Report) -> list[str]:
         counts = chapters.setdefault(chapter(c.section), dict.fromkeys(Status, 0))
         counts[c.status] += 1
     head = "".join(f"<th>{status(s)}</th>" for s in Status)
+    drawn = {chapter(c.section) for c in report.claims if c.tests}  # the chapters _claims draws
+
+    def name(ch: str) -> str:
+        shown = f"§{esc(ch)}"
+        return f'<a href="#chapter-{esc(ch)}" title="{esc(titles.get(ch, ""))}">{shown}</a>' if ch in drawn else shown
+
     rows = [
-        f'<tr><th scope="row"><a href="#chapter-{esc(ch)}" title="{esc(titles.get(ch, ""))}">§{esc(ch)}</a></th>'
-        + "".join(f"<td>{n}</td>" for n in counts.values())
-        + "</tr>"
+        f'<tr><th scope="row">{name(ch)}</th>' + "".join(f"<td>{n}</td>" for n in counts.values()) + "</tr>"
         for ch, counts in sorted(chapters.items(), key=lambda kv: _chapter_order(kv[0]))
     ]
     totals = "".join(f"<td><strong>{n}</strong></td>" for n in report.counts().values())
@@ -170,9 +175,7 @@ def _verdict(report: Report, known: dict) -> list[str]:
                 f'<li>{status(c.status)} <a href="#claim-{esc(slug(c.id))}"><code>{esc(c.id)}</code></a> '
                 f"§{esc(c.section)} {esc(c.title)}"
                 + f'<p class="ko" lang="ko">{esc(known.get(c.id, {}).get("ko", ""))}</p>'
-                + (f"<pre>{esc(test.message or test.outcome)}</pre>" if test else "")
-                + (f"<p>at <code>{esc(test.location)}</code></p>" if test and test.location else "")
-                + (f'<p>rerun: <code>python -m pytest "{esc(test.nodeid)}"</code></p>' if test else "")
+                + ("".join(_failure(test)) if test else "")
                 + "</li>"
             )
         out.append("</ul>")
@@ -187,6 +190,25 @@ def _verdict(report: Report, known: dict) -> list[str]:
             out.append(f"<li>{len(ids)}: {esc(reason)} <small>({esc(', '.join(ids))})</small></li>")
         out.append("</ul>")
     out.append("</section>")
+    return out
+
+
+def _failure(test: TestResult) -> list[str]:
+    """A failed test as the learner acts on it: its whole message (got, expected, where), the numbers
+    it recorded, what to revisit first, where it was raised and the command that reruns it."""
+    out = [f'<p>first failure: <span class="nodeid">{esc(test.nodeid)}</span></p>']
+    out.append(f"<pre>{esc(test.details or test.message or test.outcome)}</pre>")
+    numbers = " · ".join(n for n in (_numbers(r) for r in test.evidence if isinstance(r, dict)) if n)
+    out += [f'<p class="numbers">{esc(numbers)}</p>'] if numbers else []
+    if test.revisit:
+        try:
+            pointer = catalogue.pointer(test.revisit["id"], test.revisit["why"])
+        except (KeyError, TypeError):  # a report from another catalogue
+            pointer = f"[{test.revisit.get('id')}]: {test.revisit.get('why')}"
+        out.append(f'<p class="revisit">Revisit first, course {esc(pointer)}</p>')
+    out += [f"<p>at <code>{esc(test.location)}</code></p>"] if test.location else []
+    rerun = test.rerun or f"python -m pytest {shlex.quote(test.nodeid)}"
+    out.append(f"<p>rerun: <code>{esc(rerun)}</code></p>")
     return out
 
 
@@ -258,12 +280,19 @@ def _homework(result: dict) -> list[str]:
 
 
 def _claims(report: Report, known: dict) -> list[str]:
-    """Every claim under its course chapter: each chapter once, in the course's order (the claims of
-    a chapter in the catalogue's order)."""
+    """Every claim the run selected under its course chapter: each chapter once, in the course's order
+    (the claims of a chapter in the catalogue's order); the others named in one line."""
     out = ['<section id="claims"><h2>Claims</h2>']
     by_chapter: dict[str, list[ClaimResult]] = {}
+    untouched = [c.id for c in report.claims if not c.tests]
+    if untouched:  # what the run did not select: named once, not drawn (the JSON keeps every claim)
+        out.append(
+            f'<p class="untested">{len(untouched)} of {len(report.claims)} claims were not selected by this run: '
+            f"<small>{esc(', '.join(untouched))}</small></p>"
+        )
     for c in report.claims:
-        by_chapter.setdefault(chapter(c.section), []).append(c)
+        if c.tests:
+            by_chapter.setdefault(chapter(c.section), []).append(c)
     titles = catalogue.chapters()
     for ch in sorted(by_chapter, key=_chapter_order):
         title = f' <span lang="ko">{esc(titles[ch])}</span>' if ch in titles else ""
@@ -290,8 +319,7 @@ def _claim(c: ClaimResult, entry: dict) -> list[str]:
         out.append(f'<p class="ko" lang="ko">{esc(entry["ko"])}</p>')
     failure = next((t for t in tests if t.outcome == Outcome.FAILED and t.message), None)
     if failure:
-        out.append(f'<p>first failure: <span class="nodeid">{esc(failure.nodeid)}</span></p>')
-        out.append(f"<pre>{esc(failure.message)}</pre>")
+        out += _failure(failure)
     if tests:
         summary = ", ".join(f"{n} {o}" for o, n in sorted(tally.items()))
         out.append(f"<details><summary>{len(tests)} tests: {esc(summary)}</summary>")

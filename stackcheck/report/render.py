@@ -38,6 +38,14 @@ def write(report: Report, path: str, sections: list[tuple[str, list[str]]]) -> t
 def markdown(report: Report, sections: list[tuple[str, list[str]]]) -> str:
     env = report.environment
     lines = ["# stackcheck curriculum report", ""]
+    failures = [(c.id, t) for c in report.claims for t in c.tests if t.outcome == Outcome.FAILED]
+    if failures:  # what to fix first, each failure whole (the page leads with them too)
+        lines += ["## Failures: what to fix first", ""]
+        for cid, t in failures:
+            lines += [f"### `{cid}` `{t.nodeid}`", "", "```", t.details or t.message or "failed", "```", ""]
+            if t.revisit:
+                lines += [f"Revisit first: [{t.revisit.get('id')}] {t.revisit.get('why')}", ""]
+            lines += [f"Rerun: `{t.rerun}`", ""] if t.rerun else []
     lines += ["## Environment (course §14.4)", ""]
     for key, value in env.items():
         if key == "workers":
@@ -56,16 +64,17 @@ def markdown(report: Report, sections: list[tuple[str, list[str]]]) -> str:
         "| id | section | kind | status | tests (" + "/".join(Outcome) + ") | claim |",
         "|---|---|---|---|---|---|",
     ]
-    graded = report.homework is not None  # a student's feedback: the claims their tests reached, not all
-    for c in (c for c in report.claims if c.tests or not graded):
+    for c in (c for c in report.claims if c.tests):  # the claims the run selected
         outcomes = [t.outcome for t in c.tests]
         tally = "/".join(str(outcomes.count(o)) for o in Outcome)
         kind = "stack fact" if c.kind == "stack-fact" else "learner"
         lines.append(f"| `{c.id}` | {c.section} | {kind} | {c.status} | {tally} | {c.title} |")
-    failures = [(c.id, t) for c in report.claims for t in c.tests if t.outcome == Outcome.FAILED]
-    if graded and failures:
-        lines += ["", "## Failing tests", ""]
-        lines += [f"- `{cid}` `{t.nodeid}`: {t.message or 'failed'}" for cid, t in failures]
+    untouched = [c.id for c in report.claims if not c.tests]
+    if untouched:
+        lines += [
+            "",
+            f"{len(untouched)} of {len(report.claims)} claims were not selected by this run: {', '.join(untouched)}",
+        ]
     evidence = [(c.id, t) for c in report.claims for t in c.tests if t.evidence]
     if evidence:
         lines += ["", "## Evidence", ""]
