@@ -139,6 +139,9 @@ def test_plots_have_marks_and_their_numbers_beneath(pages):
     kinds = {kind for kind, _ in figures}
     assert {"timing", "counters", "bytes", "sweep"} <= kinds, kinds
     for kind, figure in figures:
+        if kind == "judged":  # numbers that are no ratio of non-zero values: a table, no picture
+            assert "<svg" not in figure and "<tr><td>" in figure
+            continue
         marks = len(re.findall(r'id="mark-\d+"', figure))
         rows = len(re.findall(r"<tr><td>", figure))
         assert marks >= 1 and rows >= 1, kind
@@ -399,3 +402,59 @@ def test_the_page_of_a_small_run_leads_with_its_failure_whole(pytester):
     markdown = (pytester.path / "r.md").read_text(encoding="utf-8")
     first = markdown.split("\n## ")[1]
     assert first.startswith("Failures: what to fix first") and "got 7, expected 6" in first and printed in first
+
+
+def test_a_judged_number_is_drawn_only_as_a_ratio_of_two_nonzero_values():
+    """Issue 52 item 7: a ratio over a zero (MC04's "tensor-pipe over FFMA" with FFMA = 0), a number
+    that is no ratio (Q3's negative extra bytes) or a ratio whose parts the record lacks is a table;
+    a ratio of two recorded non-zero values is drawn against its line, in ratio units."""
+    need_matplotlib()
+    fast = {"median_ms": 0.1, "iqr_ms": 0.01, "spread": 1.1, "trials": 9}
+    record = {
+        "ffma": 0,
+        "tensor": 262144,
+        "first_call_ms": 400.0,
+        "eager": fast,
+        "judged": [
+            {
+                "name": "tensor over ffma",
+                "measured": 262144.0,
+                "line": 0.001,
+                "passes": "above",
+                "of": ["tensor", "ffma"],
+            },
+            {"name": "fused extra bytes over 4NM4", "measured": -0.02, "line": 0.05, "passes": "below"},
+            {
+                "name": "first_call_over_eager",
+                "measured": 4000.0,
+                "line": 5.0,
+                "passes": "above",
+                "of": ["first_call_ms", "eager"],
+            },
+        ],
+    }
+    found = {p.kind: p for p in plots.plots(record)}
+    assert [r[0] for r in found["judged"].rows] == ["tensor over ffma", "fused extra bytes over 4NM4"]
+    assert not found["judged"].svg and not found["judged"].drawn
+    assert [r[0] for r in found["verdict"].rows] == ["first_call_over_eager"] and "ratio (×)" in found["verdict"].svg
+    timing = found["timing"]  # the first call is drawn where the claim is about it, its judged line across it
+    assert [r[0] for r in timing.rows] == ["eager", "first_call_ms"] and timing.lines[0][0] == "first_call_ms"
+    assert "ms (point: median" in timing.svg
+
+
+@pytest.mark.parametrize("name", ["cpu", "h200"])
+def test_every_drawn_plot_labels_its_value_axis_with_a_unit(name, monkeypatch):
+    """Issue 52 item 7: units on every axis: each plot the recorded reports draw labels its value axis
+    with a unit (ms, µs, bytes, elements, the counters' unit, a ratio), read from the drawn axes."""
+    need_matplotlib()
+    drawn = []
+    monkeypatch.setattr(plots, "_plain_log_ticks", lambda axes: drawn.append((axes.get_xlabel(), axes.get_ylabel())))
+    kinds = []
+    for claim in load(name)["claims"]:
+        for test in claim["tests"]:
+            for record in test.get("evidence", []):
+                kinds += [p.kind for p in plots.plots(record) if p.drawn] if isinstance(record, dict) else []
+    assert len(drawn) == len(kinds) > 0
+    units = ("ms", "µs", "bytes", "elements", "instructions", "sectors", "ratio", "as recorded")
+    for kind, labels in zip(kinds, drawn):
+        assert any(u in " ".join(labels) for u in units), (kind, labels)

@@ -22,13 +22,14 @@ KINDS = {"timing", "counters", "bytes", "sweep", "histogram", "verdict"}
 
 
 def drawn() -> list[tuple[str, str, dict, plots.Plot]]:
-    """(report, test, evidence record, plot) for every plot of the shipped reports."""
+    """(report, test, evidence record, plot) for every drawn plot of the shipped reports (a table of
+    judged numbers that are no ratio has no picture)."""
     found = []
     for name, path in SHIPPED.items():
         for _, test in Report.load(path).tests():
             for record in test.evidence:
                 if isinstance(record, dict):
-                    found += [(name, test.nodeid, record, p) for p in plots.plots(record)]
+                    found += [(name, test.nodeid, record, p) for p in plots.plots(record) if p.drawn]
     return found
 
 

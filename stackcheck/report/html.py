@@ -356,12 +356,14 @@ def _numbers(record: dict) -> str:
 def _figure(plot: plotting.Plot, test: TestResult) -> str:
     head = "".join(f"<th>{esc(c)}</th>" for c in plot.columns)
     rows = "".join("<tr>" + "".join(f"<td>{esc(_fmt(v))}</td>" for v in row) + "</tr>" for row in plot.rows)
+    table = f'<div class="scroll"><table><thead><tr>{head}</tr></thead><tbody>{rows}</tbody></table></div>'
+    caption = f'<figcaption>{esc(plot.title)} · <span class="nodeid">{esc(test.nodeid)}</span></figcaption>'
+    if not plot.drawn:  # numbers a picture would mislead about: the table is the figure
+        return f'<figure class="plot" data-kind="{esc(plot.kind)}">{table}{caption}</figure>'
     picture = plot.svg or f'<p class="meta">{esc(plotting.MISSING)}</p>'
     return (
-        f'<figure class="plot" data-kind="{esc(plot.kind)}">{picture}'
-        f'<figcaption>{esc(plot.title)} · <span class="nodeid">{esc(test.nodeid)}</span></figcaption>'
-        f'<details><summary>numbers</summary><div class="scroll"><table><thead><tr>{head}</tr></thead>'
-        f"<tbody>{rows}</tbody></table></div></details></figure>"
+        f'<figure class="plot" data-kind="{esc(plot.kind)}">{picture}{caption}'
+        f"<details><summary>numbers</summary>{table}</details></figure>"
     )
 
 

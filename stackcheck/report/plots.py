@@ -37,6 +37,7 @@ class Plot:
     rows: list[tuple] = field(default_factory=list)
     svg: str = ""
     lines: list[tuple] = field(default_factory=list)  # judged lines: (row, x, "above" or "below", label)
+    drawn: bool = True  # False: numbers a picture would mislead about, shown as their table alone
 
 
 def number(value) -> bool:
@@ -49,15 +50,23 @@ def _timings(evidence: dict) -> list[Plot]:
     if not found:
         return []
     rows = [(name, m["median_ms"], *_whisker(m), m.get("trials", ""), m.get("regime", "")) for name, m in found.items()]
+    # single calls timed beside them (a first call, the claim's point where it is about one): a point each
+    singles = {k: v for k, v in evidence.items() if _one_call(k, v)}
+    rows += [(k, v, v, v, 1, "one call") for k, v in singles.items()]
+    medians = {**{k: m["median_ms"] for k, m in found.items()}, **singles}
     columns = ("what", "median ms", "low ms", "high ms", "trials", "regime")
     lines = []
     for j in judgments(evidence):
-        if len(j.get("of", ())) == 2 and all(name in found for name in j["of"]):
+        if len(j.get("of", ())) == 2 and all(name in medians for name in j["of"]):
             top, bottom = j["of"]
-            x = j["line"] * found[bottom]["median_ms"]
+            x = j["line"] * medians[bottom]
             lines.append((top, x, j["passes"], f"{top} {_bound(j)}× {bottom}"))
     title = "time per call: median, quartiles (extremes under 5 trials)"
     return [Plot("timing", title, columns, rows, lines=lines)]
+
+
+def _one_call(key: str, value) -> bool:
+    return key.endswith("_ms") and number(value) and value > 0
 
 
 def judgments(evidence: dict) -> list[dict]:
@@ -99,14 +108,36 @@ def _bound(judgment: dict) -> str:
     return f"{'≥' if judgment['passes'] == 'above' else '≤'} {_number_text(judgment['line'])}"
 
 
+def _part(evidence: dict, name: str):
+    """A ratio's part as the record holds it: a number, or a timing's median."""
+    value = evidence.get(name)
+    if isinstance(value, dict):
+        value = value.get("median_ms")
+    return value if number(value) else None
+
+
+def ratio_of_nonzero(evidence: dict, judgment: dict) -> bool:
+    """Whether a judged number is a ratio of two non-zero values the record holds (its ``of``): only
+    such a number is drawn against its line; a count, a difference or a ratio over zero is a table."""
+    parts = [_part(evidence, name) for name in judgment.get("of", ())]
+    return len(parts) == 2 and all(p is not None and p != 0 for p in parts) and judgment["measured"] > 0
+
+
 def _verdicts(evidence: dict) -> list[Plot]:
     found = judgments(evidence)
-    if not found:
-        return []
-    rows = [(j["name"], j["measured"], j["line"], j["passes"]) for j in found]
-    lines = [(j["name"], j["line"], j["passes"], _bound(j)) for j in found]
-    title = "what the test judged, against its line"
-    return [Plot("verdict", title, ("judged", "measured", "line", "passes"), rows, lines=lines)]
+    columns = ("judged", "measured", "line", "passes")
+    ratios = [j for j in found if ratio_of_nonzero(evidence, j)]
+    others = [j for j in found if not ratio_of_nonzero(evidence, j)]
+    plots = []
+    if ratios:
+        rows = [(j["name"], j["measured"], j["line"], j["passes"]) for j in ratios]
+        lines = [(j["name"], j["line"], j["passes"], _bound(j)) for j in ratios]
+        plots.append(Plot("verdict", "what the test judged, against its line", columns, rows, lines=lines))
+    if others:
+        rows = [(j["name"], j["measured"], j["line"], j["passes"]) for j in others]
+        title = "what the test judged, against its line (not a ratio of two non-zero values: numbers only)"
+        plots.append(Plot("judged", title, columns, rows, drawn=False))
+    return plots
 
 
 def _whisker(m: dict) -> tuple:
@@ -141,7 +172,7 @@ def _counters(evidence: dict) -> list[Plot]:
             for group, kernel_rows in groups.items()
             for name in names
         ]
-        plots.append(Plot("counters", f"hardware counters: {unit}", ("run", "counter", "total", "kernels"), rows))
+        plots.append(Plot("counters", f"hardware counters: {unit}", ("run", "counter", unit, "kernels"), rows))
     return plots
 
 
@@ -187,7 +218,7 @@ def plots(evidence: dict, draw: bool = True) -> list[Plot]:
     found += _verdicts(evidence)
     if draw and available():
         for plot in found:
-            plot.svg = _svg(plot)
+            plot.svg = _svg(plot) if plot.drawn else ""
     return found
 
 
@@ -299,7 +330,7 @@ def _draw_verdict(axes, plot: Plot) -> None:
     names = [textwrap.fill(str(r[0]).replace("_", " "), 24) for r in plot.rows]
     axes.set_yticks(range(len(plot.rows)), names)
     axes.set_ylim(len(plot.rows) - 0.5, -0.7)
-    axes.set_xlabel("point: measured; dashed: the line; green: passes")
+    axes.set_xlabel("ratio (×); green side passes")
 
 
 def _draw_grouped(axes, plot: Plot) -> None:
@@ -321,6 +352,7 @@ def _draw_grouped(axes, plot: Plot) -> None:
     if positive and max(positive) > 100 * min(positive):
         axes.set_yscale("log")
         axes.set_ylim(bottom=min(positive) / 10)
+    axes.set_ylabel(plot.columns[2])  # the counters' unit
     for x in zeros:  # a zero is a reading, not blank space (a log axis has no bar for it)
         axes.annotate(
             "0", (x, 0 if axes.get_yscale() == "linear" else min(positive) / 10), ha="center", va="bottom", fontsize=9
@@ -344,15 +376,22 @@ def _draw_sweep(axes, plot: Plot) -> None:
     axes.legend(fontsize=9, frameon=False)
     if max(r[2] for r in plot.rows) > 20 * max(min(r[2] for r in plot.rows), 1e-12):
         axes.set_yscale("log")
+    axes.set_ylabel(UNITS.get(plot.title.rsplit(" ", 1)[-1], "as recorded (see the numbers)"))
+    axes.set_xlabel("the test's parameter (see the numbers)")
+    axes.tick_params(axis="x", labelrotation=90)
+
+
+UNITS = {"ms": "ms", "us": "µs", "s": "s", "bytes": "bytes", "by": "× (ratio)"}  # a sweep's key's last word
 
 
 def _draw_histogram(axes, plot: Plot) -> None:
     _marked(axes.bar([str(r[0]) for r in plot.rows], [r[1] for r in plot.rows], color="#c44e52"))
     axes.set_ylabel("elements")
+    axes.set_xlabel("difference, up to (bin)")
     positive = [r[1] for r in plot.rows if r[1] > 0]
     if positive and max(positive) > 100 * min(positive):  # a few large differences stay visible
         axes.set_yscale("log")
-    axes.tick_params(axis="x", labelrotation=60, labelsize=9)
+    axes.tick_params(axis="x", labelrotation=90, labelsize=9)  # upright boxes that never meet
 
 
 DRAW = {
