@@ -6,6 +6,7 @@ import re
 import numpy as np
 import pytest
 
+from stackcheck import judges
 from stackcheck.evidence.numerics import as_numpy, assert_matches_reference, make_inputs
 from stackcheck.stacks.available import need
 from stackcheck.toolchains import counters
@@ -49,7 +50,7 @@ def test_cublas_uses_tensor_cores_by_dtype_and_setting(dtype, tf32, tensor_cores
     thin = counters.profile(gemv(dtype, tf32)) if tensor_cores else []
     evidence(dtype=dtype, tf32=tf32, gemm=[k.summary() for k in kernels], gemv_1xN=[k.summary() for k in thin])
     what = f"{N}^3 {dtype} matmul, TF32 {'on' if tf32 else 'off'}"
-    evidence(**counters.assert_tensor_cores(kernels, tensor_cores, what))
+    evidence(**judges.assert_tensor_cores(kernels, tensor_cores, what))
     prepared = workloads.matmul(256, dtype, tf32)
     x, w = (as_numpy(t) for t in prepared.inputs)
     assert_matches_reference(prepared.step(), x @ w, dtype=tolerance, k=256, what=f"{dtype} X @ W")

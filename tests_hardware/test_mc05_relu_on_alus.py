@@ -7,6 +7,7 @@ import re
 import numpy as np
 import pytest
 
+from stackcheck import judges
 from stackcheck.evidence.numerics import as_numpy, assert_matches_reference, uniform
 from stackcheck.stacks.available import need
 from stackcheck.stacks.params import device_params
@@ -35,8 +36,8 @@ def bias_relu_checked(impl, device: str, n: int = 257, m: int = 129):
 def test_bias_relu_counts_no_tensor_pipe_and_the_fused_dot_does(impl, device, evidence):
     elementwise, fused = counters.profile(BIAS_RELU), counters.profile(FUSED)
     evidence(bias_relu=[k.summary() for k in elementwise], fused=[k.summary() for k in fused])
-    counters.assert_general_pipes_only(elementwise, "the Triton bias + ReLU kernel")
-    counters.assert_tensor_cores(fused, True, "the fused matmul + bias + ReLU kernel")
+    judges.assert_general_pipes_only(elementwise, "the Triton bias + ReLU kernel")
+    judges.assert_tensor_cores(fused, True, "the fused matmul + bias + ReLU kernel")
     bias_relu_checked(impl, device)
 
 

@@ -5,6 +5,7 @@ the H200's DRAM counters, and on any machine from XLA's cost analysis."""
 import numpy as np
 import pytest
 
+from stackcheck import judges
 from stackcheck.evidence import device_profile, per_gpu
 from stackcheck.evidence.numerics import as_numpy, assert_matches_reference, make_inputs, reference_forward
 from stackcheck.homework.checkpoints import intermediate_traffic_mb
@@ -39,7 +40,7 @@ def test_eager_moves_a_and_z_through_dram_and_the_fused_kernel_does_not(evidence
 
     eager, fused = counters.profile(EAGER), counters.profile(FUSED)
     evidence(
-        **counters.assert_intermediates_removed(eager, fused, N, M, K),
+        **judges.assert_intermediates_removed(eager, fused, N, M, K),
         eager=[k.summary() for k in eager],
         fused=[k.summary() for k in fused],
     )

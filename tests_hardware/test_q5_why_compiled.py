@@ -4,6 +4,7 @@ and runs several times faster; a single large GEMM gains about nothing (Python s
 
 import pytest
 
+from stackcheck import judges
 from stackcheck.evidence import device_profile, judged, per_gpu, timing
 from stackcheck.evidence.numerics import assert_matches_reference, uniform
 from stackcheck.stacks.available import need
@@ -35,7 +36,7 @@ def test_fusing_a_chain_cuts_launches_bytes_and_time(evidence):
     from stackcheck.toolchains import workloads
 
     eager_k, compiled_k = counters.profile(EAGER), counters.profile(COMPILED)
-    found = counters.assert_fewer_launches_and_bytes(eager_k, compiled_k, workloads.CHAIN_LENGTH)
+    found = judges.assert_fewer_launches_and_bytes(eager_k, compiled_k, workloads.CHAIN_LENGTH)
     eager, compiled = workloads.chain(N, compiled=False), workloads.chain(N, compiled=True)
     slow, fast = event_medians(eager.step, compiled.step)
     speedup, floor = timing.ratio(slow, fast), max(timing.scatter(slow), timing.scatter(fast))

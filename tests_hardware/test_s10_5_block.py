@@ -5,7 +5,8 @@ clearly faster than the example's 256 threads. Other GPUs: measured and reported
 
 import pytest
 
-from stackcheck.evidence import device_profile, per_gpu, timing, verdicts
+from stackcheck import judges
+from stackcheck.evidence import device_profile, per_gpu, timing
 from stackcheck.evidence.numerics import assert_exact
 from stackcheck.toolchains import mojo_build
 
@@ -28,9 +29,9 @@ def test_the_examples_block_size_is_a_choice_not_the_optimum(mojo_program, evide
     evidence(medians_us=record)
     profile = device_profile.current()
     line = per_gpu.block_line(profile)
-    beaten = verdicts.block_beaten(medians, EXAMPLE_BLOCK)
+    beaten = judges.block_beaten(medians, EXAMPLE_BLOCK)
     if line is None:
         device_profile.no_line(profile, {"beaten_by": beaten})
-    n, ratio, by = verdicts.most_beaten(beaten)
+    n, ratio, by = judges.most_beaten(beaten)
     timing.call_shortfall(ratio, line, [series[n][EXAMPLE_BLOCK], series[n][by]], {"medians_us": record})
-    evidence(**verdicts.assert_block_beaten(beaten, EXAMPLE_BLOCK, line))
+    evidence(**judges.assert_block_beaten(beaten, EXAMPLE_BLOCK, line))

@@ -5,6 +5,7 @@ and the SMs far from theirs (memory-bound); an fp32 4096^3 GEMM the other way ro
 
 import pytest
 
+from stackcheck import judges
 from stackcheck.evidence.numerics import assert_matches_reference, make_inputs, reference_forward
 from stackcheck.stacks.available import need
 from stackcheck.toolchains import counters
@@ -25,8 +26,8 @@ def test_speed_of_light_tells_memory_bound_from_compute_bound(evidence):
     torch = need("torch")
     from stackcheck.toolchains.triton_kernels import bias_relu
 
-    memory = counters.assert_bound_by(counters.profile(BIAS_RELU), "dram", "bias + ReLU", MARGIN)
-    compute = counters.assert_bound_by(counters.profile(GEMM), "sm", f"fp32 {N}^3 GEMM", MARGIN)
+    memory = judges.assert_bound_by(counters.profile(BIAS_RELU), "dram", "bias + ReLU", MARGIN)
+    compute = judges.assert_bound_by(counters.profile(GEMM), "sm", f"fp32 {N}^3 GEMM", MARGIN)
     evidence(bias_relu=memory, gemm=compute)
     x, w, b = make_inputs(64, 32, 48, seed=156)
     a = torch.from_numpy(x).cuda() @ torch.from_numpy(w).cuda()

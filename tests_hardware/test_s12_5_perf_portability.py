@@ -8,7 +8,8 @@ others lack."""
 
 import pytest
 
-from stackcheck.evidence import device_profile, judged, per_gpu, timing, verdicts
+from stackcheck import judges
+from stackcheck.evidence import device_profile, judged, per_gpu, timing
 from stackcheck.evidence.numerics import assert_matches_reference, make_inputs, reference_forward
 from stackcheck.stacks.available import need
 from stackcheck.stacks.params import device_params
@@ -112,7 +113,7 @@ def test_bf16_pays_only_where_bf16_matrix_units_are(device, evidence):
     if line is None:
         device_profile.no_line(profile, {"bf16_speedup": round(speedup, 2), "floor": round(floor, 2)})
     try:
-        verdicts.assert_bf16_pays_where_units_are(
+        judges.assert_bf16_pays_where_units_are(
             speedup, matrix_units=units is not None, fast_at_least=line, slow_at_most=SLOW_AT_MOST
         )
     except AssertionError:
@@ -164,7 +165,7 @@ def test_no_one_tile_is_best_for_every_shape(evidence):
     if margin is None:
         device_profile.no_line(profile, {"medians_ms": medians})
     try:
-        evidence(best=verdicts.assert_best_tile_differs(medians, margin)["best"])
+        evidence(best=judges.assert_best_tile_differs(medians, margin)["best"])
     except AssertionError:
         spread = min(max(ts.values()) / min(ts.values()) for ts in medians.values())
         timing.call_it(spread, margin, max(floors), {"medians": medians})
@@ -182,7 +183,7 @@ def test_one_tile_fits_some_devices_and_not_others(evidence):
     tile = Tile(*PORTABLE_TILE)
     shared = {arch: tile_compiled_sm90(tile, "fp32", "ieee", arch=arch).metadata.shared for arch in TILE_ARCHS}
     limits = {arch: SHARED_PER_BLOCK[arch] for arch in TILE_ARCHS}
-    evidence(**verdicts.assert_tile_fits_some_devices_only(shared, limits))
+    evidence(**judges.assert_tile_fits_some_devices_only(shared, limits))
     x, w, b = make_inputs(130, 70, 129, seed=57)  # 2 x 2 programs, K in two steps, every edge masked
     y = matmul_bias_relu(*(torch.from_numpy(a) for a in (x, w, b)), tile, precision="ieee")
     assert_matches_reference(y.numpy(), reference_forward(x, w, b), dtype="float32", k=70, what=f"tile {tile}")

@@ -4,6 +4,7 @@ the one `x @ w` launches two or more kernels (partial products, then their reduc
 
 import pytest
 
+from stackcheck import judges
 from stackcheck.evidence import device_profile, per_gpu
 from stackcheck.evidence.numerics import assert_exact, uniform
 from stackcheck.stacks.available import need
@@ -23,7 +24,7 @@ def test_one_long_k_matmul_launches_several_kernels(evidence):
     torch = need("torch")
     kernels = counters.profile(LONG_K)
     evidence(graph_nodes=1, kernels=[k.summary() for k in kernels])
-    counters.assert_split_into_kernels(kernels, f"fp32 [{N}, {K}] @ [{K}, {M}]")
+    judges.assert_split_into_kernels(kernels, f"fp32 [{N}, {K}] @ [{K}, {M}]")
     # The same shape on values in {-1, 0, 1}: every partial sum is an integer below 2^24, exact in
     # float32, so however K is split the product must equal the float64 one bit for bit.
     x, w = (torch.from_numpy(uniform(shape, seed=s)).round().cuda() for shape, s in (((N, K), 23), ((K, M), 24)))

@@ -5,7 +5,8 @@ peak is a small fraction of it."""
 
 import pytest
 
-from stackcheck.evidence import device_profile, per_gpu, verdicts
+from stackcheck import judges
+from stackcheck.evidence import device_profile, per_gpu
 from stackcheck.evidence.numerics import assert_matches_reference, uniform
 from stackcheck.stacks.available import need
 
@@ -36,7 +37,7 @@ def test_flash_attention_never_holds_the_score_matrix(evidence):
 
     flash_peak, flash = peak(SDPBackend.FLASH_ATTENTION)
     math_peak, math = peak(SDPBackend.MATH)
-    evidence(**verdicts.assert_flash_saves(flash_peak, math_peak, B * H * length**2 * q.element_size()))
+    evidence(**judges.assert_flash_saves(flash_peak, math_peak, B * H * length**2 * q.element_size()))
     assert_matches_reference(
         flash[0, :, :256].float().cpu().numpy(),
         math[0, :, :256].float().cpu().numpy(),

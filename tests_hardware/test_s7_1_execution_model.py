@@ -9,7 +9,7 @@ jax.devices("tpu") exists: never on this project's machines."""
 import numpy as np
 import pytest
 
-from stackcheck.evidence import verdicts
+from stackcheck import judges
 from stackcheck.evidence.numerics import assert_exact
 from stackcheck.stacks.available import need
 from stackcheck.stacks.params import device_params
@@ -27,7 +27,7 @@ def test_a_gpus_programs_run_at_once(device, evidence):
 
     atomic = triton_kernels.programs_counted(PROGRAMS, atomic=True, device=device)
     counted = triton_kernels.programs_counted(PROGRAMS, atomic=False, device=device)
-    evidence(**verdicts.assert_programs_run_at_once(counted, atomic, PROGRAMS, MOST))
+    evidence(**judges.assert_programs_run_at_once(counted, atomic, PROGRAMS, MOST))
 
 
 def _accumulate(x_ref, o_ref):

@@ -4,13 +4,14 @@ the DRAM counters: a working set inside L2 is read from HBM once; one far larger
 
 import pytest
 
+from stackcheck import judges
 from stackcheck.evidence import hardware
 from stackcheck.evidence.numerics import as_numpy, assert_matches_reference
 from stackcheck.stacks.available import need
 from stackcheck.stacks.params import device_params
 from stackcheck.toolchains import counters
 
-PASSES = 8  # judged by the median of passes 2..8 (counters.assert_l2_reuse)
+PASSES = 8  # judged by the median of passes 2..8 (judges.assert_l2_reuse)
 LARGE = 2**30  # bytes: far past any L2 so far (the H200's is 60 MB)
 SMALL_SHARE = 0.25  # of the L2
 SMALL_READS, LARGE_READS = (
@@ -34,7 +35,7 @@ def test_each_level_is_larger_and_l2_keeps_what_fits(device, evidence):
         f"each SM's registers and shared memory, then L2, then HBM, each larger: {levels}"
     )
     small = workloads.l2_share(SMALL_SHARE)
-    found = counters.assert_l2_reuse(counters.profile(SMALL_READS), counters.profile(LARGE_READS), PASSES, small, LARGE)
+    found = judges.assert_l2_reuse(counters.profile(SMALL_READS), counters.profile(LARGE_READS), PASSES, small, LARGE)
     evidence(**found)
     prepared = workloads.reread(1, nbytes=small)
     (x,) = prepared.inputs

@@ -6,6 +6,7 @@ against the table."""
 import numpy as np
 import pytest
 
+from stackcheck import judges
 from stackcheck.evidence.numerics import as_numpy, assert_exact
 from stackcheck.stacks.available import need
 from stackcheck.stacks.params import device_params
@@ -27,7 +28,7 @@ def test_l1_keeps_what_one_sm_reads_often(device, evidence):
     torch = need("torch")
     from stackcheck.toolchains import workloads
 
-    found = counters.assert_l1_keeps_what_fits(
+    found = judges.assert_l1_keeps_what_fits(
         counters.profile(SMALL_GATHERS), counters.profile(LARGE_GATHERS), SMALL_LEAST, LARGE_MOST
     )
     evidence(device=torch.cuda.get_device_name(device), **found)

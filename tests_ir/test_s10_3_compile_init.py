@@ -4,10 +4,10 @@ does both in one step. The two paths give the same model, output for output."""
 import numpy as np
 import pytest
 
+from stackcheck import judges
 from stackcheck.evidence.numerics import assert_outputs_match, make_inputs, reference_forward
 from stackcheck.run import max_graphs
 from stackcheck.stacks.params import device_params, tolerance_row
-from stackcheck.toolchains import ir
 
 pytestmark = [pytest.mark.max, pytest.mark.max_graph("math")]
 
@@ -17,7 +17,7 @@ pytestmark = [pytest.mark.max, pytest.mark.max_graph("math")]
 def test_compile_then_init_is_the_model_load_gives(impl, device):
     x, w, b = make_inputs(5, 7, 3, seed=101)
     kind = max_graphs.on_device("math", device)
-    ir.assert_steps_recorded(max_graphs.built(kind, impl))  # A, Z and Y as the graph records them
+    judges.assert_steps_recorded(max_graphs.built(kind, impl))  # A, Z and Y as the graph records them
     artifact, model = max_graphs.compile_then_init(kind, impl)
     assert not hasattr(artifact, "execute") and hasattr(model, "execute"), (
         f"compile() gives an artifact ({type(artifact).__name__}), init() a runnable model ({type(model).__name__})"
@@ -25,7 +25,7 @@ def test_compile_then_init_is_the_model_load_gives(impl, device):
     assert model is not max_graphs.model(kind, impl)[1], "init() made a model of its own, not load()'s"
     by_init = max_graphs.execute(kind, impl, x, w, b, runnable=model)
     by_load = max_graphs.execute(kind, impl, x, w, b)
-    ir.assert_same_model(by_init, by_load)
+    judges.assert_same_model(by_init, by_load)
     a = x.astype(np.float64) @ w.astype(np.float64)
     assert_outputs_match(  # every step of max_steps, not Y alone: a Z without b must not pass
         {name: by_init[name] for name in ("a", "z", "y")},

@@ -7,10 +7,10 @@ import pytest
 
 from stackcheck.evidence.compiles import jax_compiles
 from stackcheck.evidence.numerics import assert_matches_reference, make_inputs, reference_forward
+from stackcheck.judges import assert_torch_math_ops
 from stackcheck.stacks.available import need
 from stackcheck.stacks.params import stack_params
 from stackcheck.stacks.records import jax_device, jax_in, jax_out
-from stackcheck.toolchains.ir import assert_torch_math_ops
 
 SHAPES = (8, 4, 3)
 

@@ -7,6 +7,7 @@ ReLU and bias fuse into the GEMM itself); each gives the float64 reference's num
 import numpy as np
 import pytest
 
+from stackcheck import judges
 from stackcheck.evidence.numerics import assert_matches_reference, make_inputs
 from stackcheck.stacks.available import need
 from stackcheck.stacks.params import stack_params
@@ -40,4 +41,4 @@ def test_other_activations_and_no_bias_compile_like_the_course_line(evidence, st
         want = reference(*(a.astype(np.float64) for a in (x, w, b)))
         got = jax_out(compiled(*args), "float32")
         assert_matches_reference(got, want, dtype="float32", k=32, what=name, stack=stack, device=device)
-    evidence(device=device, kernels=ir.assert_variants_fuse_alike(kernels))
+    evidence(device=device, kernels=judges.assert_variants_fuse_alike(kernels))

@@ -6,6 +6,7 @@ bounds, else a while) holding one copy. Both compute the same Y."""
 import numpy as np
 import pytest
 
+from stackcheck import judges
 from stackcheck.evidence.numerics import assert_matches_reference, make_inputs, reference_forward
 from stackcheck.stacks.available import need
 from stackcheck.stacks.params import stack_params
@@ -31,7 +32,7 @@ def test_a_python_loop_unrolls_and_fori_loop_stays_a_loop(impl, evidence, stack,
         return jax.lax.fori_loop(0, STEPS, lambda i, v: impl.jax_forward(v, q, r), p)
 
     jaxprs = [ir.jaxpr_ops(jax.make_jaxpr(f)(*args)) for f in (impl.jax_forward, python_loop, fori)]
-    evidence(device=device, **ir.assert_unrolled_and_looped(*jaxprs, STEPS))
+    evidence(device=device, **judges.assert_unrolled_and_looped(*jaxprs, STEPS))
     expected = x.astype(np.float64)
     for _ in range(STEPS):
         expected = reference_forward(expected, w, b)

@@ -4,6 +4,7 @@ and the cubin's SASS: PTX is a virtual ISA; the machine code is what ptxas makes
 
 import pytest
 
+from stackcheck import judges
 from stackcheck.stacks.params import device_params
 from stackcheck.toolchains import ir
 from stackcheck.toolchains.tiles import Tile, TileLaunch
@@ -19,6 +20,6 @@ def test_tritons_stages_lower_tensors_to_addresses_and_instructions(evidence, de
     from stackcheck.toolchains.triton_kernels import assert_tilings_right, tile_compiled_sm90
 
     tile = TILE
-    facts = ir.assert_lowering_levels(ir.triton_stages(tile_compiled_sm90(tile, "fp32", "ieee")))
+    facts = judges.assert_lowering_levels(ir.triton_stages(tile_compiled_sm90(tile, "fp32", "ieee")))
     evidence(stages=facts)
     assert_tilings_right(device, [(tile.n, tile.m, tile.k, tile.stages)])  # the same kernel, run

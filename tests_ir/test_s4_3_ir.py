@@ -3,6 +3,7 @@
 import numpy as np
 import pytest
 
+from stackcheck import judges
 from stackcheck.evidence.numerics import assert_matches_reference, make_inputs, reference_forward
 from stackcheck.run import max_graphs
 from stackcheck.stacks.available import need
@@ -18,7 +19,7 @@ def test_torch_export_aten_graph(impl, torch_inputs, example_inputs):
     text = ir.torch_export_graph(impl.torch_forward, *torch_inputs)
     assert "aten." in text, "torch.export's graph is made of ATen ops"
     core = ir.core_aten(impl.torch_forward, *torch_inputs)
-    ir.assert_torch_math_ops(core, torch_inputs, MATH, "torch.export ATen graph")
+    judges.assert_torch_math_ops(core, torch_inputs, MATH, "torch.export ATen graph")
     y = impl.torch_forward(*torch_inputs)
     assert_matches_reference(y.cpu().numpy(), reference_forward(*example_inputs), dtype="float32", k=32)
 
@@ -29,7 +30,7 @@ def test_dynamo_fx_graph_from_a_recording_backend(impl, torch_inputs, example_in
     graphs, y = ir.dynamo_graphs(impl.torch_forward, *torch_inputs)
     assert len(graphs) == 1, f"the course's forward is one graph, got {len(graphs)}"
     inputs = graphs[0].meta["example_inputs"]
-    ir.assert_torch_math_ops(ir.core_aten(graphs[0], *inputs), inputs, MATH, "Dynamo FX graph")
+    judges.assert_torch_math_ops(ir.core_aten(graphs[0], *inputs), inputs, MATH, "Dynamo FX graph")
     assert_matches_reference(y.cpu().numpy(), reference_forward(*example_inputs), dtype="float32", k=32)
 
 
@@ -38,7 +39,7 @@ def test_dynamo_fx_graph_from_a_recording_backend(impl, torch_inputs, example_in
 @pytest.mark.parametrize("stage", ["jaxpr", "stablehlo"])
 def test_jaxpr_and_stablehlo(impl, jax_inputs, example_inputs, stage):
     stages = ir.jax_stages(impl.jax_forward, *jax_inputs)
-    ir.assert_ops_in_order(stages[stage], ["matmul", "broadcast", "add", "relu"], f"JAX {stage}")
+    judges.assert_ops_in_order(stages[stage], ["matmul", "broadcast", "add", "relu"], f"JAX {stage}")
     y = stages["compiled"](*jax_inputs)
     assert_matches_reference(np.asarray(y), reference_forward(*example_inputs), dtype="float32", k=32)
 
@@ -49,7 +50,7 @@ def test_jaxpr_and_stablehlo(impl, jax_inputs, example_inputs, stage):
 def test_max_graph_text(impl, example_inputs):
     graph, _, _ = max_graphs.model("structure", impl)
     text = str(graph)
-    ir.assert_ops_in_order(text, MATH, "MAX graph")
+    judges.assert_ops_in_order(text, MATH, "MAX graph")
     assert text.lstrip().startswith("mo.graph"), "MAX's graph is MLIR in the mo dialect"
     out = max_graphs.execute("structure", impl, *example_inputs)
     assert_matches_reference(out["y"], reference_forward(*example_inputs), dtype="float32", k=32)
@@ -84,7 +85,7 @@ def test_one_classifier_reads_every_spelling_of_the_course_ops(spelling, familie
     the bias add, and clamp_min(z, 0) is the ReLU even when its input is named add."""
     assert ir.op_sequence(spelling) == families
     with pytest.raises(AssertionError, match="expected the ops matmul -> add -> relu"):
-        ir.assert_ops_in_order("d = dot_general a b\ng = max d 0.0", MATH, "a graph without the bias")
+        judges.assert_ops_in_order("d = dot_general a b\ng = max d 0.0", MATH, "a graph without the bias")
 
 
 @pytest.mark.meta

@@ -5,7 +5,7 @@ XLA's plan reuses their buffers: its scratch memory is a fraction of their sum."
 
 import pytest
 
-from stackcheck.evidence import verdicts
+from stackcheck import judges
 from stackcheck.evidence.numerics import assert_matches_reference, make_inputs
 from stackcheck.stacks.available import need
 from stackcheck.stacks.params import stack_params
@@ -29,7 +29,7 @@ def test_intermediates_share_buffers_by_their_lifetimes(evidence, stack, device)
     args = jax_in((x, w, b), device, "float32")
     compiled = jax.jit(lambda *a: chain(jax, *a)).lower(*args).compile()
     temp = compiled.memory_analysis().temp_size_in_bytes
-    evidence(device=device, **verdicts.assert_buffers_reused(temp, STEPS - 1, N * M * 4))
+    evidence(device=device, **judges.assert_buffers_reused(temp, STEPS - 1, N * M * 4))
     want = x.astype("float64")
     for _ in range(STEPS):
         want = (want @ w.astype("float64") + b).clip(min=0)

@@ -7,6 +7,7 @@ import re
 import numpy as np
 import pytest
 
+from stackcheck import judges
 from stackcheck.evidence.numerics import assert_matches_reference, make_inputs, reference_forward
 from stackcheck.stacks.available import need
 from stackcheck.stacks.params import stack_params
@@ -36,7 +37,7 @@ def test_xla_removes_an_unused_matmul(impl, stack, device):
     x, w, b = make_inputs(N, K, M, seed=16)
     jax = need("jax")
     stages = ir.jax_stages(with_unused_matmul(impl.jax_forward, jax.numpy.sin), *jax_in((x, w, b), device, "float32"))
-    ir.assert_dead_matmul_removed(stages["jaxpr"], stages["hlo"])
+    judges.assert_dead_matmul_removed(stages["jaxpr"], stages["hlo"])
     y = stages["compiled"](*jax_in((x, w, b), device, "float32"))
     assert_matches_reference(
         jax_out(y, "float32"), reference_forward(x, w, b), dtype="float32", k=K, stack=stack, device=device
@@ -74,7 +75,7 @@ def test_xla_folds_a_constant_w_times_2(impl, stack, device):
         return impl.jax_forward(p, jax.numpy.asarray(w) * 2, q)  # W is a constant of the program
 
     stages = ir.jax_stages(forward, *jax_in((x, b), device, "float32"))
-    ir.assert_constant_folded(stages["stablehlo"], stages["hlo"])
+    judges.assert_constant_folded(stages["stablehlo"], stages["hlo"])
     y = stages["compiled"](*jax_in((x, b), device, "float32"))
     assert_matches_reference(
         jax_out(y, "float32"),

@@ -6,6 +6,7 @@ PTX)."""
 
 import pytest
 
+from stackcheck import judges
 from stackcheck.evidence.numerics import assert_matches_reference, make_inputs, reference_forward
 from stackcheck.stacks.available import need
 from stackcheck.stacks.params import stack_params
@@ -24,7 +25,7 @@ def test_xla_passes_run_in_the_courses_stages(evidence, stack, device, tmp_path)
     x, w, b = make_inputs(64, 32, 16, seed=152)
     args = jax_in((x, w, b), device, "float32")
     names = ir.xla_pass_dump(line, *args, folder=tmp_path)
-    evidence(device=device, first_dump_of_each_stage=ir.assert_xla_stages_in_order(names))
+    evidence(device=device, first_dump_of_each_stage=judges.assert_xla_stages_in_order(names))
     assert_matches_reference(
         jax_out(jax.jit(line)(*args), "float32"),
         reference_forward(x, w, b),

@@ -5,6 +5,7 @@ becomes warpgroup MMA: wgmma in Triton's PTX for sm_90 and HGMMA in its SASS (an
 import numpy as np
 import pytest
 
+from stackcheck import judges
 from stackcheck.evidence.numerics import as_numpy, assert_matches_reference, make_inputs, reference_forward
 from stackcheck.stacks.available import need
 from stackcheck.stacks.params import device_params
@@ -33,7 +34,7 @@ def test_a_bf16_tile_for_sm90_lowers_to_warpgroup_mma(device):
     from stackcheck.toolchains.triton_kernels import matmul_bias_relu, tile_compiled_sm90
 
     stages = ir.triton_stages(tile_compiled_sm90(Tile(64, 64, 32), "bf16"))
-    ir.assert_warpgroup_mma(stages["ptx"], stages["sass"])
+    judges.assert_warpgroup_mma(stages["ptx"], stages["sass"])
     x, w, b = make_inputs(40, 32, 24, dtype="bfloat16", seed=52)
     tile = Tile(16, 16, 16) if device == "cpu" else Tile(64, 64, 32)  # the interpreter; the tile compiled above
     y = matmul_bias_relu(*(torch.from_numpy(a).to(device) for a in (x, w, b)), tile)

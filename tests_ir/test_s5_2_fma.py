@@ -6,10 +6,10 @@ implementation's triton_bias_relu must launch one Triton kernel for it, not comp
 import numpy as np
 import pytest
 
+from stackcheck import judges
 from stackcheck.evidence.numerics import as_numpy, assert_matches_reference, uniform
 from stackcheck.stacks.available import need
 from stackcheck.stacks.params import device_params
-from stackcheck.toolchains import ir
 
 
 @pytest.mark.claim("S5.2-fma")
@@ -19,7 +19,7 @@ def test_the_fused_bias_relu_kernel_has_no_fma_and_a_mul_add_has_one(impl, launc
     from stackcheck.toolchains import triton_kernels
 
     fused, mul_add = triton_kernels.bias_relu_ptx_sm90(), triton_kernels.mul_add_ptx_sm90()
-    ir.assert_fusion_is_not_fma(fused, mul_add)
+    judges.assert_fusion_is_not_fma(fused, mul_add)
     a_np, b_np = uniform((33, 65), seed=61), uniform((65,), seed=62)
     y = impl.triton_bias_relu(torch.from_numpy(a_np).to(device), torch.from_numpy(b_np).to(device))  # run
     assert len(launches()) == 1, f"the fused bias + ReLU is one Triton kernel launch; launched {launches()}"

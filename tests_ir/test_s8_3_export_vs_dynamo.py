@@ -3,6 +3,7 @@ one computation: ATen operator overloads in one, Python-level torch functions in
 
 import pytest
 
+from stackcheck import judges
 from stackcheck.evidence.numerics import assert_matches_reference, reference_forward
 from stackcheck.stacks.available import need
 from stackcheck.stacks.params import device_params
@@ -26,6 +27,6 @@ def test_export_and_dynamo_graphs_differ_in_level(impl, torch_inputs, example_in
         ir.torch_math_ops(exported.run_decompositions(), *torch_inputs),
         ir.torch_math_ops(ir.core_aten(graphs[0], *inputs), *inputs),
     )
-    ir.assert_export_and_dynamo_levels(ir.call_targets(exported.graph), ir.call_targets(graphs[0].graph), families)
+    judges.assert_export_and_dynamo_levels(ir.call_targets(exported.graph), ir.call_targets(graphs[0].graph), families)
     for result in (exported.module()(*torch_inputs), y):
         assert_matches_reference(result.cpu().numpy(), reference_forward(*example_inputs), dtype="float32", k=32)

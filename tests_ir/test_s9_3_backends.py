@@ -6,6 +6,7 @@ two give the same numbers."""
 import numpy as np
 import pytest
 
+from stackcheck import judges
 from stackcheck.evidence.numerics import assert_matches_reference, make_inputs, reference_forward
 from stackcheck.stacks.available import need
 from stackcheck.stacks.params import stack_params
@@ -24,7 +25,7 @@ def test_backends_print_the_matmul_their_own_way(evidence, stack, device):
     x, w, b = make_inputs(64, 32, 16, seed=158)
     compiled = {d: jax.jit(line).lower(*jax_in((x, w, b), d, "float32")).compile() for d in ("cpu", device)}
     names = {d: ir.hlo_matmul_op(c.as_text()) for d, c in compiled.items()}
-    evidence(matmul_op=ir.assert_backends_name_the_matmul_differently(names))
+    evidence(matmul_op=judges.assert_backends_name_the_matmul_differently(names))
     ys = {d: np.asarray(c(*jax_in((x, w, b), d, "float32"))) for d, c in compiled.items()}
     for d, y in ys.items():
         assert_matches_reference(y, reference_forward(x, w, b), dtype="float32", k=32, stack=stack, device=d)

@@ -5,10 +5,11 @@ before JAX 0.7 and `jit` after; the compiled HLO names its instructions differen
 
 import pytest
 
+from stackcheck import judges
 from stackcheck.evidence.numerics import assert_matches_reference
 from stackcheck.stacks.available import need
 from stackcheck.stacks.params import device_params
-from stackcheck.toolchains import ir, jax_versions
+from stackcheck.toolchains import jax_versions
 
 NEWER_FROM = (0, 7)  # the rename the comparison rests on: JAX 0.7 prints a nested jit as `jit`
 
@@ -45,4 +46,4 @@ def test_op_names_vary_with_the_jax_version_and_the_meaning_does_not(device, han
         assert_matches_reference(
             y, hand_example["y"].ravel(), dtype="float32", k=3, what=f"Y printed under JAX {run['version']}"
         )
-    evidence(versions=[r["version"] for r in runs], **ir.assert_names_vary_meaning_stays(*runs))
+    evidence(versions=[r["version"] for r in runs], **judges.assert_names_vary_meaning_stays(*runs))

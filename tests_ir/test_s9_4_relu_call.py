@@ -5,6 +5,7 @@ no call left, and the maximum sits inside a fusion. The compiled program compute
 import numpy as np
 import pytest
 
+from stackcheck import judges
 from stackcheck.evidence.numerics import assert_exact, uniform
 from stackcheck.stacks.available import need
 from stackcheck.stacks.params import stack_params
@@ -18,6 +19,6 @@ def test_jax_nn_relu_is_a_call_in_stablehlo_and_a_fused_maximum_once_optimized(s
     jax = need("jax")
     z = uniform((4, 6), seed=94)
     stages = ir.jax_stages(lambda v: jax.nn.relu(v) * 2, *jax_in((z,), device, "float32"))
-    ir.assert_relu_call_inlined(stages["stablehlo"], stages["hlo"])
+    judges.assert_relu_call_inlined(stages["stablehlo"], stages["hlo"])
     y = stages["compiled"](*jax_in((z,), device, "float32"))
     assert_exact(jax_out(y, "float32"), np.maximum(z, 0) * 2, what="ReLU(z) * 2", stack=stack, device=device)

@@ -6,6 +6,7 @@ HLO; a libtpu that writes LLO only under its private flags skips with what it du
 import numpy as np
 import pytest
 
+from stackcheck import judges
 from stackcheck.evidence.numerics import assert_matches_reference, make_inputs, reference_forward
 from stackcheck.stacks.available import need
 from stackcheck.stacks.params import stack_params
@@ -20,7 +21,7 @@ def test_the_cpu_backend_lowers_hlo_to_llvm_ir_not_llo(impl, stack, device, tmp_
     x, w, b = make_inputs(8, 4, 3, seed=97)
     args = jax_in((x, w, b), device, "float32")
     names = ir.xla_dump(impl.jax_forward, *args, folder=tmp_path)
-    ir.assert_llvm_not_llo(names)
+    judges.assert_llvm_not_llo(names)
     llvm = next(tmp_path / n for n in names if n.endswith(".ll"))
     assert "define " in llvm.read_text(), f"{llvm.name} is an LLVM IR module"
     assert_matches_reference(

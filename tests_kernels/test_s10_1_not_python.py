@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-from stackcheck.evidence import verdicts
+from stackcheck import judges
 from stackcheck.paths.tools import mojo_executable
 
 pytestmark = pytest.mark.mojo
@@ -37,7 +37,7 @@ def test_python_that_changes_a_type_is_no_mojo_program(tmp_path, evidence):
     python = subprocess.run([sys.executable, "-c", DYNAMIC], capture_output=True, text=True, timeout=60)
     dynamic, typed = build(tmp_path, "dynamic", DYNAMIC), build(tmp_path, "typed", TYPED)
     evidence(python=python.stdout.strip(), dynamic_exit=dynamic[0], typed_exit=typed[0])
-    verdicts.assert_python_is_not_mojo(python.stdout, dynamic, typed)
+    judges.assert_python_is_not_mojo(python.stdout, dynamic, typed)
     ran = subprocess.run([str(tmp_path / "typed")], capture_output=True, text=True, timeout=60)
     python_typed = subprocess.run([sys.executable, "-c", TYPED], capture_output=True, text=True, timeout=60)
     assert ran.stdout.split() == python_typed.stdout.split() == ["2"], (ran.stdout, python_typed.stdout)

@@ -6,6 +6,7 @@ the custom op as a foreach kernel of its own that takes the max. The same graph 
 
 import pytest
 
+from stackcheck import judges
 from stackcheck.evidence.numerics import assert_outputs_match, make_inputs, reference_forward
 from stackcheck.run import max_graphs
 from stackcheck.toolchains import ir
@@ -17,7 +18,7 @@ pytestmark = [pytest.mark.max, pytest.mark.mojo, pytest.mark.triton, pytest.mark
 @pytest.mark.claim("S10.4-gpu-target")
 def test_the_custom_op_compiles_to_its_own_gpu_kernel(impl, evidence):
     kernels = ir.sass_kernels(ir.cuda_objects(max_graphs.compiled_for_gpu(impl, ARCH)))
-    evidence(**ir.assert_custom_op_own_gpu_kernel(kernels, ARCH))
+    evidence(**judges.assert_custom_op_own_gpu_kernel(kernels, ARCH))
     x, w, b = make_inputs(33, 65, 17, seed=105)
     on_cpu = max_graphs.execute("structure", impl, x, w, b)
     assert_outputs_match(

@@ -6,7 +6,7 @@ gives ReLU."""
 
 import pytest
 
-from stackcheck.evidence import verdicts
+from stackcheck import judges
 from stackcheck.evidence.numerics import assert_matches_reference, make_inputs, reference_forward
 from stackcheck.run import max_graphs
 
@@ -48,7 +48,7 @@ def test_the_output_type_is_declared_not_inferred(impl, evidence):
     declared = [("float32", [2, 5]), ("float32", [4, 3]), ("float16", [2, 3])]
     found = output_types(declared)
     evidence(types={str(k): v for k, v in found.items()})
-    verdicts.assert_output_type_declared(("float32", [2, 3]), found)
+    judges.assert_output_type_declared(("float32", [2, 3]), found)
     x, w, b = make_inputs(5, 4, 3, seed=153)
     y = max_graphs.execute(max_graphs.on_device("structure", "cpu"), impl, x, w, b)["y_mojo"]
     assert_matches_reference(

@@ -8,8 +8,9 @@ import subprocess
 import numpy as np
 import pytest
 
+from stackcheck import judges
 from stackcheck.evidence.numerics import assert_matches_reference
-from stackcheck.toolchains import ir, mojo_build
+from stackcheck.toolchains import mojo_build
 
 WIDTHS = (1, 4, 8, 16)  # 1 is scalar code; 16 float32 lanes fill an AVX-512 register
 COUNT = 4096  # mojo/simd_relu.mojo's
@@ -23,7 +24,7 @@ def built(width: int, emit: str):
 @pytest.mark.mojo
 @pytest.mark.parametrize("width", WIDTHS)
 def test_width_sets_the_vector_the_code_works_on(width, evidence):
-    found = ir.assert_vector_width(built(width, "llvm").read_text(), "relu_block", width)
+    found = judges.assert_vector_width(built(width, "llvm").read_text(), "relu_block", width)
     done = subprocess.run([str(built(width, "exe"))], capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stdout + done.stderr
     values = (np.arange(COUNT) % 17 - 8).astype(np.float32)

@@ -4,7 +4,8 @@ these run on any machine."""
 
 import pytest
 
-from stackcheck.evidence import device_profile, hardware, per_gpu, timing, verdicts
+from stackcheck import judges
+from stackcheck.evidence import device_profile, hardware, per_gpu, timing
 from stackcheck.toolchains import counters
 from stackcheck.toolchains.counters import Kernel
 
@@ -32,30 +33,30 @@ FUSED = [kernel("matmul_bias_relu", gmma=1e6, dram_read=17e6, dram_write=268e6)]
 @pytest.mark.mutant_for("MC04")
 def test_a_reader_that_sums_the_fma_pipe_as_tensor_work_is_caught():
     """The fp32 GEMM's FFMAs read under the tensor-pipe name must fail the 'not on Tensor Cores' check."""
-    counters.assert_tensor_cores([FP32_GEMM], False, "fp32 GEMM")
+    judges.assert_tensor_cores([FP32_GEMM], False, "fp32 GEMM")
     misread = kernel(FP32_GEMM.name, gmma=FP32_GEMM.values["ffma"], ffma=FP32_GEMM.values["ffma"])
     with pytest.raises(AssertionError, match="FFMA, not the tensor pipe"):
-        counters.assert_tensor_cores([misread], False, "fp32 GEMM")
+        judges.assert_tensor_cores([misread], False, "fp32 GEMM")
     with pytest.raises(AssertionError, match="Tensor Core"):
-        counters.assert_tensor_cores([FP32_GEMM], True, "fp32 GEMM claimed on Tensor Cores")
+        judges.assert_tensor_cores([FP32_GEMM], True, "fp32 GEMM claimed on Tensor Cores")
 
 
 @pytest.mark.meta
 @pytest.mark.mutant_for("MC05")
 def test_relu_on_the_tensor_pipe_is_caught():
-    counters.assert_general_pipes_only([RELU], "bias + ReLU")
+    judges.assert_general_pipes_only([RELU], "bias + ReLU")
     with pytest.raises(AssertionError, match="no tensor-pipe"):
-        counters.assert_general_pipes_only([RELU, BF16_GEMM], "bias + ReLU fused into a GEMM reading")
+        judges.assert_general_pipes_only([RELU, BF16_GEMM], "bias + ReLU fused into a GEMM reading")
 
 
 @pytest.mark.meta
 @pytest.mark.mutant_for("Q3")
 def test_an_eager_path_that_is_really_compiled_is_caught():
-    counters.assert_intermediates_removed(EAGER, FUSED, N, M, K)
+    judges.assert_intermediates_removed(EAGER, FUSED, N, M, K)
     with pytest.raises(AssertionError):
-        counters.assert_intermediates_removed(FUSED, FUSED, N, M, K)
+        judges.assert_intermediates_removed(FUSED, FUSED, N, M, K)
     with pytest.raises(AssertionError, match="fused kernel still moves"):
-        counters.assert_intermediates_removed(EAGER, [kernel("unfused", dram_read=300e6, dram_write=520e6)], N, M, K)
+        judges.assert_intermediates_removed(EAGER, [kernel("unfused", dram_read=300e6, dram_write=520e6)], N, M, K)
 
 
 @pytest.mark.meta
@@ -63,9 +64,9 @@ def test_an_eager_path_that_is_really_compiled_is_caught():
 def test_a_compiled_chain_that_still_launches_every_op_is_caught():
     eager = [kernel(f"op{i}", dram_read=2**30, dram_write=2**30) for i in range(8)]
     compiled = [kernel("triton_poi_fused", dram_read=2**30, dram_write=2**30)]
-    counters.assert_fewer_launches_and_bytes(eager, compiled, 8)
+    judges.assert_fewer_launches_and_bytes(eager, compiled, 8)
     with pytest.raises(AssertionError):
-        counters.assert_fewer_launches_and_bytes(eager, eager, 8)
+        judges.assert_fewer_launches_and_bytes(eager, eager, 8)
 
 
 @pytest.mark.meta
@@ -73,13 +74,13 @@ def test_a_compiled_chain_that_still_launches_every_op_is_caught():
 def test_swapped_working_sets_are_caught():
     small = [kernel("sum", dram_read=r) for r in (15e6, 0.1e6, 15e6, 0.1e6, 0.1e6)]  # one pass evicted
     large = [kernel("sum", dram_read=2**30) for _ in range(5)]
-    counters.assert_l2_reuse(small, large, 5, 15_000_000, 2**30)
+    judges.assert_l2_reuse(small, large, 5, 15_000_000, 2**30)
     with pytest.raises(AssertionError, match="inside L2 was re-read"):
-        counters.assert_l2_reuse(large, large, 5, 15_000_000, 2**30)
+        judges.assert_l2_reuse(large, large, 5, 15_000_000, 2**30)
     with pytest.raises(pytest.skip.Exception, match="inconclusive"):  # evicted as often as not: undecided
-        counters.assert_l2_reuse(small[:1] + small[2:3] * 2 + small[1:2] * 2, large, 5, 15_000_000, 2**30)
+        judges.assert_l2_reuse(small[:1] + small[2:3] * 2 + small[1:2] * 2, large, 5, 15_000_000, 2**30)
     with pytest.raises(AssertionError, match="inside L2 was re-read"):  # no pass kept it: no reuse
-        counters.assert_l2_reuse(small[:1] + small[2:3] * 4, large, 5, 15_000_000, 2**30)
+        judges.assert_l2_reuse(small[:1] + small[2:3] * 4, large, 5, 15_000_000, 2**30)
 
 
 class _Device:
@@ -119,21 +120,19 @@ def test_a_grid_that_drops_the_partial_tiles_is_caught():
 @pytest.mark.mutant_for("S3.1-flash")
 def test_a_flash_backend_that_materializes_the_scores_is_caught():
     scores = 8 * 16384**2 * 2
-    verdicts.assert_flash_saves(int(0.01 * scores), int(1.5 * scores), scores)
+    judges.assert_flash_saves(int(0.01 * scores), int(1.5 * scores), scores)
     with pytest.raises(AssertionError, match="flash backend should not"):
-        verdicts.assert_flash_saves(int(1.5 * scores), int(1.5 * scores), scores)
+        judges.assert_flash_saves(int(1.5 * scores), int(1.5 * scores), scores)
 
 
 @pytest.mark.meta
 @pytest.mark.mutant_for("S1.2-eager-library")
 def test_a_generated_matmul_kernel_is_caught():
-    counters.assert_library_kernel([kernel("nvjet_sm90_tst_256x128_64x4_1x2_h_bz_coopA_NNT")], "eager")
-    counters.assert_library_kernel(
-        [kernel("void Kernel2<cutlass_80_simt_sgemm_256x128_8x4_nn_align1>(Params)")], "eager"
-    )
+    judges.assert_library_kernel([kernel("nvjet_sm90_tst_256x128_64x4_1x2_h_bz_coopA_NNT")], "eager")
+    judges.assert_library_kernel([kernel("void Kernel2<cutlass_80_simt_sgemm_256x128_8x4_nn_align1>(Params)")], "eager")
     for names in (["triton_tem_fused_mm_0"], ["_matmul_bias_relu_kernel"], ["sm90_xmma_gemm", "splitKreduce"]):
         with pytest.raises(AssertionError, match="one library"):
-            counters.assert_library_kernel([kernel(n) for n in names], "eager")
+            judges.assert_library_kernel([kernel(n) for n in names], "eager")
 
 
 @pytest.mark.meta
@@ -160,9 +159,9 @@ def test_a_gpu_graph_that_drops_relu_or_an_output_is_caught():
 @pytest.mark.meta
 @pytest.mark.mutant_for("S2.3-split")
 def test_a_matmul_counted_as_one_kernel_is_caught():
-    assert counters.assert_split_into_kernels([kernel("sm90_xmma_gemm_splitK"), kernel("splitKreduce_kernel")], "x")
+    assert judges.assert_split_into_kernels([kernel("sm90_xmma_gemm_splitK"), kernel("splitKreduce_kernel")], "x")
     with pytest.raises(AssertionError, match=">= 2 kernels"):
-        counters.assert_split_into_kernels([kernel("nvjet_sm90_tst_64x64")], "x")
+        judges.assert_split_into_kernels([kernel("nvjet_sm90_tst_64x64")], "x")
 
 
 @pytest.mark.meta
@@ -178,16 +177,16 @@ def test_streams_that_always_overlap_or_never_do_are_caught():
 @pytest.mark.meta
 @pytest.mark.mutant_for("S12.5-perf-portability")
 def test_one_fast_dtype_or_one_best_tile_everywhere_is_caught():
-    verdicts.assert_bf16_pays_where_units_are(12.0, matrix_units=True)
-    verdicts.assert_bf16_pays_where_units_are(0.6, matrix_units=False)
+    judges.assert_bf16_pays_where_units_are(12.0, matrix_units=True)
+    judges.assert_bf16_pays_where_units_are(0.6, matrix_units=False)
     with pytest.raises(AssertionError, match="matrix units"):
-        verdicts.assert_bf16_pays_where_units_are(1.1, matrix_units=True)  # "bf16 is no faster anywhere"
+        judges.assert_bf16_pays_where_units_are(1.1, matrix_units=True)  # "bf16 is no faster anywhere"
     with pytest.raises(AssertionError, match="not be much faster"):
-        verdicts.assert_bf16_pays_where_units_are(8.0, matrix_units=False)  # "bf16 is fast everywhere"
+        judges.assert_bf16_pays_where_units_are(8.0, matrix_units=False)  # "bf16 is fast everywhere"
     medians = {"skinny": {"small": 1.0, "large": 2.5}, "square": {"small": 9.0, "large": 1.0}}
-    assert verdicts.assert_best_tile_differs(medians)["best"] == {"skinny": "small", "square": "large"}
+    assert judges.assert_best_tile_differs(medians)["best"] == {"skinny": "small", "square": "large"}
     with pytest.raises(AssertionError, match="every shape"):
-        verdicts.assert_best_tile_differs({"skinny": {"small": 2.5, "large": 1.0}, "square": medians["square"]})
+        judges.assert_best_tile_differs({"skinny": {"small": 2.5, "large": 1.0}, "square": medians["square"]})
 
 
 def _sass(*ops, target="sm_90a", fmnmx="max"):
@@ -197,23 +196,22 @@ def _sass(*ops, target="sm_90a", fmnmx="max"):
 @pytest.mark.meta
 @pytest.mark.mutant_for("S10.4-gpu-target")
 def test_a_custom_op_fused_away_or_built_for_the_cpu_is_caught():
-    from stackcheck.toolchains import ir
 
     right = {
         "matmul_naive": _sass("FFMA", "FMNMX", "LDG", "STG"),
         "mogg_for_each_r2": _sass("FMNMX", "LDG", "STG"),
         "elementwise_r2": _sass("FADD", "LDG", "STG"),
     }
-    ir.assert_custom_op_own_gpu_kernel(right, "sm_90")
+    judges.assert_custom_op_own_gpu_kernel(right, "sm_90")
     with pytest.raises(AssertionError, match="foreach kernel of its own"):  # the custom op fused into the matmul
-        ir.assert_custom_op_own_gpu_kernel({k: v for k, v in right.items() if "for_each" not in k}, "sm_90")
+        judges.assert_custom_op_own_gpu_kernel({k: v for k, v in right.items() if "for_each" not in k}, "sm_90")
     with pytest.raises(AssertionError, match="fuse into a matmul"):  # the built-in ReLU left unfused
-        ir.assert_custom_op_own_gpu_kernel({**right, "matmul_naive": _sass("FFMA", "LDG", "STG")}, "sm_90")
+        judges.assert_custom_op_own_gpu_kernel({**right, "matmul_naive": _sass("FFMA", "LDG", "STG")}, "sm_90")
     with pytest.raises(AssertionError, match="compiled for sm_90"):  # code for another GPU
-        ir.assert_custom_op_own_gpu_kernel({k: {**v, "target": "sm_80"} for k, v in right.items()}, "sm_90")
+        judges.assert_custom_op_own_gpu_kernel({k: {**v, "target": "sm_80"} for k, v in right.items()}, "sm_90")
     with pytest.raises(AssertionError, match="takes a min"):  # FMNMX with a true predicate: min(z, 0)
         minimum = {**right, "mogg_for_each_r1": _sass("FMNMX", "LDG", "STG", fmnmx="min")}
-        ir.assert_custom_op_own_gpu_kernel(minimum, "sm_90")
+        judges.assert_custom_op_own_gpu_kernel(minimum, "sm_90")
 
 
 @pytest.mark.meta
@@ -268,8 +266,8 @@ def test_a_forward_with_a_hidden_sync_is_caught_on_the_gpu():
 def test_a_bottleneck_read_the_wrong_way_is_caught():
     """S12.4's judgment: a kernel at 90 % of DRAM and 30 % of the SMs is memory-bound, not compute-bound."""
     relu = kernel("triton_bias_relu", dram_pct=90.0, sm_pct=30.0, time_ns=1e6)
-    counters.assert_bound_by([relu], "dram", "bias + ReLU", 1.5)
+    judges.assert_bound_by([relu], "dram", "bias + ReLU", 1.5)
     with pytest.raises(AssertionError, match="sm at"):
-        counters.assert_bound_by([relu], "sm", "bias + ReLU", 1.5)
+        judges.assert_bound_by([relu], "sm", "bias + ReLU", 1.5)
     launch = kernel("tiny_helper", dram_pct=1.0, sm_pct=95.0, time_ns=1e3)
-    counters.assert_bound_by([relu, launch], "dram", "the longest kernel decides", 1.5)
+    judges.assert_bound_by([relu, launch], "dram", "the longest kernel decides", 1.5)

@@ -4,7 +4,8 @@ to reject (a mutant of the checked artifact rather than of the implementation)."
 import numpy as np
 import pytest
 
-from stackcheck.evidence import device_profile, device_queue, per_gpu, verdicts
+from stackcheck import judges
+from stackcheck.evidence import device_profile, device_queue, per_gpu
 from stackcheck.evidence.timing import Measurement, call_shortfall, not_faster_somewhere
 from stackcheck.stacks.available import need
 from stackcheck.toolchains import counters, ir, mojo_build
@@ -30,7 +31,7 @@ PTX = "\tsetp.gt.u64 \t%p1, %rd4, 2144;\n\t@%p1 bra \t$L__BB0_2;\n\tld.global.b3
 def test_machine_code_check_rejects_ptx_passed_off_as_ir():
     """MC02's check, fed the wrong stack's text (PTX where an IR belongs), must fail."""
     with pytest.raises(AssertionError):
-        ir.assert_ir_not_machine_code(PTX, "PTX posing as IR")
+        judges.assert_ir_not_machine_code(PTX, "PTX posing as IR")
 
 
 @pytest.mark.meta
@@ -107,9 +108,9 @@ def test_block_check_catches_the_example_block_fastest_everywhere():
     (within 2 % of the best elsewhere at 2^20), then medians where 512 wins at 2^22 by 1.23x."""
     even = {2**20: {128: 1.02, 256: 1.0, 512: 1.01}, 2**22: {128: 1.5, 256: 1.0, 512: 1.1}}
     with pytest.raises(AssertionError, match="within 1.08x"):
-        verdicts.assert_block_beaten(verdicts.block_beaten(even, 256), 256, 1.08)
+        judges.assert_block_beaten(judges.block_beaten(even, 256), 256, 1.08)
     beaten = {**even, 2**22: {128: 1.5, 256: 1.23, 512: 1.0}}
-    found = verdicts.assert_block_beaten(verdicts.block_beaten(beaten, 256), 256, 1.08)
+    found = judges.assert_block_beaten(judges.block_beaten(beaten, 256), 256, 1.08)
     assert found["beaten_by"]["4194304"]["block"] == 512
 
 
@@ -136,7 +137,7 @@ def test_block_check_catches_a_program_that_launches_one_block_size(tmp_path):
     assert not any(c["mismatches"] for c in checks), "the one-size program still computes ReLU(A + b)"
     medians = {n: {b: m.median for b, m in by.items()} for n, by in series.items()}
     with pytest.raises(AssertionError, match=f"within {line}x"):
-        verdicts.assert_block_beaten(verdicts.block_beaten(medians, 256), 256, line)
+        judges.assert_block_beaten(judges.block_beaten(medians, 256), 256, line)
 
 
 @pytest.mark.meta
@@ -165,10 +166,10 @@ def test_version_check_catches_one_version_read_twice():
         "hlo_opcodes": ["add", "dot", "fusion", "maximum"],
     }
     with pytest.raises(AssertionError, match="the same primitive and instruction names"):
-        ir.assert_names_vary_meaning_stays(run, dict(run))
+        judges.assert_names_vary_meaning_stays(run, dict(run))
     older = {**run, "version": "0.4.38", "jaxpr": ["add", "dot_general", "pjit", "max"]}
     with pytest.raises(AssertionError, match="lacks"):
-        ir.assert_names_vary_meaning_stays({**older, "hlo_opcodes": ["add", "fusion", "maximum"]}, run)
+        judges.assert_names_vary_meaning_stays({**older, "hlo_opcodes": ["add", "fusion", "maximum"]}, run)
 
 
 @pytest.mark.meta
@@ -197,11 +198,11 @@ def test_l1_check_catches_a_small_table_missing_l1():
     """S7.2-l1's check, fed readings where the small table's gathers miss L1 as the large one's do."""
     missing = [counters.Kernel("indexSelectLargeIndex", {"l1_hit": 10.0, "l1_miss": 990.0, "time_ns": 1.0})]
     hitting = [counters.Kernel("indexSelectLargeIndex", {"l1_hit": 900.0, "l1_miss": 100.0, "time_ns": 1.0})]
-    counters.assert_l1_keeps_what_fits(hitting, missing, 0.5, 0.2)  # the right readings pass
+    judges.assert_l1_keeps_what_fits(hitting, missing, 0.5, 0.2)  # the right readings pass
     with pytest.raises(AssertionError, match="not served from L1"):
-        counters.assert_l1_keeps_what_fits(missing, missing, 0.5, 0.2)
+        judges.assert_l1_keeps_what_fits(missing, missing, 0.5, 0.2)
     with pytest.raises(AssertionError, match="hit L1 anyway"):
-        counters.assert_l1_keeps_what_fits(hitting, hitting, 0.5, 0.2)
+        judges.assert_l1_keeps_what_fits(hitting, hitting, 0.5, 0.2)
 
 
 @pytest.mark.meta
@@ -212,7 +213,7 @@ def test_width_check_catches_code_built_at_another_width():
     src = mojo_build.source("simd_relu.mojo")
     narrow = mojo_build.build(src, emit="llvm", sizes={"WIDTH": 4}).read_text()
     with pytest.raises(AssertionError, match="width=16"):
-        ir.assert_vector_width(narrow, "relu_block", 16)
+        judges.assert_vector_width(narrow, "relu_block", 16)
 
 
 @pytest.mark.meta
@@ -234,9 +235,9 @@ def test_no_backward_check_catches_an_op_with_a_gradient():
 def test_execution_model_check_catches_programs_run_one_by_one():
     """S7.1's GPU check, fed what programs run one after another leave (as Triton's interpreter runs
     them, or a TPU its grid steps): every plain add counted."""
-    verdicts.assert_programs_run_at_once(900, 65536, 65536, 0.5)  # what a GPU leaves passes
+    judges.assert_programs_run_at_once(900, 65536, 65536, 0.5)  # what a GPU leaves passes
     with pytest.raises(AssertionError, match="did not run at once"):
-        verdicts.assert_programs_run_at_once(65536, 65536, 65536, 0.5)
+        judges.assert_programs_run_at_once(65536, 65536, 65536, 0.5)
 
 
 @pytest.mark.meta
@@ -294,7 +295,7 @@ def test_q2_fidelity_excuses_only_a_shortfall_within_the_scatter():
 @pytest.mark.triton
 def test_s12_5_fit_check_rejects_a_tile_every_device_takes():
     """S12.5's device check, fed a small tile (16 or 32 KiB everywhere), finds nothing to show."""
-    from stackcheck.evidence.verdicts import assert_tile_fits_some_devices_only
+    from stackcheck.judges import assert_tile_fits_some_devices_only
     from stackcheck.toolchains.triton_kernels import Tile, tile_compiled_sm90
 
     limits = {75: 64 * 1024, 90: 227 * 1024}
@@ -309,7 +310,7 @@ def test_s12_5_fit_check_rejects_a_tile_every_device_takes():
 def test_s5_1_buffer_check_rejects_a_chain_whose_intermediates_all_live():
     """S5.1-buffers' check, fed a chain that sums every step's Y at the end (all five live at once,
     so nothing can be reused), refuses it."""
-    from stackcheck.evidence.verdicts import assert_buffers_reused
+    from stackcheck.judges import assert_buffers_reused
 
     jax = need("jax")
 
@@ -339,11 +340,11 @@ def test_s5_1_stage_check_needs_the_passes_and_their_order(tmp_path):
 
     args = (jax.numpy.ones((8, 4)), jax.numpy.ones((4, 3)), jax.numpy.ones(3))
     with pytest.raises(AssertionError, match="every stage"):
-        ir.assert_xla_stages_in_order(ir.xla_dump(line, *args, folder=tmp_path / "plain"))
+        judges.assert_xla_stages_in_order(ir.xla_dump(line, *args, folder=tmp_path / "plain"))
     names = ir.xla_pass_dump(line, *args, folder=tmp_path / "passes")
     library = next(n for n in names if ir.XLA_STAGES["library call selection"].search(n))
     with pytest.raises(AssertionError, match="order"):
-        ir.assert_xla_stages_in_order([library] + [n for n in names if n != library])
+        judges.assert_xla_stages_in_order([library] + [n for n in names if n != library])
 
 
 @pytest.mark.meta
@@ -351,7 +352,7 @@ def test_s5_1_stage_check_needs_the_passes_and_their_order(tmp_path):
 def test_s10_4_out_types_check_refuses_an_inferred_type():
     """S10.4-out-types' check refuses a stack that infers the output type from the input (what a
     shape function would give), and a test that declares only the input's own type."""
-    from stackcheck.evidence.verdicts import assert_output_type_declared
+    from stackcheck.judges import assert_output_type_declared
 
     given = ("float32", [2, 3])
     inferred = {("float32", (2, 5)): ("float32", [2, 3]), "built-in relu": ("float32", [2, 3])}
@@ -368,7 +369,7 @@ def test_s9_6_overhead_check_refuses_a_call_that_is_work():
     """S9.6's check, fed a 'small' call an eighth of the large one (512^3 against 1024^3, both timed
     here), finds its time mostly work and refuses it."""
     from stackcheck.evidence import timing
-    from stackcheck.evidence.verdicts import assert_host_overhead_dominates
+    from stackcheck.judges import assert_host_overhead_dominates
 
     jax = need("jax")
     line = jax.jit(lambda x, w: jax.nn.relu(x @ w))
@@ -401,10 +402,12 @@ def test_s9_3_backend_check_refuses_one_backend_twice():
     args = (jax.numpy.ones((64, 32)), jax.numpy.ones((32, 16)), jax.numpy.ones(16))
     hlo = jax.jit(lambda x, w, b: jax.nn.relu(x @ w + b)).lower(*args).compile().as_text()
     with pytest.raises(AssertionError, match="their own way"):
-        ir.assert_backends_name_the_matmul_differently({"cpu": ir.hlo_matmul_op(hlo), "cuda": ir.hlo_matmul_op(hlo)})
+        judges.assert_backends_name_the_matmul_differently(
+            {"cpu": ir.hlo_matmul_op(hlo), "cuda": ir.hlo_matmul_op(hlo)}
+        )
     no_matmul = jax.jit(lambda x: jax.nn.relu(x)).lower(args[0]).compile().as_text()
     with pytest.raises(AssertionError, match="holds the matmul"):
-        ir.assert_backends_name_the_matmul_differently(
+        judges.assert_backends_name_the_matmul_differently(
             {"cpu": ir.hlo_matmul_op(hlo), "cuda": ir.hlo_matmul_op(no_matmul)}
         )
 
@@ -421,7 +424,7 @@ def test_s3_2_check_refuses_variants_compiled_without_fusion():
     unfused = {"xla_disable_hlo_passes": "fusion"}
     kernels = {n: len(ir.hlo_kernels(jax.jit(f).lower(*args).compile(unfused).as_text())) for n, f in lines.items()}
     with pytest.raises(AssertionError, match="one fused elementwise kernel"):
-        ir.assert_variants_fuse_alike(kernels)
+        judges.assert_variants_fuse_alike(kernels)
 
 
 def _second_matmul_used(jax, p, q, r):
@@ -453,7 +456,7 @@ def test_dce_check_refuses_what_is_not_dead_code_elimination(program, refused):
     x, w, b = (jax.numpy.ones(s) for s in ((8, 4), (4, 3), (3,)))
     stages = ir.jax_stages(lambda p, q, r: program(jax, p, q, r), x, w, b)
     with pytest.raises(AssertionError, match=refused):
-        ir.assert_dead_matmul_removed(stages["jaxpr"], stages["hlo"])
+        judges.assert_dead_matmul_removed(stages["jaxpr"], stages["hlo"])
 
 
 @pytest.mark.meta
@@ -465,7 +468,7 @@ def test_constant_folding_check_fails_when_w_is_a_parameter():
     x, w, b = (jax.numpy.ones(s) for s in ((8, 4), (4, 3), (3,)))
     stages = ir.jax_stages(lambda p, q, r: jax.nn.relu(p @ (q * 2) + r), x, w, b)
     with pytest.raises(AssertionError, match="computed ahead of time"):
-        ir.assert_constant_folded(stages["stablehlo"], stages["hlo"])
+        judges.assert_constant_folded(stages["stablehlo"], stages["hlo"])
 
 
 @pytest.mark.meta
@@ -474,7 +477,7 @@ def test_graph_level_check_fails_when_both_graphs_are_the_export():
     """S8.3's check, handed torch.export's targets twice (no Dynamo graph at all), must fail."""
     exported = ["aten.matmul.default", "aten.add.Tensor", "aten.relu.default"]
     with pytest.raises(AssertionError, match="Python-level"):
-        ir.assert_export_and_dynamo_levels(exported, exported, (["matmul", "add", "relu"],) * 2)
+        judges.assert_export_and_dynamo_levels(exported, exported, (["matmul", "add", "relu"],) * 2)
 
 
 @pytest.mark.meta
@@ -486,7 +489,7 @@ def test_fma_check_fails_when_the_fused_kernel_is_a_mul_add():
 
     mul_add = triton_kernels.mul_add_ptx_sm90()
     with pytest.raises(AssertionError):
-        ir.assert_fusion_is_not_fma(mul_add, mul_add)
+        judges.assert_fusion_is_not_fma(mul_add, mul_add)
 
 
 @pytest.mark.meta
@@ -499,7 +502,7 @@ def test_llo_check_fails_on_a_dump_with_an_llo_stage():
         "module_0001.jit_forward.fusion_kernel_module.ir-with-opt.ll",
     ]
     with pytest.raises(AssertionError, match="no LLO stage"):
-        ir.assert_llvm_not_llo(names)
+        judges.assert_llvm_not_llo(names)
 
 
 @pytest.mark.meta
@@ -512,7 +515,7 @@ def test_same_model_check_fails_when_one_output_differs():
     by_init = {"a": by_load["a"].copy(), "y": by_load["y"].copy()}
     by_init["y"][1, 0] = np.float32(1e-7)
     with pytest.raises(AssertionError, match="differing"):
-        ir.assert_same_model(by_init, by_load)
+        judges.assert_same_model(by_init, by_load)
 
 
 @pytest.mark.meta
@@ -523,11 +526,11 @@ def test_stages_out_of_order_are_caught():
     from stackcheck.toolchains.triton_kernels import Tile, tile_compiled_sm90
 
     asm = ir.triton_stages(tile_compiled_sm90(Tile(32, 32, 16), "fp32", "ieee"))
-    ir.assert_lowering_levels(asm)
+    judges.assert_lowering_levels(asm)
     with pytest.raises(AssertionError, match="do not lower"):
-        ir.assert_lowering_levels({**asm, "ttir": asm["ptx"], "ptx": asm["ttir"]})
+        judges.assert_lowering_levels({**asm, "ttir": asm["ptx"], "ptx": asm["ttir"]})
     with pytest.raises(AssertionError, match="do not lower"):  # MC02: PTX taken for the machine code
-        ir.assert_lowering_levels({**asm, "sass": asm["ptx"]})
+        judges.assert_lowering_levels({**asm, "sass": asm["ptx"]})
 
 
 @pytest.mark.meta
@@ -554,10 +557,10 @@ def test_a_tile_off_the_tensor_cores_is_caught():
 
     stages = ir.triton_stages(tile_compiled_sm90(Tile(64, 64, 32), "fp32", "ieee"))
     with pytest.raises(AssertionError, match="wgmma"):
-        ir.assert_warpgroup_mma(stages["ptx"], stages["sass"])
+        judges.assert_warpgroup_mma(stages["ptx"], stages["sass"])
     bf16 = ir.triton_stages(tile_compiled_sm90(Tile(64, 64, 32), "bf16"))
     with pytest.raises(AssertionError, match="HGMMA"):
-        ir.assert_warpgroup_mma(bf16["ptx"], stages["sass"])
+        judges.assert_warpgroup_mma(bf16["ptx"], stages["sass"])
 
 
 @pytest.mark.meta
@@ -611,7 +614,7 @@ def test_relu_call_check_fails_for_a_maximum_written_inline():
     jax = need("jax")
     stages = ir.jax_stages(lambda v: jax.numpy.maximum(v, 0) * 2, jax.numpy.ones((4, 6)))
     with pytest.raises(AssertionError, match="StableHLO calls no relu function"):
-        ir.assert_relu_call_inlined(stages["stablehlo"], stages["hlo"])
+        judges.assert_relu_call_inlined(stages["stablehlo"], stages["hlo"])
 
 
 @pytest.mark.meta
@@ -619,7 +622,7 @@ def test_relu_call_check_fails_for_a_maximum_written_inline():
 def test_donation_check_fails_when_y_gets_a_buffer_of_its_own():
     """S6.1-donate's check, on addresses where the donated X was consumed but Y went elsewhere (a copy),
     and on a run where X was not consumed, must fail."""
-    from stackcheck.evidence.verdicts import assert_donated_buffer_reused
+    from stackcheck.judges import assert_donated_buffer_reused
 
     assert_donated_buffer_reused((1, 1, True), (1, 2, False))
     with pytest.raises(AssertionError, match="donated: Y in X's buffer"):
@@ -634,11 +637,11 @@ def test_loop_check_fails_when_the_loop_stays_in_python_or_fori_unrolls():
     """S4.1-loops' check, on jaxprs where the 'Python loop' kept one matmul (a loop that never ran the
     body three times) or where fori_loop was unrolled, must fail."""
     one, three, loop = {"dot_general": 1}, {"dot_general": 3}, {"while": 1, "dot_general": 1}
-    ir.assert_unrolled_and_looped(one, three, loop, 3)
+    judges.assert_unrolled_and_looped(one, three, loop, 3)
     with pytest.raises(AssertionError, match="unrolls into 3 copies"):
-        ir.assert_unrolled_and_looped(one, one, loop, 3)
+        judges.assert_unrolled_and_looped(one, one, loop, 3)
     with pytest.raises(AssertionError, match="fori_loop keeps one loop"):
-        ir.assert_unrolled_and_looped(one, three, three, 3)
+        judges.assert_unrolled_and_looped(one, three, three, 3)
 
 
 @pytest.mark.meta
@@ -649,7 +652,7 @@ def test_shared_memory_check_fails_for_a_copy():
     array = np.ones((2, 2), np.float32)
     copy = torch.tensor(array)
     array[0, 0] = 5.0
-    from stackcheck.evidence.verdicts import assert_same_memory
+    from stackcheck.judges import assert_same_memory
 
     with pytest.raises(AssertionError, match="copies at"):
         assert_same_memory(array, {"torch": copy.data_ptr()}, {"torch": float(copy[0, 0])})
@@ -659,7 +662,7 @@ def test_shared_memory_check_fails_for_a_copy():
 @pytest.mark.mutant_for("S10.1-not-python")
 def test_not_python_check_fails_when_mojo_accepts_the_dynamic_source():
     """S10.1's check, on a build that succeeded (a compiler that took the type change), must fail."""
-    from stackcheck.evidence.verdicts import assert_python_is_not_mojo
+    from stackcheck.judges import assert_python_is_not_mojo
 
     assert_python_is_not_mojo("now a string", (1, "error: cannot implicitly convert"), (0, ""))
     with pytest.raises(AssertionError, match="must reject the variable that changes type"):

@@ -25,6 +25,7 @@ LAYERS = [
     "stackcheck.claims",
     "stackcheck.stacks",
     "stackcheck.toolchains",
+    "stackcheck.judges",
     "stackcheck.impl",
     "stackcheck.run",
     "stackcheck.homework",

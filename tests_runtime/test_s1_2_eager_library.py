@@ -5,6 +5,7 @@ ncu on the GPU; the absence of compiles is counted in-process."""
 import numpy as np
 import pytest
 
+from stackcheck import judges
 from stackcheck.evidence.compiles import torch_compiles
 from stackcheck.evidence.numerics import assert_matches_reference, make_inputs, reference_forward
 from stackcheck.stacks.available import need
@@ -21,7 +22,7 @@ def test_an_eager_matmul_is_one_library_kernel_and_no_compile(impl, evidence):
     torch = need("torch")
     kernels = counters.profile(MATMUL)
     evidence(kernels=[k.summary() for k in kernels])
-    counters.assert_library_kernel(kernels, "eager X @ W")
+    judges.assert_library_kernel(kernels, "eager X @ W")
     x, w, b = make_inputs(256, 128, 64, seed=12)
     with torch_compiles() as count:
         y = impl.torch_forward(*(torch.from_numpy(a).cuda() for a in (x, w, b)))

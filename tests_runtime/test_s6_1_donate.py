@@ -4,7 +4,7 @@ consumed. Without donation Y gets a buffer of its own and X stays."""
 
 import pytest
 
-from stackcheck.evidence import verdicts
+from stackcheck import judges
 from stackcheck.evidence.numerics import assert_matches_reference, make_inputs, reference_forward
 from stackcheck.stacks.available import need
 from stackcheck.stacks.params import stack_params
@@ -29,7 +29,7 @@ def test_a_donated_input_buffer_holds_the_output(impl, evidence, stack, device):
     *donated, y = addresses(jax, impl.jax_forward, True, inputs, device)
     *kept, _ = addresses(jax, impl.jax_forward, False, inputs, device)
     evidence(device=device, donated=donated, kept=kept)
-    verdicts.assert_donated_buffer_reused(tuple(donated), tuple(kept))
+    judges.assert_donated_buffer_reused(tuple(donated), tuple(kept))
     assert_matches_reference(
         jax_out(y, "float32"), reference_forward(*inputs), dtype="float32", k=K, stack=stack, device=device
     )

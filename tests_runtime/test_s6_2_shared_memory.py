@@ -5,7 +5,7 @@ of its own gets a copy instead (a Memcpy HtoD). The forward on either gives the 
 
 import pytest
 
-from stackcheck.evidence import verdicts
+from stackcheck import judges
 from stackcheck.evidence.numerics import assert_matches_reference, make_inputs, reference_forward
 from stackcheck.stacks.available import need
 from stackcheck.stacks.params import device_params
@@ -28,7 +28,7 @@ def test_cpu_tensors_and_buffers_use_the_numpy_arrays_memory(impl, evidence):
     x[0, 0] = 123.0
     after = {"torch": float(tensor[0, 0]), "max": float(viewed[0, 0])}
     evidence(addresses=addresses, array=x.ctypes.data, after_write=after)
-    verdicts.assert_same_memory(x, addresses, after)
+    judges.assert_same_memory(x, addresses, after)
 
 
 @pytest.mark.claim("S6.2-shared-memory")

@@ -5,7 +5,8 @@ the rest is host overhead."""
 
 import pytest
 
-from stackcheck.evidence import timing, verdicts
+from stackcheck import judges
+from stackcheck.evidence import timing
 from stackcheck.evidence.numerics import assert_matches_reference, make_inputs, reference_forward
 from stackcheck.stacks.available import need
 from stackcheck.stacks.params import stack_params
@@ -28,7 +29,7 @@ def test_a_small_call_is_mostly_host_overhead(evidence, stack, device):
     timers = {name: timing.host_timer(lambda a=a: line(*a), jax.block_until_ready) for name, a in args.items()}
     runs = timing.interleaved(timers, "host-sync", trials=9, warmup=2)
     work = {"small": SMALL[0] * SMALL[1] * SMALL[2], "large": n**3}
-    found = verdicts.assert_host_overhead_dominates(
+    found = judges.assert_host_overhead_dominates(
         (work["small"], runs["small"].median), (work["large"], runs["large"].median), LEAST
     )
     evidence(device=device, **found, **{k: v.summary() for k, v in runs.items()})

@@ -22,12 +22,10 @@ import hashlib
 import json
 import os
 import re
-import statistics
 import subprocess
 import sys
 from dataclasses import dataclass
 
-from stackcheck.evidence import judged
 from stackcheck.paths import data
 from stackcheck.paths.tools import tool_path
 from stackcheck.stacks import available
@@ -361,141 +359,9 @@ def _readings(kernels: list[Kernel]) -> str:
     return "\n".join(f"  {k.summary()}" for k in kernels) or "  (no kernel was profiled)"
 
 
-def assert_tensor_cores(kernels: list[Kernel], expected: bool, what: str) -> dict:
-    """MC04: ``expected`` says whether ``what`` does its multiply-adds on Tensor Cores. One warp-level
-    MMA does the work of thousands of FFMAs, so the line is tensor-pipe instructions at 0.1 % of
-    the FP32 FFMA (thread) instructions: above it on Tensor Cores, at or below it on the general
-    pipes (cuBLAS's fp32 GEMM issues a few thousand stray MMAs against 10^10 FFMAs). Returns the
-    line judged, for the report."""
-    tensor, ffma = sum(k.tensor_pipe for k in kernels), total(kernels, "ffma")
-    verdict = tensor > 1e-3 * ffma if expected else (ffma > 0 and tensor <= 1e-3 * ffma)
-    assert kernels and verdict, "\n".join(
-        [
-            f"{what}: expected {'Tensor Core (gmma/hmma) instructions' if expected else 'FFMA, not the tensor pipe'};"
-            f" read {tensor:.0f} tensor-pipe and {ffma:.0f} FFMA instructions",
-            _readings(kernels),
-        ]
-    )
-    side = {"at_least": 1e-3} if expected else {"at_most": 1e-3}
-    return {"judged": [judged.line("tensor-pipe over FFMA instructions", tensor / max(ffma, 1), **side)]}
-
-
-def assert_general_pipes_only(kernels: list[Kernel], what: str) -> None:
-    """MC05: ``what`` (an elementwise kernel) runs on the general ALUs, never the tensor pipe."""
-    tensor, alu = sum(k.tensor_pipe for k in kernels), total(kernels, "alu")
-    assert kernels and tensor == 0 and alu > 0, "\n".join(
-        [
-            f"{what}: expected ALU work and no tensor-pipe instructions; read {tensor:.0f} tensor-pipe, {alu:.0f} ALU",
-            _readings(kernels),
-        ]
-    )
-
-
 def compulsory_bytes(n: int, m: int, k: int, itemsize: int = 4) -> int:
     """What ReLU(X @ W + b) must move however it runs: read X, W and b once, write Y once."""
     return (n * k + k * m + m + n * m) * itemsize
-
-
-def assert_intermediates_removed(eager: list[Kernel], fused: list[Kernel], n: int, m: int, k: int) -> dict:
-    """Checkpoint 3: eager moves A and Z through DRAM (written once, read once: 4 * N * M * 4 bytes,
-    within 15 %); the epilogue-fused kernel moves at most 5 % of that beyond the compulsory bytes."""
-    course = 4 * n * m * 4
-    extra = {
-        name: total(ks, "dram_read") + total(ks, "dram_write") - compulsory_bytes(n, m, k)
-        for name, ks in (("eager", eager), ("fused", fused))
-    }
-    found = {
-        "intermediate_bytes_4NM4": course,
-        "eager_extra_bytes": int(extra["eager"]),
-        "fused_extra_bytes": int(extra["fused"]),
-        "eager_kernels": len(eager),
-        "fused_kernels": len(fused),
-        "judged": [
-            judged.line("eager extra bytes over 4NM4", extra["eager"] / course, at_least=0.85),
-            judged.line("eager extra bytes over 4NM4", extra["eager"] / course, at_most=1.15),
-            judged.line("fused extra bytes over 4NM4", extra["fused"] / course, at_most=0.05),
-        ],
-    }
-    assert len(fused) == 1 and len(eager) >= 3, f"expected 1 fused kernel and >= 3 eager ones: {found}"
-    assert abs(extra["eager"] - course) <= 0.15 * course, "\n".join(
-        [
-            f"eager DRAM traffic beyond the compulsory bytes is {extra['eager'] / 1e6:.0f} MB, not the course's "
-            f"4 x N x M x 4 = {course / 1e6:.0f} MB (A and Z written and read once)",
-            _readings(eager),
-        ]
-    )
-    assert extra["fused"] <= 0.05 * course, "\n".join(
-        [
-            f"the fused kernel still moves {extra['fused'] / 1e6:.0f} MB beyond the compulsory bytes (the course: "
-            f"0 MB; allowed: 5 % of {course / 1e6:.0f} MB)",
-            _readings(fused),
-        ]
-    )
-    return found
-
-
-def assert_fewer_launches_and_bytes(eager: list[Kernel], compiled: list[Kernel], chain_length: int) -> dict:
-    """Checkpoint 5: the compiled chain is one kernel against one per op, and moves several times
-    fewer DRAM bytes (each eager op reads and writes the whole tensor)."""
-    moved = {name: sum(k.dram_bytes for k in ks) for name, ks in (("eager", eager), ("compiled", compiled))}
-    found = {
-        "eager_kernels": len(eager),
-        "compiled_kernels": len(compiled),
-        "eager_dram_bytes": int(moved["eager"]),
-        "compiled_dram_bytes": int(moved["compiled"]),
-    }
-    assert len(compiled) == 1 and len(eager) >= chain_length, (
-        f"expected 1 compiled kernel and >= {chain_length} eager: {found}"
-    )
-    assert moved["eager"] >= chain_length / 2 * moved["compiled"], "\n".join(
-        [f"the compiled chain should move far fewer bytes than eager: {found}", _readings(eager + compiled)]
-    )
-    return found
-
-
-def assert_l2_reuse(small: list[Kernel], large: list[Kernel], passes: int, small_bytes: int, large_bytes: int) -> dict:
-    """§7.2: a working set well inside L2, read ``passes`` times, comes from DRAM once (the median of
-    the later passes reads < 10 % of it); one far larger than L2 is read from DRAM every pass (>= 80 %).
-    The median, not every pass: on a GPU shared with other processes, one of their kernels between
-    two passes can evict the set (recorded on the H200: 1 pass in 3, and once 6 in 7, with 16 test
-    workers on the GPU). Their kernels only add DRAM traffic, so when most passes lost the set but
-    one kept it, the reading cannot decide: inconclusive (a skip with the readings)."""
-
-    def per_pass(kernels):
-        size = len(kernels) // passes
-        assert size and len(kernels) == size * passes, (
-            f"expected the same kernels each of {passes} passes: {len(kernels)} kernels"
-        )
-        return [total(kernels[i * size : (i + 1) * size], "dram_read") for i in range(passes)]
-
-    small_reads, large_reads = per_pass(small), per_pass(large)
-    found = {
-        "small_bytes": small_bytes,
-        "small_dram_read_per_pass": [int(r) for r in small_reads],
-        "large_bytes": large_bytes,
-        "large_dram_read_per_pass": [int(r) for r in large_reads],
-        "judged": [
-            judged.line(
-                "small set: DRAM read per later pass (median) / its size",
-                statistics.median(small_reads[1:]) / small_bytes,
-                at_most=0.1,
-            ),
-            judged.line(
-                "large set: DRAM read per pass (least) / its size", min(large_reads) / large_bytes, at_least=0.8
-            ),
-        ],
-    }
-    if statistics.median(small_reads[1:]) > 0.1 * small_bytes and min(small_reads[1:]) <= 0.1 * small_bytes:
-        import pytest  # other processes' kernels only add DRAM traffic: a pass served from L2 is real
-
-        pytest.skip(f"inconclusive: L2 kept the small set in some passes and lost it in most (shared GPU): {found}")
-    assert statistics.median(small_reads[1:]) <= 0.1 * small_bytes, (
-        f"a working set inside L2 was re-read from DRAM: {found}"
-    )
-    assert min(large_reads) >= 0.8 * large_bytes, (
-        f"a working set larger than L2 was not read from DRAM each pass: {found}"
-    )
-    return found
 
 
 def l1_hit_rate(kernels: list[Kernel]) -> float:
@@ -504,51 +370,5 @@ def l1_hit_rate(kernels: list[Kernel]) -> float:
     return hits / max(hits + total(kernels, "l1_miss"), 1.0)
 
 
-def assert_l1_keeps_what_fits(small: list[Kernel], large: list[Kernel], small_least: float, large_most: float) -> dict:
-    """§7.2: L1 sits beside each SM and keeps what that SM reads often. Random gathers from a table
-    that fits in one SM's L1 are found there (hit rate >= ``small_least``); from a table far larger
-    than L2, almost never (<= ``large_most``)."""
-    small_rate, large_rate = l1_hit_rate(small), l1_hit_rate(large)
-    found = {
-        "small_table": [k.summary() for k in small],
-        "large_table": [k.summary() for k in large],
-        "judged": [
-            judged.line("L1 hit rate, table inside L1", small_rate, at_least=small_least),
-            judged.line("L1 hit rate, table far past L2", large_rate, at_most=large_most),
-        ],
-    }
-    assert small_rate >= small_least, f"gathers from a table that fits in L1 were not served from L1: {found}"
-    assert large_rate <= large_most, f"gathers from a table far larger than any L1 hit L1 anyway: {found}"
-    return found
-
-
 LIBRARY = re.compile(r"xmma|nvjet|cutlass|gemm|cublas", re.I)  # cuBLAS / CUTLASS kernel names
 GENERATED = re.compile(r"^triton_|_kernel$")  # what a compiler (Inductor, a Triton @jit) names
-
-
-def assert_library_kernel(kernels: list[Kernel], what: str) -> None:
-    """S1.2: ``what`` ran as one precompiled library kernel (cuBLAS's naming), none generated."""
-    names = [k.name for k in kernels]
-    assert len(names) == 1 and LIBRARY.search(names[0]) and not GENERATED.search(names[0]), (
-        f"{what}: expected one library (cuBLAS/CUTLASS) kernel, profiled {names}"
-    )
-
-
-def assert_bound_by(kernels: list[Kernel], unit: str, what: str, margin: float) -> dict:
-    """§12.4: the kernel that takes most of the time runs its ``unit`` ("dram" or "sm") at least
-    ``margin`` times closer to that unit's peak than the other unit, in ncu's speed-of-light
-    percentages: the bottleneck is memory, or compute."""
-    main = max(kernels, key=lambda k: k.values["time_ns"])
-    pct = {u: main.values[f"{u}_pct"] for u in ("dram", "sm")}
-    other = "sm" if unit == "dram" else "dram"
-    found = {"kernel": main.name[:80], "dram_pct": round(pct["dram"], 1), "sm_pct": round(pct["sm"], 1)}
-    assert pct[unit] >= margin * pct[other], f"{what}: {unit} at >= {margin}x the {other}'s share of peak: {found}"
-    return found
-
-
-def assert_split_into_kernels(kernels: list[Kernel], what: str) -> list[str]:
-    """§2.3: one matmul node of the graph ran as two or more kernels (split-K partial products and
-    their reduction, or a library's helper kernels): graph nodes and kernels are different counts."""
-    names = [k.name for k in kernels]
-    assert len(names) >= 2, f"{what}: expected the one matmul to launch >= 2 kernels, profiled {names}"
-    return names

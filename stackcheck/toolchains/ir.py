@@ -50,27 +50,8 @@ def is_subsequence(wanted: list[str], seq: list[str]) -> bool:
     return all(op in it for op in wanted)
 
 
-def assert_ops_in_order(text: str, wanted: list[str], where: str) -> None:
-    """Fail, printing the IR, unless ``wanted`` appear in this order among its ops."""
-    __tracebackhide__ = True
-    seq = op_sequence(text)
-    if not is_subsequence(wanted, seq):
-        raise AssertionError(
-            f"{where}: expected the ops {' -> '.join(wanted)} in order, found {seq}\n--- IR ---\n{text[:4000]}"
-        )
-
-
 def machine_instructions(text: str) -> list[str]:
     return MACHINE.findall(text)
-
-
-def assert_ir_not_machine_code(text: str, where: str) -> None:
-    """MC02: an IR holds tensor ops and no machine instructions."""
-    __tracebackhide__ = True
-    if not op_sequence(text):
-        raise AssertionError(f"{where} must hold tensor ops; it holds none:\n{text[:2000]}")
-    if machine_instructions(text):
-        raise AssertionError(f"{where} holds machine instructions: {machine_instructions(text)}")
 
 
 def xla_mlir():
@@ -249,20 +230,6 @@ def torch_math_ops(program, *args) -> list[str]:
     return found
 
 
-def assert_torch_math_ops(program, args, wanted: list[str], where: str) -> list[str]:
-    """Fail, printing the core ATen graph, unless ``torch_math_ops`` of ``program`` are ``wanted``."""
-    __tracebackhide__ = True
-
-    found = torch_math_ops(program, *args)
-    graph = program.graph
-    assert found == wanted, (
-        f"{where}: expected the ops {' -> '.join(wanted)} in order, found {found} (once each, judged on core "
-        f"ATen: matmuls mm/bmm/addmm, adds that broadcast b, ReLUs by their values)\n"
-        f"--- core ATen ---\n{str(graph)[:4000]}"
-    )
-    return found
-
-
 def dynamo_graphs(forward, *args):
     """The FX graphs Dynamo captures from ``forward``, via a recording backend of our own."""
     import torch
@@ -337,14 +304,6 @@ def tpu_matmul_and_relu(hlo: str) -> dict:
     }
 
 
-def assert_backends_name_the_matmul_differently(by_backend: dict[str, str]) -> dict[str, str]:
-    """§9.3: the matmul's op in each backend's optimized HLO (``hlo_matmul_op``), by backend: every
-    backend holds one, and not all under one name."""
-    assert "none" not in by_backend.values(), f"each backend's HLO holds the matmul: {by_backend}"
-    assert len(set(by_backend.values())) > 1, f"backends name the matmul their own way: {by_backend}"
-    return by_backend
-
-
 NOT_KERNELS = {"parameter", "constant", "bitcast", "tuple", "get-tuple-element", "copy"}
 
 
@@ -355,67 +314,14 @@ def hlo_kernels(hlo: str) -> list[str]:
     return [m[1] for m in found if m and m[1] not in NOT_KERNELS]
 
 
-def assert_variants_fuse_alike(kernels: dict[str, int], most: int = 2) -> dict[str, int]:
-    """§3.2: ``kernels[variant]``, the kernels of each variant of the line (another activation, no
-    bias): each compiles, as the course's ReLU(X @ W + b) ("relu+bias") does, to the matmul and at most
-    one more kernel for everything elementwise, however many ops the activation takes (the H200 fuses
-    ReLU and bias into the GEMM itself: 1 kernel; GELU and SiLU: 2)."""
-    assert all(n <= most for n in kernels.values()), f"a matmul and one fused elementwise kernel each: {kernels}"
-    return kernels
-
-
 def hlo_opcodes(hlo: str) -> list[str]:
     """The opcode of every instruction of an optimized HLO module (fused computations included)."""
     return re.findall(r"^\s*(?:ROOT )?%?[\w.\-]+ = \S+ ([a-z][\w\-]*)\(", hlo, re.M)
 
 
-def assert_dead_matmul_removed(jaxpr: str, hlo: str) -> None:
-    """S5.1-dce: the unused sin(X @ (W + 1)) is traced (two matmuls of different operands, so common-
-    subexpression elimination cannot merge them, and a sin) and gone once compiled (one dot, no sine)."""
-    dots = re.findall(r"= dot_general\[.*?\] (\w+ \w+)", jaxpr, re.S)
-    traced = (len(dots), len(set(dots)), jaxpr.count(" sin "))
-    compiled = (hlo_opcodes(hlo).count("dot"), hlo_opcodes(hlo).count("sine"))
-    assert traced == (2, 2, 1) and compiled == (1, 0), (
-        f"the unused matmul and its sin must be gone after compiling: traced {traced[0]} matmuls of "
-        f"{traced[1]} different operand pairs and {traced[2]} sin; {compiled[0]} dot and {compiled[1]} sine "
-        "in the optimized HLO"
-    )
-
-
-def assert_constant_folded(stablehlo: str, hlo: str) -> None:
-    """S5.1-constfold: W * 2 of a constant W is a multiply as written, and gone once compiled."""
-    written, left = "stablehlo.multiply" in stablehlo, hlo_opcodes(hlo).count("multiply")
-    assert written and left == 0, (
-        f"W * 2 must be written in StableHLO ({written}) and computed ahead of time, not at run time ({left} left)"
-    )
-
-
 def call_targets(graph) -> list[str]:
     """The targets of an FX graph's calls, as text (``aten.relu.default``, ``<built-in function add>``)."""
     return [str(node.target) for node in graph.nodes if node.op in ("call_function", "call_method")]
-
-
-def assert_export_and_dynamo_levels(exported: list[str], dynamo: list[str], families: tuple[list, list]) -> None:
-    """S8.3: the same three ops at two levels: torch.export's targets ATen overloads, Dynamo's not.
-    ``families``: ``torch_math_ops`` of each graph's core ATen form (the ops, however spelled)."""
-    assert families[0] == families[1] == ["matmul", "add", "relu"], (
-        f"both graphs compute matmul -> add -> relu: export {families[0]}, Dynamo {families[1]}",
-        exported,
-        dynamo,
-    )
-    assert all(t.startswith("aten.") for t in exported), f"torch.export records ATen overloads: {exported}"
-    assert not any(t.startswith("aten.") for t in dynamo), f"Dynamo records the Python-level calls: {dynamo}"
-
-
-def assert_fusion_is_not_fma(fused_ptx: str, mul_add_ptx: str) -> None:
-    """S5.2-fma: the graph-fused add + ReLU kernel adds and takes a max, with no FMA; the FMA
-    instruction appears where a * b + c is written."""
-    fma = re.compile(r"^\s*(?:@%p\d+\s+)?fma\.rn\.f32\b", re.M)
-    assert re.search(r"^\s*(?:@%p\d+\s+)?add\.f32\b", fused_ptx, re.M) and "max.f32" in fused_ptx, (
-        "the fused kernel's PTX adds b and takes the max (ReLU)"
-    )
-    assert not fma.search(fused_ptx), "graph fusion of add and ReLU is not an FMA: no fma.rn.f32 in its PTX"
-    assert fma.search(mul_add_ptx), "a * b + c becomes one fma.rn.f32 instruction"
 
 
 def xla_dump(forward, *args, folder) -> list[str]:
@@ -461,42 +367,9 @@ def xla_pass_dump(forward, *args, folder) -> list[str]:
     return passes + sorted(n for n in names if not PASS_NUMBER.search(n))
 
 
-def assert_xla_stages_in_order(names: list[str]) -> dict[str, str]:
-    """§5.1: each of XLA's stages shows in the pass dump, in the course's order; the first file of
-    each stage."""
-    first = {stage: next((i for i, n in enumerate(names) if p.search(n)), None) for stage, p in XLA_STAGES.items()}
-    found = {stage: names[i] if i is not None else "missing" for stage, i in first.items()}
-    unnumbered = [n for n in names if not PASS_NUMBER.search(n)]
-    assert None not in first.values(), f"every stage of XLA shows in its pass dump: {found}; other files: {unnumbered}"
-    order = list(first.values())
-    assert order == sorted(order), f"XLA's stages come in the course's order: {found}"
-    return found
-
-
 def llo_files(names: list[str]) -> list[str]:
     """The dumped files named for LLO (the TPU's low-level IR, §9.7)."""
     return [n for n in names if re.search(r"(?i)(^|[._-])llo([._-]|$)", n)]
-
-
-def assert_llvm_not_llo(names: list[str]) -> None:
-    """S9.7-llo: a CPU build's dump holds LLVM IR modules and no LLO stage."""
-    llvm = [n for n in names if n.endswith(".ll")]
-    llo = llo_files(names)
-    assert llvm and not llo, f"XLA's CPU backend lowers HLO to LLVM IR ({llvm}), with no LLO stage ({llo})"
-
-
-def assert_same_model(by_init: dict, by_load: dict) -> None:
-    """S10.3: compile() + init() and load() give one model: every output equal, bit for bit."""
-    import numpy as np
-
-    differing = {
-        name: "missing" if name not in by_init else int(np.sum(by_init[name] != by_load[name]))
-        for name in by_load
-        if name not in by_init or not np.array_equal(by_init[name], by_load[name])
-    }
-    assert by_init.keys() == by_load.keys() and not differing, (
-        f"compile() + init() must give the model load() gives: outputs differing {differing}"
-    )
 
 
 LEVELS = ("ttir", "ttgir", "llir", "ptx", "cubin", "sass")
@@ -519,15 +392,6 @@ def disassemble(cubin: bytes) -> str:
     if done.returncode:
         raise RuntimeError(f"nvdisasm failed: {done.stderr[-500:]}")
     return done.stdout
-
-
-def assert_warpgroup_mma(ptx: str, sass: str) -> None:
-    """S5.1-target: a bf16 tile for sm_90 uses Hopper's warpgroup MMA: ``wgmma`` in the PTX (bf16
-    operands, fp32 accumulator) and ``HGMMA`` in the machine code ptxas made of it."""
-    assert re.search(r"\bwgmma\.mma_async\.sync\.aligned\.\w+\.f32\.bf16\.bf16", ptx), (
-        "the PTX multiplies bf16 operands into an fp32 accumulator by wgmma.mma_async"
-    )
-    assert re.search(r"\bHGMMA\.", sass), "the SASS runs the tile on the tensor cores: HGMMA instructions"
 
 
 EM_CUDA = 190  # the ELF machine number of NVIDIA GPU objects (cubins)
@@ -586,25 +450,6 @@ def sass_kernels(cubins: list[bytes]) -> dict[str, dict]:
     return kernels
 
 
-def assert_custom_op_own_gpu_kernel(kernels: dict[str, dict], arch: str) -> dict:
-    """§10.4: ``target`` is a compile-time parameter. Compiled for ``arch``, the graph holds GPU
-    machine code only; the built-in ReLU fuses into a matmul kernel (FFMA and FMNMX in one
-    kernel), while the custom op stays a kernel of its own: its ``foreach`` body takes the max
-    (FMNMX with a false predicate, never a min) and multiplies nothing (no FFMA). A custom op is a
-    boundary the compiler does not fuse."""
-    wrong_target = {n: k["target"] for n, k in kernels.items() if not (k["target"] or "").startswith(arch)}
-    fused = sorted(n for n, k in kernels.items() if {"FFMA", "FMNMX"} <= k["ops"])
-    each = {n: k for n, k in kernels.items() if re.search(r"for_?each", n) and "FFMA" not in k["ops"]}
-    custom = sorted(n for n, k in each.items() if k["fmnmx"] == {"max"})
-    minimum = sorted(n for n, k in each.items() if k["fmnmx"] - {"max"})
-    found = {"kernels": sorted(kernels), "relu_fused_into_matmul": fused, "custom_op_kernels": custom}
-    assert kernels and not wrong_target, f"every kernel compiled for {arch}: {wrong_target or 'no kernels'}"
-    assert fused, f"the built-in ReLU should fuse into a matmul kernel (FFMA and FMNMX together): {found}"
-    assert custom, f"the custom op should be a foreach kernel of its own taking the max, no FFMA: {found}"
-    assert not minimum, f"a foreach kernel's FMNMX takes a min, not ReLU's max(z, 0): {minimum} ({found})"
-    return found
-
-
 def triton_stages(compiled) -> dict:
     """A compiled Triton kernel's stages (ttir ... cubin) and the cubin's SASS, as ``LEVELS`` names them."""
     return {**compiled.asm, "sass": disassemble(compiled.asm["cubin"])}
@@ -630,33 +475,6 @@ def lowering_facts(asm: dict) -> dict[str, dict[str, bool]]:
     return facts
 
 
-def assert_lowering_levels(asm: dict) -> dict:
-    """S4.2: tensors and a structured loop at the top (ttir), a thread layout added (ttgir), addresses
-    and branch loops with no tensors (llir), global loads/stores on virtual registers (ptx, a virtual
-    ISA), an ELF object (cubin), and in it SASS: the machine's loads/stores on physical registers."""
-    missing = [level for level in LEVELS if level not in asm]
-    assert not missing, f"Triton gave no {missing} stage; it gave {sorted(asm)}"
-    f = lowering_facts(asm)
-    expected = {
-        "ttir": {"tensors": True, "structured loop": True, "thread layout": False, "addresses": False},
-        "ttgir": {"tensors": True, "thread layout": True, "addresses": False},
-        "llir": {"tensors": False, "addresses": True, "branch loop": True},
-        "ptx": {
-            "tensors": False,
-            "global load/store": True,
-            "branch loop": True,
-            "virtual registers": True,
-            "machine load/store": False,
-        },
-        "cubin": {"machine code object": True},
-        "sass": {"tensors": False, "virtual registers": False, "machine load/store": True},
-    }
-    wrong = {level: {k: f[level][k] for k, v in want.items() if f[level][k] != v} for level, want in expected.items()}
-    wrong = {level: found for level, found in wrong.items() if found}
-    assert not wrong, f"Triton's stages, from tensors down to machine code, do not lower as §4.2 says: {wrong}"
-    return f
-
-
 def max_custom_ops(graph) -> list[str]:
     """The registered names of the custom ops a MAX graph calls (``mo.custom [symbol = "..."]``), in order."""
     return re.findall(r'mo\.custom\b[^\n]*?\bsymbol = "(\w+)"', str(graph))
@@ -673,29 +491,6 @@ def max_recorded_steps(graph) -> dict[str, tuple[str, list[str]]]:
     return {names[o]: (defined[o][0], [names.get(v, v) for v in defined[o][1]]) for o in outputs if o in defined}
 
 
-def assert_steps_recorded(graph) -> None:
-    """§10.3's A = X @ W, Z = A + b, Y = ReLU(Z), read from the graph MAX recorded (before it compiles)."""
-    steps = max_recorded_steps(graph)
-    expected = {"a": ("matmul", {"x", "w"}), "z": ("add", {"a", "b"}), "y": ("relu|max", {"z"})}
-    wrong = {
-        name: steps.get(name)
-        for name, (op, operands) in expected.items()
-        if name not in steps or not re.search(op, steps[name][0]) or not operands <= set(steps[name][1])
-    }
-    assert not wrong, f"max_steps must record A = X @ W, Z = A + b, Y = ReLU(Z); recorded {steps} (wrong: {wrong})"
-
-
-def assert_relu_call_inlined(stablehlo: str, hlo: str) -> None:
-    """§9.4: a call of @relu in StableHLO, none left in the optimized HLO, and the maximum in a fusion."""
-    called = re.findall(r"\bcall @(\w*relu\w*)", stablehlo)
-    left = [op for op in hlo_opcodes(hlo) if op == "call"]
-    fused_max = re.search(r"fused_computation|%fused", hlo) and "maximum(" in hlo
-    assert called and not left and fused_max, (
-        f"StableHLO calls {called or 'no relu function'}; the optimized HLO has {len(left)} call(s) and "
-        f"{'a' if fused_max else 'no'} fused maximum"
-    )
-
-
 def jaxpr_ops(jaxpr) -> dict[str, int]:
     """Each primitive's count in a (closed) jaxpr, nested jaxprs included as often as they are called
     (the printed form names a repeated sub-jaxpr once); a while loop's body counts once."""
@@ -709,24 +504,6 @@ def jaxpr_ops(jaxpr) -> dict[str, int]:
                     for name, n in jaxpr_ops(sub).items():
                         counts[name] = counts.get(name, 0) + n
     return counts
-
-
-def assert_unrolled_and_looped(one: dict, unrolled: dict, looped: dict, steps: int) -> dict:
-    """§4.1: primitives (``jaxpr_ops``) of one forward, of a Python loop of ``steps`` forwards, and of a
-    fori_loop over it: the Python loop is unrolled into ``steps`` copies of the forward's matmuls, the
-    fori_loop is one loop (a while, or the scan JAX makes of static bounds) holding one copy."""
-    found = {
-        "one": one.get("dot_general", 0),
-        "unrolled": unrolled.get("dot_general", 0),
-        "unrolled_whiles": unrolled.get("while", 0) + unrolled.get("scan", 0),
-        "looped": looped.get("dot_general", 0),
-        "whiles": looped.get("while", 0) + looped.get("scan", 0),  # fori_loop with static bounds is a scan
-    }
-    assert found["one"] >= 1 and found["unrolled"] == steps * found["one"] and not found["unrolled_whiles"], (
-        f"a Python loop of {steps} forwards unrolls into {steps} copies of the forward's matmuls: {found}"
-    )
-    assert found["whiles"] == 1 and found["looped"] == found["one"], f"fori_loop keeps one loop, one copy: {found}"
-    return found
 
 
 def llvm_vector_ops(llvm: str, function: str) -> dict[str, set[int]]:
@@ -748,36 +525,7 @@ def llvm_vector_ops(llvm: str, function: str) -> dict[str, set[int]]:
     }
 
 
-def assert_vector_width(llvm: str, function: str, width: int) -> dict[str, list[int]]:
-    """§10.4: ``function`` built at ``width`` loads, compares and stores ``width``-wide float vectors,
-    and no other width."""
-    found = llvm_vector_ops(llvm, function)
-    assert all(widths == {width} for widths in found.values()), (
-        f"{function} built with width={width}: expected <{width} x float> loads, max and stores; found {found}"
-    )
-    return {op: sorted(widths) for op, widths in found.items()}
-
-
 FAMILIES = {
     "stablehlo": {"stablehlo.dot_general", "stablehlo.add", "stablehlo.maximum"},
     "hlo_opcodes": {"dot", "add", "maximum"},
 }
-
-
-def assert_names_vary_meaning_stays(one: dict, other: dict) -> dict:
-    """§5.4/§9.3: two JAX versions' printouts of one program (``jax_versions.parts``). Both lower to
-    the same op families (a matmul, an add, a maximum in StableHLO and in the compiled HLO), and the
-    names they print differ: the jaxpr's primitives or the compiled HLO's instruction names."""
-    for part, wanted in FAMILIES.items():
-        for run in (one, other):
-            lacking = wanted - set(run[part])
-            assert not lacking, f"JAX {run['version']}'s {part} lacks {sorted(lacking)}: {run[part]}"
-    found = {
-        part: {f"only_{one['version']}": sorted(set(one[part]) - set(other[part])),
-               f"only_{other['version']}": sorted(set(other[part]) - set(one[part]))}
-        for part in ("jaxpr", "hlo_names")
-    }  # fmt: skip
-    assert any(any(d.values()) for d in found.values()), (
-        f"JAX {one['version']} and {other['version']} print the same primitive and instruction names: {found}"
-    )
-    return found

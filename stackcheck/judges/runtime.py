@@ -1,0 +1,52 @@
+"""The course's verdicts on the runtime (§6, §9, §14): buffers, memory sharing, host overhead and
+the library kernels a framework calls."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from stackcheck.evidence import judged
+from stackcheck.toolchains import counters
+
+
+def assert_host_overhead_dominates(small: tuple[int, float], large: tuple[int, float], least: float = 0.5) -> dict:
+    """§9.6: ``small`` and ``large`` are (multiply-adds, median seconds per synced call) of one
+    compiled forward. Timed at the large size the call is work; at the rate it works there, the small
+    call's own work takes a sliver of its time: the rest, at least ``least`` of it, is host overhead
+    (dispatch, launch, the wait)."""
+    rate = large[1] / large[0]  # seconds per multiply-add, where the work dominates
+    share = 1 - small[0] * rate / small[1]
+    found = {
+        "overhead_share": round(share, 4),
+        "small_call_us": round(small[1] * 1e6, 1),
+        "large_call_us": round(large[1] * 1e6, 1),
+        "work_ratio": round(large[0] / small[0]),
+        "judged": [judged.line("overhead_share", share, at_least=least)],
+    }
+    assert share >= least, f"at the small size most of a call's time is host overhead, not work: {found}"
+    return found
+
+
+def assert_donated_buffer_reused(donated: tuple, kept: tuple) -> None:
+    """§6.1: (X's address, Y's address, X consumed) with X donated, and without: donated, Y lands in X's
+    buffer and X is consumed; not donated, Y gets a buffer of its own and X stays."""
+    assert donated[0] == donated[1] and donated[2], f"donated: Y in X's buffer, X consumed: {donated}"
+    assert kept[0] != kept[1] and not kept[2], f"not donated: Y in a buffer of its own, X kept: {kept}"
+
+
+def assert_same_memory(array: np.ndarray, addresses: dict, after_write: dict) -> None:
+    """``addresses``: each library's data address for ``array``; ``after_write``: what each reads at
+    [0, 0] after the array's [0, 0] was set."""
+    copied = {name: a for name, a in addresses.items() if a != array.ctypes.data}
+    stale = {name: v for name, v in after_write.items() if v != array[0, 0]}
+    assert not copied and not stale, (
+        f"shared memory, no copy: array at {array.ctypes.data}, copies at {copied}, stale reads {stale}"
+    )
+
+
+def assert_library_kernel(kernels: list[counters.Kernel], what: str) -> None:
+    """S1.2: ``what`` ran as one precompiled library kernel (cuBLAS's naming), none generated."""
+    names = [k.name for k in kernels]
+    assert len(names) == 1 and counters.LIBRARY.search(names[0]) and not counters.GENERATED.search(names[0]), (
+        f"{what}: expected one library (cuBLAS/CUTLASS) kernel, profiled {names}"
+    )
