@@ -17,14 +17,15 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 
-from stackcheck.claims.spellings import CAUGHT_BY, spellings
+from stackcheck.claims.spellings import CAUGHT_BY, TRITON_CAUGHT_BY, spellings, triton_spellings, wrong_kinds
 from stackcheck.evidence.numerics import make_inputs
 from stackcheck.impl.loader import Impl, load_module
 from stackcheck.paths import data
 
 # Examples a run draws, per family: at least 200 correct spellings in all, and the wrong ones.
-EXAMPLES = {"numpy": 120, "torch": 40, "jax": 50}
-WRONG_EXAMPLES = {"numpy": 12, "torch": 16, "jax": 12}
+EXAMPLES = {"numpy": 120, "torch": 40, "jax": 50, "triton": 24}
+WRONG_EXAMPLES = {"numpy": 12, "torch": 16, "jax": 12, "triton": 12}
+FORWARD_STACKS = ("numpy", "torch", "jax")  # spellings of the forward; triton's are of the §11.2 kernel
 DRAWN: dict[str, int] = {}
 COUNTER = itertools.count()
 
@@ -52,6 +53,15 @@ REACHED = {
         ("S4.3-ir", "ir/test_s4_3_ir::test_jaxpr_and_stablehlo", ("TENSORS", "INPUTS", "stablehlo")),
         ("S12.4-dynamic", "runtime/test_s12_4_shapes::test_jax_jit_compiles_once_per_n", ("STACK", "cpu")),
     ],
+    "triton": [  # the kernel's own claims, on the interpreter: sizes around the blocks, and the grid it launched
+        ("S11.2-mask", "kernels/test_s11_2_mask::check_in_bounds", ("cpu", 33, 65, 16)),
+        ("S11.2-mask", "kernels/test_s11_2_mask::check_in_bounds", ("cpu", 7, 13, 64)),
+        ("S11.2-mask", "kernels/test_s11_2_mask::check_in_bounds", ("cpu", 3, 341, 64)),
+        ("S11.3-program", "kernels/test_s11_3_program::test_the_grid_is_cdiv_n_block_size_programs",
+         ("LAUNCHES", "cpu", 33, 65, 256)),
+        ("S11.3-program", "kernels/test_s11_3_program::test_the_grid_is_cdiv_n_block_size_programs",
+         ("LAUNCHES", "cpu", 4, 64, 256)),
+    ],
 }  # fmt: skip
 
 
@@ -75,10 +85,18 @@ def argument(placeholder, stack: str):
 
 def checks(stack: str):
     """``(name, claim, call(impl))`` for each claim test a spelling of ``stack`` reaches."""
-    for claim, where, args in REACHED["all"] + REACHED.get(stack, []):
+    for claim, where, args in (REACHED["all"] if stack in FORWARD_STACKS else []) + REACHED.get(stack, []):
         folder, test = where.split("::")
         function = getattr(importlib.import_module("tests_" + folder.replace("/", ".")), test)
-        yield f"{test}{list(args)}", claim, lambda impl, f=function, a=args: f(impl, *(argument(v, stack) for v in a))
+        yield f"{test}{list(args)}", claim, lambda impl, f=function, a=args: called(f, impl, a, stack)
+
+
+def called(test, impl, args, stack):
+    """``test(impl, *args)``, a LAUNCHES placeholder given the grids launched meanwhile (the fixture's)."""
+    from stackcheck.toolchains import triton_kernels
+
+    with triton_kernels.recorded_launches() as grids:
+        return test(impl, *(((lambda: list(grids)) if v == "LAUNCHES" else argument(v, stack)) for v in args))
 
 
 def judge(spelling, folder, enough: set[str] = frozenset()) -> dict[str, str]:
@@ -112,11 +130,13 @@ def run_examples(stack: str, wrong: str | None, count: int, folder, verdict) -> 
     """Judge ``count`` spellings of ``stack`` (with ``wrong`` the mistaken part) by ``verdict(spelling, failed)``."""
     family = f"{stack}-{wrong}" if wrong else stack
 
+    strategy = triton_spellings(wrong) if stack == "triton" else spellings(stack, wrong)
+
     @settings(max_examples=count, derandomize=True, deadline=None, suppress_health_check=list(HealthCheck))
-    @given(spellings(stack, wrong))
+    @given(strategy)
     def each(spelling):
         DRAWN[family] = DRAWN.get(family, 0) + 1
-        verdict(spelling, judge(spelling, folder, CAUGHT_BY.get(wrong, set())))
+        verdict(spelling, judge(spelling, folder, caught_by(stack, wrong)))
 
     each()
 
@@ -133,16 +153,25 @@ def test_every_correct_spelling_passes_the_tests_it_reaches(stack, folder):
     assert DRAWN[stack] >= EXAMPLES[stack], f"{stack}: drew {DRAWN[stack]} of {EXAMPLES[stack]} examples"
 
 
+def caught_by(stack: str, wrong: str | None) -> set[str]:
+    """The claims whose tests must catch a spelling of ``stack`` wrong in its ``wrong`` part."""
+    return (TRITON_CAUGHT_BY if stack == "triton" else CAUGHT_BY).get(wrong, set())
+
+
+WRONG_PAIRS = [(stack, kind) for stack in FORWARD_STACKS for kind in wrong_kinds(stack)]
+WRONG_PAIRS += [("triton", kind) for kind in sorted(TRITON_CAUGHT_BY)]
+
+
 @pytest.mark.meta
-@pytest.mark.parametrize("stack", sorted(WRONG_EXAMPLES))
-@pytest.mark.parametrize("wrong", sorted(CAUGHT_BY))
+@pytest.mark.parametrize("stack, wrong", WRONG_PAIRS)
 def test_a_spelling_with_one_wrong_part_fails_its_claim(stack, wrong, folder):
     pytest.importorskip(stack)
+    expected = caught_by(stack, wrong)
 
     def caught(spelling, failed: dict) -> None:
         claims = {e[1 : e.index("]")] for e in failed.values()}
-        assert claims & CAUGHT_BY[wrong], (
-            f"{spelling} is wrong in its {wrong} and must fail a test of {sorted(CAUGHT_BY[wrong])}; failed: "
+        assert claims & expected, (
+            f"{spelling} is wrong in its {wrong} and must fail a test of {sorted(expected)}; failed: "
             + (", ".join(f"{t} {e[:200]}" for t, e in failed.items()) or "nothing")
         )
 

@@ -5,7 +5,9 @@ ReLU, the form the forward takes (a function, its own steps, a lambda, an ``nn.M
 the ``jax.jit`` sits: per call, module level, decorator, built lazily on first call) and how the module
 was loaded (defined in it, re-exported by name, star-imported from another module). ``wrong`` replaces
 one part with a mistake of the same grammar (a ReLU that is ``abs``, leaky or NaN-dropping, a bias
-subtracted or left out): such a spelling must fail its claim."""
+subtracted or left out, X @ W computed on the host): such a spelling must fail its claim. Triton's
+§11.2 kernel has a grammar of its own (grid, cdiv, mask, ReLU; wrong: an unmasked load and store, a
+grid that drops the last partial block)."""
 
 from __future__ import annotations
 
@@ -109,13 +111,28 @@ WRONG = {
             "mask_multiply": "z * (z > 0)",
         },
         "bias": {"minus": "a - b", "none": "a", "doubled": "a + 2 * b"},
+        # X @ W computed on the host: right numbers, but no graph can hold it (§1.2, §4.3)
+        "matmul": {
+            "host_round_trip": "torch.from_numpy(x.detach().cpu().numpy() @ w.detach().cpu().numpy()).to(x.device)"
+        },
     },
     "jax": {
         "relu": {"abs": "jnp.abs(z)", "leaky": "jax.nn.leaky_relu(z, 0.01)"},
         "bias": {"minus": "a - b", "none": "a"},
     },
 }
-CAUGHT_BY = {"relu": {"S2.2-hand", "X-numerics"}, "bias": {"S2.2-hand", "S4.3-ir"}}
+CAUGHT_BY = {
+    "relu": {"S2.2-hand", "X-numerics"},
+    "bias": {"S2.2-hand", "S4.3-ir"},
+    "matmul": {"S4.3-ir", "S1.2-abstract"},
+}
+
+
+def wrong_kinds(stack: str) -> list[str]:
+    """The parts of ``stack``'s spellings that the grammar can get wrong."""
+    return sorted(WRONG.get(stack, {}))
+
+
 FORMS = {
     "numpy": ("steps", "inline", "lambda"),
     "torch": ("steps", "inline", "lambda", "module", "lazy_module"),
@@ -143,7 +160,7 @@ class Spelling:
     relu: str
     form: str
     loading: str
-    wrong: str | None = None  # the part ("relu" or "bias") that holds a mistake, if any
+    wrong: str | None = None  # the part (relu, bias, matmul) that holds a mistake, if any
 
     def part(self, kind: str) -> str:
         table = WRONG[self.stack][kind] if self.wrong == kind else PARTS[self.stack][kind]
@@ -232,11 +249,13 @@ class Spelling:
 
 
 def spellings(stack: str, wrong: str | None = None) -> st.SearchStrategy[Spelling]:
-    """Spellings of ``stack``: every part correct, or the part ``wrong`` (relu, bias) a mistake."""
+    """Spellings of ``stack``: every part correct, or the part ``wrong`` (one of wrong_kinds) a mistake."""
     parts = PARTS[stack]
 
     def pick(kind: str):
         table = WRONG[stack][kind] if wrong == kind else parts[kind]
+        if wrong == "matmul" and kind == "bias":  # a fused bias computes X @ W itself: the mistake must be used
+            table = {k: v for k, v in table.items() if not k.startswith("fused:")}
         return st.sampled_from(sorted(table))
 
     return st.builds(
@@ -246,6 +265,139 @@ def spellings(stack: str, wrong: str | None = None) -> st.SearchStrategy[Spellin
         bias=pick("bias"),
         relu=pick("relu"),
         form=st.sampled_from(FORMS[stack]),
+        loading=st.sampled_from(LOADINGS),
+        wrong=st.just(wrong),
+    )
+
+
+# ---- Triton: the §11.2 kernel Y = ReLU(A + b) and its launch ------------------------------------
+# A kernel spelling is one choice of: the grid (one flat axis of cdiv(N * M, BLOCK) programs, or a
+# program per row and column block, axes either way round), how cdiv is spelled, the mask's
+# comparison, the ReLU, and how the module was loaded. ``wrong``: a load and store left unmasked, or
+# a grid that drops the last partial block (floor division): each must fail its claim.
+TRITON = {
+    "grid": ("flat", "rows_by_columns", "columns_by_rows"),
+    "cdiv": {
+        "triton": "triton.cdiv({n}, {b})",
+        "ceil_by_floor": "({n} + {b} - 1) // {b}",
+        "negated_floor": "-(-{n} // {b})",
+        "math_ceil": "math.ceil({n} / {b})",
+    },
+    "mask": {"less": "{i} < {n}", "greater": "{n} > {i}"},
+    "relu": {
+        "maximum": "tl.maximum(z, 0.0)",
+        "where_negative": "tl.where(z < 0.0, 0.0, z)",
+    },
+}
+TRITON_WRONG = {
+    "mask": {"unmasked": None},
+    "cdiv": {"floor": "{n} // {b}"},
+}
+TRITON_CAUGHT_BY = {"mask": {"S11.2-mask"}, "cdiv": {"S11.3-program", "S11.2-mask"}}
+TRITON_HEAD = """import math
+
+import torch
+import triton
+import triton.language as tl
+
+from stackcheck.toolchains.triton_kernels import validate
+
+"""
+
+
+@dataclass(frozen=True)
+class TritonSpelling:
+    grid: str
+    cdiv: str
+    mask: str
+    relu: str
+    loading: str
+    wrong: str | None = None  # "mask" or "cdiv"
+    stack: str = "triton"
+
+    def _part(self, kind: str) -> str | None:
+        table = TRITON_WRONG[kind] if self.wrong == kind else TRITON[kind]
+        return table[getattr(self, kind)]
+
+    def _cdiv(self, n: str, b: str) -> str:
+        return self._part("cdiv").format(n=n, b=b)
+
+    def _masked(self, index: str, bound: str) -> str:
+        mask = self._part("mask")
+        return mask.format(i=index, n=bound) if mask is not None else None
+
+    def source(self) -> str:
+        relu = self._part("relu")
+        if self.grid == "flat":
+            mask = self._masked("offsets", "n_elements")
+            body = (
+                "    pid = tl.program_id(axis=0)\n"
+                "    offsets = pid * BLOCK_SIZE + tl.arange(0, BLOCK_SIZE)\n"
+                f"    a = tl.load(a_ptr + offsets{', mask=' + mask + ', other=0.0' if mask else ''})\n"
+                f"    b = tl.load(b_ptr + offsets % M{', mask=' + mask + ', other=0.0' if mask else ''})\n"
+                "    z = a + b\n"
+                f"    tl.store(y_ptr + offsets, {relu}{', mask=' + mask if mask else ''})\n"
+            )
+            grid = f"({self._cdiv('n', 'block_size')},)"
+        else:
+            row_axis, column_axis = (0, 1) if self.grid == "rows_by_columns" else (1, 0)
+            mask = self._masked("columns", "M")
+            body = (
+                f"    row = tl.program_id(axis={row_axis})\n"
+                f"    columns = tl.program_id(axis={column_axis}) * BLOCK_SIZE + tl.arange(0, BLOCK_SIZE)\n"
+                f"    a = tl.load(a_ptr + row * M + columns{', mask=' + mask + ', other=0.0' if mask else ''})\n"
+                f"    b = tl.load(b_ptr + columns{', mask=' + mask + ', other=0.0' if mask else ''})\n"
+                "    z = a + b\n"
+                f"    tl.store(y_ptr + row * M + columns, {relu}{', mask=' + mask if mask else ''})\n"
+            )
+            blocks = self._cdiv("m", "block_size")
+            grid = f"(n_rows, {blocks})" if row_axis == 0 else f"({blocks}, n_rows)"
+        kernel = (
+            "@triton.jit\n"
+            "def _bias_relu(a_ptr, b_ptr, y_ptr, n_elements, M: tl.constexpr, BLOCK_SIZE: tl.constexpr):\n" + body
+        )
+        surface = (
+            "def triton_bias_relu(a, b, block_size=256, out=None):\n"
+            "    validate(a, b)\n"
+            "    if block_size <= 0 or block_size & (block_size - 1):\n"
+            '        raise ValueError(f"block_size must be a power of two, got {block_size}")\n'
+            "    out = torch.empty_like(a) if out is None else out\n"
+            "    n_rows, m = a.shape\n"
+            "    n = a.numel()\n"
+            "    if n == 0:\n"
+            "        return out\n"
+            f"    _bias_relu[{grid}](a, b, out, n, M=m, BLOCK_SIZE=block_size)\n"
+            "    return out\n"
+        )
+        return TRITON_HEAD + kernel + "\n\n" + surface
+
+    def write(self, folder: Path, name: str) -> Path:
+        if self.loading == "defined":
+            (folder / f"{name}.py").write_text(self.source())
+        else:
+            (folder / f"{name}_defs.py").write_text(self.source())
+            line = f"from {name}_defs import *  # noqa: F403\n" if self.loading == "star" else ""
+            line = line or f"from {name}_defs import triton_bias_relu  # noqa: F401\n"
+            (folder / f"{name}.py").write_text(f'"""triton re-exported: {self.loading}."""\n\n{line}')
+        return folder / f"{name}.py"
+
+    def __str__(self) -> str:
+        wrong = f" WRONG {self.wrong}" if self.wrong else ""
+        return f"triton: {self.grid} x {self.cdiv} x {self.mask} x {self.relu} x {self.loading}{wrong}"
+
+
+def triton_spellings(wrong: str | None = None) -> st.SearchStrategy[TritonSpelling]:
+    """Spellings of the §11.2 kernel and its launch: every part correct, or ``wrong`` (mask, cdiv) a mistake."""
+
+    def pick(kind: str):
+        return st.sampled_from(sorted(TRITON_WRONG[kind] if wrong == kind else TRITON[kind]))
+
+    return st.builds(
+        TritonSpelling,
+        grid=st.sampled_from(TRITON["grid"]),
+        cdiv=pick("cdiv"),
+        mask=pick("mask"),
+        relu=pick("relu"),
         loading=st.sampled_from(LOADINGS),
         wrong=st.just(wrong),
     )

@@ -57,13 +57,27 @@ def _kernels_for_either_device(module: ModuleType) -> ModuleType:
         return module
     from triton.runtime.jit import JITFunction
 
-    kernels = {name: value for name, value in vars(module).items() if type(value) is JITFunction}
-    if kernels:
-        from stackcheck.toolchains.triton_kernels import EitherDevice
+    from stackcheck.toolchains.triton_kernels import EitherDevice
 
-        for name, kernel in kernels.items():
-            setattr(module, name, EitherDevice(kernel))
+    for home in _homes(module):  # the module and those its functions were re-exported from
+        for name, value in list(vars(home).items()):
+            if type(value) is JITFunction:
+                setattr(home, name, EitherDevice(value))
     return module
+
+
+LIBRARIES = ("triton", "torch", "numpy", "jax", "jaxlib", "max", "stackcheck", "builtins")
+
+
+def _homes(module: ModuleType) -> list[ModuleType]:
+    """``module`` and every module its functions come from (a re-export, a star import) that is not a
+    library's: where a launch looks its kernel up."""
+    homes = {module.__name__: module}
+    for value in vars(module).values():
+        origin = getattr(value, "__module__", None) if callable(value) else None
+        if origin and origin in sys.modules and origin.split(".")[0] not in LIBRARIES:
+            homes.setdefault(origin, sys.modules[origin])
+    return list(homes.values())
 
 
 def _load_file(spec: str) -> ModuleType:

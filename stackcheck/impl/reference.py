@@ -180,8 +180,9 @@ def _jax_loss(x, w, b):
 
 
 def jax_loss_and_grads(x, w, b):
-    """§9.5. (loss, (dX, dW, db)) of loss = mean(Y²) by ``jax.value_and_grad`` over all three
-    operands, under ``jax.jit``. Validate first with ``check_operands``."""
+    """§9.5. (loss, (dX, dW, db)) of loss = mean(Y²), the gradients by JAX's automatic
+    differentiation over all three operands, loss and gradients in one jit-compiled program. Validate
+    first with ``check_operands``."""
     import jax
 
     check_operands(x, w, b)
@@ -189,8 +190,9 @@ def jax_loss_and_grads(x, w, b):
 
 
 def max_steps(x, w, b):
-    """§10.3. Graph builder: given MAX graph values X, W, b, return (A, Z, Y) as graph values
-    (``ops.matmul``, an add, ``ops.relu``). It runs while the graph is built, not on data."""
+    """§10.3. Graph builder: given MAX graph values X, W, b, return (A, Z, Y) as graph values:
+    A = X @ W, Z = A + b, Y = ReLU(Z), each computed by MAX graph ops (any that compute them). It runs
+    while the graph is built, not on data."""
     from max.graph import ops
 
     a = ops.matmul(x, w)
@@ -285,8 +287,8 @@ def jax_sync(value):
 
 
 def torch_sync(device):
-    """§6.5. Wait until all work queued on ``device`` is done (``torch.cuda.synchronize`` on a
-    CUDA device); return at once on the CPU. Returns None."""
+    """§6.5. Wait until all work queued on ``device`` is done (every stream's, not only the
+    current one's, on a CUDA device); return at once on the CPU. Returns None."""
     import torch
 
     if str(device).startswith("cuda"):
@@ -294,8 +296,8 @@ def torch_sync(device):
 
 
 def timed_call(fn, sync=None) -> float:
-    """§6.5, checkpoint 2. Seconds (a float) for one ``result = fn()`` by the host's wall clock
-    (``time.perf_counter``), with ``sync(result)`` inside the clock when ``sync`` is given."""
+    """§6.5, checkpoint 2. Seconds (a float) for one ``result = fn()`` by a monotonic wall clock of
+    the host, with ``sync(result)`` inside the clock when ``sync`` is given."""
     from stackcheck.evidence.timing import host_timer
 
     return host_timer(fn, sync)()
