@@ -83,9 +83,10 @@ def argument(placeholder, stack: str):
     return {"STACK": stack, "HAND": hand_example(), "INPUTS": inputs}.get(placeholder, placeholder)
 
 
-def checks(stack: str):
-    """``(name, claim, call(impl))`` for each claim test a spelling of ``stack`` reaches."""
+def checks(stack: str, device: str = "cpu"):
+    """``(name, claim, call(impl))`` for each claim test a spelling of ``stack`` reaches on ``device``."""
     for claim, where, args in (REACHED["all"] if stack in FORWARD_STACKS else []) + REACHED.get(stack, []):
+        args = tuple(device if v == "cpu" else v for v in args)
         folder, test = where.split("::")
         function = getattr(importlib.import_module("tests_" + folder.replace("/", ".")), test)
         yield f"{test}{list(args)}", claim, lambda impl, f=function, a=args: called(f, impl, a, stack)
@@ -99,14 +100,14 @@ def called(test, impl, args, stack):
         return test(impl, *(((lambda: list(grids)) if v == "LAUNCHES" else argument(v, stack)) for v in args))
 
 
-def judge(spelling, folder, enough: set[str] = frozenset()) -> dict[str, str]:
+def judge(spelling, folder, enough: set[str] = frozenset(), device: str = "cpu") -> dict[str, str]:
     """Each reached test's failure on ``spelling`` (its module written into ``folder``), by test: {} if all pass.
     Stops at the first failure of a claim in ``enough`` (a wrong spelling's is all that is asked)."""
     name = f"spelling_{next(COUNTER)}"
     path = spelling.write(folder, name)
     impl = Impl(load_module(str(path)))
     failed = {}
-    for test, claim, call in checks(spelling.stack):
+    for test, claim, call in checks(spelling.stack, device):
         try:
             call(impl)
         except BaseException as error:  # a skip is no pass either: every stack here is installed
@@ -126,9 +127,10 @@ def folder(tmp_path_factory):
     sys.path.remove(str(path))
 
 
-def run_examples(stack: str, wrong: str | None, count: int, folder, verdict) -> None:
-    """Judge ``count`` spellings of ``stack`` (with ``wrong`` the mistaken part) by ``verdict(spelling, failed)``."""
-    family = f"{stack}-{wrong}" if wrong else stack
+def run_examples(stack: str, wrong: str | None, count: int, folder, verdict, device: str = "cpu") -> None:
+    """Judge ``count`` spellings of ``stack`` (with ``wrong`` the mistaken part) on ``device`` by
+    ``verdict(spelling, failed)``."""
+    family = "-".join([stack, *([wrong] if wrong else []), *([device] if device != "cpu" else [])])
 
     strategy = triton_spellings(wrong) if stack == "triton" else spellings(stack, wrong)
 
@@ -136,9 +138,11 @@ def run_examples(stack: str, wrong: str | None, count: int, folder, verdict) -> 
     @given(strategy)
     def each(spelling):
         DRAWN[family] = DRAWN.get(family, 0) + 1
-        verdict(spelling, judge(spelling, folder, caught_by(stack, wrong)))
+        verdict(spelling, judge(spelling, folder, caught_by(stack, wrong), device))
 
     each()
+    kind = "failed its claim" if wrong else "passed every test it reaches"
+    print(f"spellings {family}: {DRAWN.get(family, 0)} drawn, each {kind}")  # the summary (-rP shows it)
 
 
 def correct(spelling, failed: dict) -> None:
@@ -176,3 +180,30 @@ def test_a_spelling_with_one_wrong_part_fails_its_claim(stack, wrong, folder):
         )
 
     run_examples(stack, wrong, WRONG_EXAMPLES[stack] // 2, folder, caught)
+
+
+# The GPU half: the same grammar on CUDA (the compiled Triton kernel, torch and JAX on the GPU).
+GPU_EXAMPLES = {"torch": 20, "jax": 20, "triton": 16}
+
+
+@pytest.mark.meta
+@pytest.mark.cuda
+@pytest.mark.parametrize("stack", sorted(GPU_EXAMPLES))
+def test_every_correct_spelling_passes_on_the_gpu(stack, folder):
+    pytest.importorskip(stack)
+    run_examples(stack, None, GPU_EXAMPLES[stack], folder, correct, device="cuda")
+    assert DRAWN[f"{stack}-cuda"] >= GPU_EXAMPLES[stack]
+
+
+@pytest.mark.meta
+@pytest.mark.cuda
+@pytest.mark.parametrize("stack, wrong", [p for p in WRONG_PAIRS if p[0] in GPU_EXAMPLES])
+def test_a_wrong_spelling_fails_its_claim_on_the_gpu(stack, wrong, folder):
+    pytest.importorskip(stack)
+    expected = caught_by(stack, wrong)
+
+    def caught(spelling, failed: dict) -> None:
+        claims = {e[1 : e.index("]")] for e in failed.values()}
+        assert claims & expected, f"{spelling} on cuda must fail a test of {sorted(expected)}; failed: {failed}"
+
+    run_examples(stack, wrong, 4, folder, caught, device="cuda")
