@@ -78,6 +78,8 @@ NEEDS = {
 
 
 COUNTERS_ASKED = "asked of ncu when a test needs them"
+CONTEXT_RESERVE = 1 * GIB  # a worker's CUDA contexts (torch, JAX, MAX) and JAX's arrays of the session
+NCU_RESERVE = 2 * GIB  # the child ncu replays a workload in, beside the workers
 
 
 @dataclass(frozen=True)
@@ -93,6 +95,9 @@ class Profile:
     # whether ncu may read this GPU's counters: "permitted (...)", "refused (...)" (ERR_NVGPUCTRPERM: a
     # hosted notebook or a machine whose administrator has not granted it), or asked when run
     counters: str = COUNTERS_ASKED
+    # memory free when the driver was asked (a display, another process take the rest); 0: not asked
+    # (a recorded profile), the whole memory counts
+    free_bytes: int = 0
 
     @property
     def sm(self) -> str:
@@ -127,9 +132,12 @@ class Profile:
 
     @property
     def budget_bytes(self) -> int:
-        """What one test may allocate: a worker's share of the memory, less a fifth for the
-        frameworks' contexts and caches."""
-        return int(self.memory_bytes * 0.8 / self.workers)
+        """What one test may allocate: a worker's share of the memory free when the driver was asked,
+        less what runs beside the test: each worker's torch and JAX contexts and caches, and the
+        child ncu profiles a workload in; a tenth left for fragmentation."""
+        free = self.free_bytes or self.memory_bytes
+        left = free - self.workers * CONTEXT_RESERVE - NCU_RESERVE
+        return max(0, int(left * 0.9 / self.workers))
 
     def missing(self, *needs: str) -> list[str]:
         """The words for each of ``needs`` this GPU does not have."""
@@ -164,6 +172,7 @@ class Profile:
             "sms": self.sms,
             "l2_mib": round(self.l2_bytes / 2**20, 1),
             "memory_gib": round(self.memory_bytes / GIB, 1),
+            "free_gib": round(self.free_bytes / GIB, 1) if self.free_bytes else "not asked",
             "memory_kind": self.arch.memory,
             "clock_mhz": round(self.clock_khz / 1000),
             "counters": self.counters,
@@ -208,9 +217,12 @@ def attr(code, needed=True):
 name, memory = ctypes.create_string_buffer(256), ctypes.c_size_t()
 cuda.cuDeviceGetName(name, 256, dev)
 cuda.cuDeviceTotalMem_v2(ctypes.byref(memory), dev)
+context, free, total = ctypes.c_void_p(), ctypes.c_size_t(), ctypes.c_size_t()
+asked = cuda.cuDevicePrimaryCtxRetain(ctypes.byref(context), dev) == 0 and cuda.cuCtxSetCurrent(context) == 0
+asked = asked and cuda.cuMemGetInfo_v2(ctypes.byref(free), ctypes.byref(total)) == 0
 print(json.dumps({"name": name.value.decode(), "capability": [attr(75), attr(76)], "sms": attr(16),
                   "l2_bytes": attr(38), "shared_per_block_optin": attr(97), "memory_bytes": memory.value,
-                  "clock_khz": attr(13, needed=False)}))
+                  "clock_khz": attr(13, needed=False), "free_bytes": free.value if asked else 0}))
 """
 
 
