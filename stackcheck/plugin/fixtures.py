@@ -10,7 +10,7 @@ import tomllib
 import numpy as np
 import pytest
 
-from stackcheck.evidence import precision, repro
+from stackcheck.evidence import device_profile, precision, repro
 from stackcheck.impl.loader import Impl
 from stackcheck.paths import data
 from stackcheck.plugin.recorder import DRAWN, EVIDENCE, RUN
@@ -101,6 +101,10 @@ def mojo_program(request: pytest.FixtureRequest):
     def find(name: str, build_here) -> tuple[Path, dict]:
         prebuilt = request.config.getoption("mojo_prebuilt")
         if prebuilt:
+            profile = device_profile.current()
+            misfit = mojo_build.prebuilt_misfit(Path(prebuilt), profile.capability if profile else None)
+            if misfit:
+                pytest.fail(misfit, pytrace=False)
             path = Path(prebuilt) / name
             if not path.exists():
                 pytest.fail(

@@ -202,6 +202,34 @@ def prebuild(
     lib = Path(importlib.util.find_spec("modular").submodule_search_locations[0]) / "lib"
     for name in RUNTIME_LIBS:
         shutil.copy2(lib / name, folder / name)
+    (folder / TARGET_FILE).write_text(target + "\n", encoding="utf-8")
+
+
+TARGET_FILE = "TARGET"  # in a prebuilt folder: the GPU its programs were built for ("nvidia:75")
+
+
+def target_of(capability: tuple[int, int]) -> str:
+    """Mojo's accelerator target for a GPU of compute ``capability``: (7, 5) -> "nvidia:75"."""
+    return f"nvidia:{capability[0]}{capability[1]}"
+
+
+def prebuilt_misfit(folder: Path, capability: tuple[int, int] | None) -> str | None:
+    """Why the programs in ``folder`` cannot run on a GPU of ``capability`` (None where they can, or
+    where no GPU is known): built for another GPU, or by a builder that did not say for which."""
+    if capability is None:
+        return None
+    here = target_of(capability)
+    try:
+        built = (folder / TARGET_FILE).read_text(encoding="utf-8").strip()
+    except OSError:
+        built = None
+    if built == here:
+        return None
+    said = f"built for {built}" if built else f"without a {TARGET_FILE} file saying for which GPU"
+    return (
+        f"--mojo-prebuilt {folder}: its programs were {said}, and this GPU is {here}; build them for it on a "
+        f"machine with Mojo: python -m stackcheck.mojo_build {folder} {here}"
+    )
 
 
 def build_queue(src: Path | None = None, target: str | None = None) -> Path:
@@ -269,8 +297,8 @@ def prebuilt_name(sizes: dict[str, int]) -> str:
 
 def main(argv: list[str], programs=None) -> int:
     """``python -m stackcheck.mojo_build DIR [nvidia:CC]``: build the GPU programs for that GPU
-    (default nvidia:90, an H100/H200) into DIR, and those ``programs(scratch)`` writes into a scratch
-    folder (name -> source), once DIR is known."""
+    (default: this machine's GPU, else nvidia:90, an H100/H200) into DIR, with a TARGET file naming it,
+    and those ``programs(scratch)`` writes into a scratch folder (name -> source), once DIR is known."""
     import tempfile
 
     if len(argv) not in (1, 2) or (len(argv) == 2 and not re.fullmatch(r"nvidia:\d{2,3}a?", argv[1])):
@@ -279,7 +307,7 @@ def main(argv: list[str], programs=None) -> int:
             file=sys.stderr,
         )
         return 2
-    target = argv[1] if len(argv) == 2 else TARGET
+    target = argv[1] if len(argv) == 2 else _local_target()
     with tempfile.TemporaryDirectory() as scratch:
         extra = programs(Path(scratch)) if programs else {}
         prebuild(Path(argv[0]), list(GPU_SIZES), extra, target=target)
@@ -287,6 +315,14 @@ def main(argv: list[str], programs=None) -> int:
         f"wrote {len(GPU_SIZES) + len(extra) + 2} programs for {target} and {len(RUNTIME_LIBS)} libraries to {argv[0]}"
     )
     return 0
+
+
+def _local_target() -> str:
+    """This machine's GPU's target, or TARGET (nvidia:90) where it has none."""
+    from stackcheck.evidence import device_profile
+
+    profile = device_profile.current()
+    return target_of(profile.capability) if profile is not None else TARGET
 
 
 def listing_program_name(section: str) -> str:
