@@ -684,3 +684,22 @@ def test_the_wrapper_contract_check_fails_when_the_listing_loses_its_device_chec
     a, b = torch.ones(3, 4), torch.ones(4)
     with pytest.raises(AssertionError):
         assert_refused(wrapper, launches, (a, b), "CPU tensors", ("CUDA",))
+
+
+@pytest.mark.mutant_for("S9.3-hlo")
+@pytest.mark.jax
+def test_s9_3_hlo_check_refuses_one_ir_shown_as_the_other():
+    """S9.3-hlo's check, fed StableHLO where XLA's HLO belongs (what reading lower() twice gives), or
+    HLO where StableHLO belongs, or an HLO whose ReLU was left out of the fusion, refuses it."""
+    jax = need("jax")
+    args = (jax.numpy.ones((64, 32)), jax.numpy.ones((32, 16)), jax.numpy.ones(16))
+    lowered = jax.jit(lambda x, w, b: jax.nn.relu(x @ w + b)).lower(*args)
+    stablehlo, hlo = lowered.as_text(), lowered.compile().as_text()
+    judges.assert_stablehlo_and_hlo_are_different_irs(stablehlo, hlo)
+    with pytest.raises(AssertionError, match="not MLIR"):
+        judges.assert_stablehlo_and_hlo_are_different_irs(stablehlo, stablehlo)
+    with pytest.raises(AssertionError, match="MLIR module MLIR's parser reads"):
+        judges.assert_stablehlo_and_hlo_are_different_irs(hlo, hlo)
+    no_relu = jax.jit(lambda x, w, b: x @ w + b).lower(*args).compile().as_text()
+    with pytest.raises(AssertionError, match="both the add and the maximum"):
+        judges.assert_stablehlo_and_hlo_are_different_irs(stablehlo, no_relu)

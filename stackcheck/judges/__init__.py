@@ -33,6 +33,7 @@ from stackcheck.judges.ir import (
     assert_ops_in_order,
     assert_relu_call_inlined,
     assert_same_model,
+    assert_stablehlo_and_hlo_are_different_irs,
     assert_steps_recorded,
     assert_torch_math_ops,
     assert_unrolled_and_looped,
@@ -54,6 +55,7 @@ from stackcheck.judges.runtime import (
 )
 
 __all__ = [
+    "assert_stablehlo_and_hlo_are_different_irs",
     "block_beaten",
     "most_beaten",
     "assert_backends_name_the_matmul_differently",

@@ -239,3 +239,17 @@ def assert_buffers_reused(temp_bytes: int, intermediates: int, each_bytes: int) 
     most = (intermediates - 2) * each_bytes
     assert temp_bytes <= most, f"the intermediates' buffers are reused: at most {most} bytes of scratch: {found}"
     return found
+
+
+def assert_stablehlo_and_hlo_are_different_irs(stablehlo: str, hlo: str) -> None:
+    """§9.3: lower() gives StableHLO, an MLIR module that MLIR's parser reads (ops of the stablehlo
+    dialect, the add and the maximum still apart); compile() gives XLA's own HLO, which MLIR's parser
+    refuses and which has an ENTRY computation and the fusion that holds the add and the maximum."""
+    assert ir.parses_as_mlir(stablehlo), f"lower() must give an MLIR module MLIR's parser reads:\n{stablehlo[:2000]}"
+    ops = sorted(set(re.findall(r"= stablehlo\.(add|maximum) ", stablehlo)))
+    assert ops == ["add", "maximum"], f"StableHLO is before XLA's optimizations: add and maximum apart, got {ops}"
+    assert not ir.parses_as_mlir(hlo), f"compile() gives XLA's HLO, not MLIR, but MLIR's parser read it:\n{hlo[:2000]}"
+    assert ir.hlo_entry(hlo), f"XLA's HLO has an ENTRY computation:\n{hlo[:2000]}"
+    fusions = ir.hlo_fusions(hlo)
+    fused = [name for name, body in fusions.items() if re.search(r"\badd\(", body) and re.search(r"\bmaximum\(", body)]
+    assert fused, f"one fusion must hold both the add and the maximum (ReLU); fusions: {list(fusions)}\n{hlo}"

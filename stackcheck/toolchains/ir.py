@@ -54,6 +54,18 @@ def machine_instructions(text: str) -> list[str]:
     return MACHINE.findall(text)
 
 
+def parses_as_mlir(text: str) -> bool:
+    """Whether MLIR's own parser (JAX's bindings) reads ``text`` as a module: StableHLO does, XLA's
+    HLO text (its own format) does not."""
+    context, mlir_ir = xla_mlir()
+    with context:
+        try:
+            mlir_ir.Module.parse(text)
+        except Exception:  # noqa: BLE001 - MLIRError and the like: not MLIR
+            return False
+    return True
+
+
 def xla_mlir():
     """(context, ir module) of JAX's MLIR bindings. They are private: when they move, the caller's
     test is skipped naming the JAX version, not errored."""
