@@ -32,7 +32,13 @@ def test_client_device_buffer_and_loaded_executable(impl, device, evidence):
         "executable": type(loaded).__name__,
     }
     evidence(**found)
-    assert where in client.devices() and callable(getattr(client, "compile", None)), found
+    assert where in client.devices(), found
     assert found["buffer_pointer"] and y.addressable_shards[0].device == where, found
-    assert found["executable"] == "LoadedExecutable" and loaded.client.platform == client.platform, found
+    assert loaded.client.platform == client.platform, found
+    execute = getattr(loaded, "execute", None)  # PJRT's own call, below jit's dispatch; private, so it may move
+    if execute is None:
+        pytest.skip(f"jaxlib {jax.__version__} moved LoadedExecutable.execute: the executable is not run here")
+    (direct,) = execute([x, w, b])  # the client's executable, run on the client's device buffers
+    assert direct.devices() == {where}, f"PJRT ran it on {direct.devices()}, not on {where}"
+    assert_matches_reference(np.asarray(direct), np.asarray(y), dtype="float32", k=6, what="Y run through PJRT")
     assert_matches_reference(np.asarray(y), reference_forward(*make_inputs(8, 6, 4, seed=91)), dtype="float32", k=6)
