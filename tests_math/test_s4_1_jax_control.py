@@ -7,6 +7,7 @@ import re
 import numpy as np
 import pytest
 
+from stackcheck import judges
 from stackcheck.evidence.numerics import assert_matches_reference, make_inputs, reference_forward
 from stackcheck.stacks.available import need
 from stackcheck.stacks.params import stack_params
@@ -61,16 +62,22 @@ def test_an_ordered_callback_keeps_program_order(impl, stack, device):
         seen.append((int(step), float(total)))
         return np.int32(0)
 
-    def layers(p, q, r):
-        y = p
-        for step in range(3):  # three layers, each reporting to the host in order
-            y = impl.jax_forward(y, q, r) @ q.T
-            io_callback(record, jax.ShapeDtypeStruct((), np.int32), step, y.sum(), ordered=True)
-        return y
+    def reporting(ordered: bool):
+        def layers(p, q, r):
+            y = p
+            for step in range(3):  # three layers, each reporting what no other report reads: only an order
+                y = impl.jax_forward(y, q, r) @ q.T  # the program itself keeps them in sequence
+                io_callback(record, jax.ShapeDtypeStruct((), np.int32), step, p.sum() * step, ordered=ordered)
+            return y
 
-    out = jax.jit(layers)(*jax_in((x, w, b), device, "float32"))
+        return layers
+
+    args = jax_in((x, w, b), device, "float32")
+    out = jax.jit(reporting(True))(*args)
     jax.block_until_ready(out)
     assert [s for s, _ in seen] == [0, 1, 2], f"the host saw the callbacks out of order: {seen}"
+    ordered, unordered = (jax.jit(reporting(o)).lower(*args).as_text() for o in (True, False))
+    judges.assert_callbacks_ordered_by_the_program(ordered, unordered, callbacks=3)
     expected = x
     for _ in range(3):
         expected = reference_forward(expected, w, b) @ w.T.astype(np.float64)

@@ -703,3 +703,27 @@ def test_s9_3_hlo_check_refuses_one_ir_shown_as_the_other():
     no_relu = jax.jit(lambda x, w, b: x @ w + b).lower(*args).compile().as_text()
     with pytest.raises(AssertionError, match="both the add and the maximum"):
         judges.assert_stablehlo_and_hlo_are_different_irs(stablehlo, no_relu)
+
+
+@pytest.mark.mutant_for("S4.1-jax-control")
+@pytest.mark.jax
+def test_s4_1_order_check_refuses_a_program_that_carries_no_order():
+    """S4.1-jax-control's order check, fed the unordered program as the ordered one (callbacks whose
+    order only luck keeps), refuses it."""
+    jax = need("jax")
+    from jax.experimental import io_callback
+
+    def reporting(ordered):
+        def f(p):
+            for step in range(3):
+                io_callback(lambda s: np.int32(0), jax.ShapeDtypeStruct((), np.int32), step, ordered=ordered)
+            return p
+
+        return f
+
+    ordered, unordered = (jax.jit(reporting(o)).lower(jax.numpy.ones(4)).as_text() for o in (True, False))
+    judges.assert_callbacks_ordered_by_the_program(ordered, unordered, callbacks=3)
+    with pytest.raises(AssertionError, match="takes and returns the program's token"):
+        judges.assert_callbacks_ordered_by_the_program(unordered, unordered, callbacks=3)
+    with pytest.raises(AssertionError, match="carries no token"):
+        judges.assert_callbacks_ordered_by_the_program(ordered, ordered, callbacks=3)

@@ -22,6 +22,7 @@ from stackcheck.judges.hardware import (
 from stackcheck.judges.ir import (
     assert_backends_name_the_matmul_differently,
     assert_buffers_reused,
+    assert_callbacks_ordered_by_the_program,
     assert_constant_folded,
     assert_dead_matmul_removed,
     assert_export_and_dynamo_levels,
@@ -55,6 +56,7 @@ from stackcheck.judges.runtime import (
 )
 
 __all__ = [
+    "assert_callbacks_ordered_by_the_program",
     "assert_stablehlo_and_hlo_are_different_irs",
     "block_beaten",
     "most_beaten",

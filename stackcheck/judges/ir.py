@@ -253,3 +253,16 @@ def assert_stablehlo_and_hlo_are_different_irs(stablehlo: str, hlo: str) -> None
     fusions = ir.hlo_fusions(hlo)
     fused = [name for name, body in fusions.items() if re.search(r"\badd\(", body) and re.search(r"\bmaximum\(", body)]
     assert fused, f"one fusion must hold both the add and the maximum (ReLU); fusions: {list(fusions)}\n{hlo}"
+
+
+def assert_callbacks_ordered_by_the_program(ordered: str, unordered: str, callbacks: int) -> None:
+    """§4.1: side effects the compiler may not reorder are ordered by the program itself. The same
+    program's StableHLO with ``ordered=True`` threads a token through its ``callbacks`` host calls
+    (each takes the token the one before returned); with ``ordered=False`` it has no token, so nothing
+    but data could order them."""
+    calls = [line for line in ordered.splitlines() if "custom_call" in line]
+    threaded = [line for line in calls if "!stablehlo.token" in line]
+    assert len(calls) >= callbacks and len(threaded) >= callbacks, (
+        f"with ordered=True each of the {callbacks} callbacks takes and returns the program's token: {calls}"
+    )
+    assert "!stablehlo.token" not in unordered, "without ordered=True the program carries no token: no order"
