@@ -278,10 +278,8 @@ def test_cuda_tests_start_with_torchs_cache_given_back(monkeypatch):
     import sys
     import types
 
-    from stackcheck.plugin import gpu_gates
-
     emptied = []
     cuda = types.SimpleNamespace(is_initialized=lambda: True, empty_cache=lambda: emptied.append(1))
     monkeypatch.setitem(sys.modules, "torch", types.SimpleNamespace(cuda=cuda))
-    gpu_gates.release_cached_memory()
+    device_profile.release_cached_memory()
     assert emptied == [1]

@@ -52,17 +52,7 @@ def skip_if_gated(item: pytest.Item) -> None:
     if GATE in item.stash:
         pytest.skip(item.stash[GATE])
     if item.get_closest_marker("cuda"):
-        release_cached_memory()
-
-
-def release_cached_memory() -> None:
-    """Give torch's cached GPU blocks back before a cuda test, whose workload is sized from the memory
-    free (device_profile.budget_bytes): what an earlier test of this worker cached is free again."""
-    import sys
-
-    torch = sys.modules.get("torch")
-    if torch is not None and torch.cuda.is_initialized():
-        torch.cuda.empty_cache()
+        device_profile.release_cached_memory()
 
 
 def declared_tiles(item: pytest.Item) -> list[tiles.TileLaunch]:
