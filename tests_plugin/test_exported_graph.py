@@ -13,7 +13,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from stackcheck.claims.spellings import spellings
+from stackcheck.claims.spellings import importable, spellings
 from stackcheck.evidence.numerics import assert_matches_reference, make_inputs
 from stackcheck.impl import aten_graph
 from stackcheck.impl.loader import load_module
@@ -26,10 +26,8 @@ COUNTER = itertools.count()
 
 @pytest.fixture(scope="module")
 def folder(tmp_path_factory):
-    path = tmp_path_factory.mktemp("exported")
-    sys.path.insert(0, str(path))  # a re-exported spelling imports its definitions by name
-    yield path
-    sys.path.remove(str(path))
+    with importable(tmp_path_factory.mktemp("exported")) as path:
+        yield path
 
 
 @settings(max_examples=25, derandomize=True, deadline=None, suppress_health_check=list(HealthCheck))

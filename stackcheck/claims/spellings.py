@@ -5,13 +5,15 @@ ReLU, the form the forward takes (a function, its own steps, a lambda, an ``nn.M
 the ``jax.jit`` sits: per call, module level, decorator, built lazily on first call) and how the module
 was loaded (defined in it, re-exported by name, star-imported from another module). ``wrong`` replaces
 one part with a mistake of the same grammar (a ReLU that is ``abs``, leaky or NaN-dropping, a bias
-subtracted or left out, X @ W computed on the host): such a spelling must fail its claim. Triton's
-§11.2 kernel has a grammar of its own (grid, cdiv, mask, ReLU; wrong: an unmasked load and store, a
-grid that drops the last partial block)."""
+subtracted or left out, X @ W computed on the host, a jit rebuilt each call around W and b as
+constants): such a spelling must fail its claim. Triton's §11.2 kernel has a grammar of its own
+(grid, cdiv, mask, ReLU; wrong: an unmasked load and store, a grid that drops the last partial block)."""
 
 from __future__ import annotations
 
+import contextlib
 import re
+import sys
 import textwrap
 from dataclasses import dataclass
 from pathlib import Path
@@ -121,16 +123,21 @@ WRONG = {
         "bias": {"minus": "a - b", "none": "a"},
     },
 }
+# A wrong form: a jit built each call around a function that closes over W and b, so new values are
+# new constants and every call compiles again (§2.4: new values must reuse the program). A jit built
+# each call around the same function (jit_per_call) is right: JAX finds its program again.
+WRONG_FORMS = {"jax": ("jit_closure_per_call",)}
 CAUGHT_BY = {
     "relu": {"S2.2-hand", "X-numerics"},
     "bias": {"S2.2-hand", "S4.3-ir"},
     "matmul": {"S4.3-ir", "S1.2-abstract"},
+    "form": {"S2.4-specialize"},
 }
 
 
 def wrong_kinds(stack: str) -> list[str]:
     """The parts of ``stack``'s spellings that the grammar can get wrong."""
-    return sorted(WRONG.get(stack, {}))
+    return sorted(set(WRONG.get(stack, {})) | ({"form"} if stack in WRONG_FORMS else set()))
 
 
 FORMS = {
@@ -160,7 +167,7 @@ class Spelling:
     relu: str
     form: str
     loading: str
-    wrong: str | None = None  # the part (relu, bias, matmul) that holds a mistake, if any
+    wrong: str | None = None  # the part (relu, bias, matmul, form) that holds a mistake, if any
 
     def part(self, kind: str) -> str:
         table = WRONG[self.stack][kind] if self.wrong == kind else PARTS[self.stack][kind]
@@ -212,6 +219,7 @@ class Spelling:
             "jit_module": ("_JITTED = jax.jit(_traced)\n", "_JITTED(x, w, b)"),
             "jit_decorator": ("", "_traced(x, w, b)"),
             "jit_lazy": ("_JITTED = None\n", "_jitted()(x, w, b)"),
+            "jit_closure_per_call": ("", "jax.jit(lambda x: _traced(x, w, b))(x)"),
         }[self.form]
         if self.form == "jit_decorator":
             traced = "@jax.jit\n" + traced
@@ -232,20 +240,35 @@ class Spelling:
 
     def write(self, folder: Path, name: str) -> Path:
         """Write the --impl module (and the module it loads from, if any) into ``folder``, which must be on
-        sys.path for a re-exported spelling; the path of the --impl module."""
-        names = f"{self.stack}_steps, {self.stack}_forward"
-        if self.loading == "defined":
-            (folder / f"{name}.py").write_text(self.source())
-        else:
-            (folder / f"{name}_defs.py").write_text(self.source())
-            line = f"from {name}_defs import *  # noqa: F403\n" if self.loading == "star" else ""
-            line = line or f"from {name}_defs import {names}  # noqa: F401\n"
-            (folder / f"{name}.py").write_text(f'"""{self.stack} re-exported: {self.loading}."""\n\n{line}')
-        return folder / f"{name}.py"
+        sys.path for a re-exported spelling (``importable``); the path of the --impl module."""
+        return written(folder, name, self.source(), self.loading, f"{self.stack}_steps, {self.stack}_forward")
 
     def __str__(self) -> str:
         wrong = f" WRONG {self.wrong}" if self.wrong else ""
         return f"{self.stack}: {self.matmul} x {self.bias} x {self.relu} x {self.form} x {self.loading}{wrong}"
+
+
+def written(folder: Path, name: str, source: str, loading: str, names: str) -> Path:
+    """``source`` as the --impl module ``name`` in ``folder``, or, re-exported (by ``names``) or
+    star-imported, as a module of its own that ``name`` imports from; the --impl module's path."""
+    if loading == "defined":
+        (folder / f"{name}.py").write_text(source)
+    else:
+        (folder / f"{name}_defs.py").write_text(source)
+        line = f"from {name}_defs import *  # noqa: F403\n" if loading == "star" else ""
+        line = line or f"from {name}_defs import {names}  # noqa: F401\n"
+        (folder / f"{name}.py").write_text(f'"""Re-exported: {loading}."""\n\n{line}')
+    return folder / f"{name}.py"
+
+
+@contextlib.contextmanager
+def importable(folder: Path):
+    """``folder`` on sys.path while inside: a re-exported spelling imports its definitions by name."""
+    sys.path.insert(0, str(folder))
+    try:
+        yield folder
+    finally:
+        sys.path.remove(str(folder))
 
 
 def spellings(stack: str, wrong: str | None = None) -> st.SearchStrategy[Spelling]:
@@ -264,7 +287,7 @@ def spellings(stack: str, wrong: str | None = None) -> st.SearchStrategy[Spellin
         matmul=pick("matmul"),
         bias=pick("bias"),
         relu=pick("relu"),
-        form=st.sampled_from(FORMS[stack]),
+        form=st.sampled_from(WRONG_FORMS[stack] if wrong == "form" else FORMS[stack]),
         loading=st.sampled_from(LOADINGS),
         wrong=st.just(wrong),
     )
@@ -372,14 +395,7 @@ class TritonSpelling:
         return TRITON_HEAD + kernel + "\n\n" + surface
 
     def write(self, folder: Path, name: str) -> Path:
-        if self.loading == "defined":
-            (folder / f"{name}.py").write_text(self.source())
-        else:
-            (folder / f"{name}_defs.py").write_text(self.source())
-            line = f"from {name}_defs import *  # noqa: F403\n" if self.loading == "star" else ""
-            line = line or f"from {name}_defs import triton_bias_relu  # noqa: F401\n"
-            (folder / f"{name}.py").write_text(f'"""triton re-exported: {self.loading}."""\n\n{line}')
-        return folder / f"{name}.py"
+        return written(folder, name, self.source(), self.loading, "triton_bias_relu")
 
     def __str__(self) -> str:
         wrong = f" WRONG {self.wrong}" if self.wrong else ""
