@@ -61,15 +61,17 @@ def submissions_in(folder: Path) -> list[Path]:
 
 def chosen_parts(folders: list[Path], parts: list[str] | None) -> list[str]:
     """The parts to warm caches for: ``parts``, else those the parsable files declare (a file that
-    does not parse adds none), else all."""
+    does not parse adds none, and runs no test), else all; none where no file parses."""
     if parts:
         return parts
-    declared = set()
+    declared, parsed = set(), False
     for folder in folders:
         path = folder / "homework.py"
         if path.is_file() and not path.is_symlink() and path.stat().st_size <= sandbox.COPY_BYTES:
-            declared.update(assignment.declared(str(path)) or ())
-    return sorted(declared) or ["all"]
+            if assignment.parses(str(path)):
+                parsed = True
+                declared.update(assignment.declared(str(path)) or ())
+    return sorted(declared) or (["all"] if parsed else [])
 
 
 def grade_all(
@@ -104,9 +106,10 @@ def grade_all(
         setup = Setup(root or suite_root(), parts, instructor, timeout, key, visibility, unsafe, hidden, select=select)
         chosen = chosen_parts(folders, parts)
         start = time.monotonic()
-        warm = warm_caches(setup, chosen, scratch)
+        warm = warm_caches(setup, chosen, scratch) if chosen else None
+        made = warm or "none (the warm-up failed): each run compiles cold"
         print(
-            f"stackcheck grade: compile caches {warm or 'none (the warm-up failed): each run compiles cold'} "
+            f"stackcheck grade: compile caches {made if chosen else 'none: no submission parses, so none runs a test'} "
             f"({time.monotonic() - start:.0f} s)",
             flush=True,
         )

@@ -26,6 +26,15 @@ def assigned(parts: tuple[str, ...] | list[str]) -> frozenset[str]:
     return frozenset(t.name for t in TASKS.values() if t.part in chosen)
 
 
+def parses(path: str) -> bool:
+    """Whether the homework file at ``path`` is Python that parses (read, never run)."""
+    try:
+        ast.parse(open(path, encoding="utf-8").read())
+    except (OSError, SyntaxError, ValueError, RecursionError, MemoryError, UnicodeDecodeError):
+        return False
+    return True
+
+
 def declared(path: str) -> tuple[str, ...] | None:
     """The parts a homework file's ``ASSIGNED = (...)`` names, read without running the file (a graded
     run loads it only after collecting the tests); None where it names none as a literal."""
