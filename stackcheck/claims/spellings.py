@@ -104,7 +104,11 @@ PARTS = {
 }
 # One wrong part each: the claim whose tests must catch it.
 WRONG = {
-    "numpy": {"relu": {"abs": "np.abs(z)", "fmax": "np.fmax(z, 0)"}, "bias": {"minus": "a - b", "none": "a"}},
+    "numpy": {
+        "relu": {"abs": "np.abs(z)", "fmax": "np.fmax(z, 0)"},
+        # b on the wrong axis: added by row (a shape error unless N == M, as in §2.2's 2 x 2 example)
+        "bias": {"minus": "a - b", "none": "a", "wrong_axis": "a + b[:, np.newaxis]"},
+    },
     "torch": {
         "relu": {
             "abs": "torch.abs(z)",
