@@ -68,9 +68,10 @@ def chosen_parts(folders: list[Path], parts: list[str] | None) -> list[str]:
     for folder in folders:
         path = folder / "homework.py"
         if path.is_file() and not path.is_symlink() and path.stat().st_size <= sandbox.COPY_BYTES:
-            if assignment.parses(str(path)):
+            tree = assignment.parsed(str(path))
+            if tree is not None:
                 parsed = True
-                declared.update(assignment.declared(str(path)) or ())
+                declared.update(assignment.declared(str(path), tree) or ())
     return sorted(declared) or (["all"] if parsed else [])
 
 
@@ -106,13 +107,12 @@ def grade_all(
         setup = Setup(root or suite_root(), parts, instructor, timeout, key, visibility, unsafe, hidden, select=select)
         chosen = chosen_parts(folders, parts)
         start = time.monotonic()
-        warm = warm_caches(setup, chosen, scratch) if chosen else None
-        made = warm or "none (the warm-up failed): each run compiles cold"
-        print(
-            f"stackcheck grade: compile caches {made if chosen else 'none: no submission parses, so none runs a test'} "
-            f"({time.monotonic() - start:.0f} s)",
-            flush=True,
-        )
+        if chosen:
+            warm = warm_caches(setup, chosen, scratch)
+            said = warm or "none (the warm-up failed): each run compiles cold"
+        else:
+            warm, said = None, "none: no submission parses, so none runs a test"
+        print(f"stackcheck grade: compile caches {said} ({time.monotonic() - start:.0f} s)", flush=True)
         setup = dataclasses.replace(setup, warm=warm)
         rows = {}
         with ThreadPoolExecutor(jobs) as pool:

@@ -26,21 +26,20 @@ def assigned(parts: tuple[str, ...] | list[str]) -> frozenset[str]:
     return frozenset(t.name for t in TASKS.values() if t.part in chosen)
 
 
-def parses(path: str) -> bool:
-    """Whether the homework file at ``path`` is Python that parses (read, never run)."""
+def parsed(path: str) -> ast.Module | None:
+    """The homework file at ``path`` as Python's syntax tree (read, never run); None where it does not parse."""
     try:
-        ast.parse(open(path, encoding="utf-8").read())
-    except (OSError, SyntaxError, ValueError, RecursionError, MemoryError, UnicodeDecodeError):
-        return False
-    return True
+        return ast.parse(open(path, encoding="utf-8").read())
+    except (OSError, SyntaxError, ValueError, RecursionError, MemoryError):  # ValueError: bad bytes too
+        return None
 
 
-def declared(path: str) -> tuple[str, ...] | None:
+def declared(path: str, tree: ast.Module | None = None) -> tuple[str, ...] | None:
     """The parts a homework file's ``ASSIGNED = (...)`` names, read without running the file (a graded
-    run loads it only after collecting the tests); None where it names none as a literal."""
-    try:
-        tree = ast.parse(open(path, encoding="utf-8").read())
-    except (OSError, SyntaxError, ValueError, RecursionError, MemoryError):
+    run loads it only after collecting the tests); None where it names none as a literal or does not
+    parse. ``tree``: the file's, where it was parsed already."""
+    tree = tree if tree is not None else parsed(path)
+    if tree is None:
         return None
     for node in tree.body:
         if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "ASSIGNED" for t in node.targets):
