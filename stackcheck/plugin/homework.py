@@ -449,7 +449,7 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
     if call.excinfo is not None and getattr(call.excinfo.value, "source", None):  # a stripped solution called
         impl.borrowed.setdefault(call.excinfo.value.student, call.excinfo.value.source)
     if call.excinfo is not None and report.failed:
-        student_file = work.file if work else os.path.abspath(getattr(impl.module, "__file__", "") or "")
+        student_file = _student_file(work, impl)
         line = _one_line(call.excinfo, student_file, item)
         if line is not None:
             text, untried = line
@@ -464,7 +464,7 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
 
 def _one_line(excinfo: pytest.ExceptionInfo, student_file: str, item: pytest.Item):
     """(feedback, stubs hit) replacing the traceback, for the failures a student causes; or None."""
-    frame = deepest_frame_in(excinfo.tb, student_file) or _worker_frame(excinfo.value, student_file)
+    frame = _student_frame(excinfo, student_file)
     where = f"{os.path.basename(student_file)}:{frame.lineno}" if frame else None
     stubs = sorted(contract.STUBS_CALLED)
     # a stub's error caught and judged, or raised where no frame of the file shows (a child process)
@@ -525,8 +525,8 @@ def own_code(item: pytest.Item, excinfo: pytest.ExceptionInfo) -> OwnCode | None
     if isinstance(error, (*NOT_OWN, NotImplementedError, pytest.skip.Exception, pytest.fail.Exception)):
         return None
     work = item.config.stash.get(HOMEWORK, None)
-    student_file = work.file if work else os.path.abspath(getattr(impl.module, "__file__", "") or "")
-    frame = deepest_frame_in(excinfo.tb, student_file) or _worker_frame(error, student_file)
+    student_file = _student_file(work, impl)
+    frame = _student_frame(excinfo, student_file)
     if frame is None:
         return None
     if isinstance(error, AssertionError) and os.path.abspath(excinfo.traceback[-1].path) != student_file:
@@ -539,6 +539,16 @@ def own_code(item: pytest.Item, excinfo: pytest.ExceptionInfo) -> OwnCode | None
     said = (str(error).strip().splitlines() or [""])[0][:300]
     where = f"{type(error).__name__} at {shown}:{frame.lineno} ({frame.name}): {said}"
     return OwnCode(where, isinstance(error, SLIPS))
+
+
+def _student_file(work, impl) -> str:
+    """The student's file: the homework's, else the --impl module's."""
+    return work.file if work else os.path.abspath(getattr(impl.module, "__file__", "") or "")
+
+
+def _student_frame(excinfo: pytest.ExceptionInfo, student_file: str):
+    """The innermost frame of the failure in the student's file: in this process, or in a graded run's worker."""
+    return deepest_frame_in(excinfo.tb, student_file) or _worker_frame(excinfo.value, student_file)
 
 
 def _worker_frame(error: BaseException, student_file: str):

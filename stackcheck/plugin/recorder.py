@@ -233,11 +233,12 @@ class Recorder:
             ]
 
     def read(self, report: pytest.TestReport) -> None:
-        described = dict(report.user_properties).get(LISTING)
+        given = dict(report.user_properties)
+        described = given.get(LISTING)
         if described is not None:
             self.record_listing(report, described)
             return
-        props = dict(report.user_properties).get(PROPS)
+        props = given.get(PROPS)
         if props is None:
             return
         record = self.results.get(report.nodeid)
@@ -253,15 +254,15 @@ class Recorder:
                 record.revisit = value
         record.seconds += report.duration
         if report.failed and record.message is None:
-            own = dict(report.user_properties).get(OWN_CODE)
+            own = given.get(OWN_CODE)
             record.message = f"your code raised {own}" if own else failure_line(report)
             record.details = failure_details(report)
-            record.rerun = dict(report.user_properties).get(RERUN)
+            record.rerun = given.get(RERUN)
             record.location = failure_location(report, self.config.rootpath)
         if skip_reason(report):
-            record.missing = dict(report.user_properties).get(MISSING)
+            record.missing = given.get(MISSING)
             record.reason = skip_reason(report)
-        required = dict(report.user_properties).get(REQUIRED)
+        required = given.get(REQUIRED)
         if required is not None:  # it could not run: a skip for its claim; the run fails by --require
             record.missing, record.reason, record.message = required, str(report.longrepr), None
             record.outcome = "skipped"
