@@ -442,20 +442,17 @@ OWN_CODE = "own-code"  # a mutant row's hint for a slip of Python in the student
 
 def first_fix(lines: list[str]) -> str | None:
     """The file of the first "Fix first, your code raised ... at FILE:LINE" line of a run's output."""
-    for line in lines:
-        found = re.search(r"Fix first, your code raised \w+ at (.+):\d+ \(", line)
-        if found:
-            return found.group(1)
-    return None
+    return _first(lines, r"Fix first, your code raised \w+ at (.+):\d+ \(")
 
 
 def first_hint(lines: list[str]) -> str | None:
     """The id of the first "Revisit first, course §... [ID]" line of a run's output."""
-    for line in lines:
-        found = re.search(r"Revisit first, course §.*? \[([^\]]+)\]: ", line)
-        if found:
-            return found.group(1)
-    return None
+    return _first(lines, r"Revisit first, course §.*? \[([^\]]+)\]: ")
+
+
+def _first(lines: list[str], pattern: str) -> str | None:
+    """The group of ``pattern``'s first match among ``lines``, or None."""
+    return next((found.group(1) for line in lines if (found := re.search(pattern, line))), None)
 
 
 if __name__ == "__main__":

@@ -349,33 +349,37 @@ class TritonSpelling:
     def _cdiv(self, n: str, b: str) -> str:
         return self._part("cdiv").format(n=n, b=b)
 
-    def _masked(self, index: str, bound: str) -> str:
+    def _masks(self, index: str, bound: str) -> tuple[str, str]:
+        """The mask arguments of a load and of a store ("" for both where the kernel has no mask)."""
         mask = self._part("mask")
-        return mask.format(i=index, n=bound) if mask is not None else None
+        if mask is None:
+            return "", ""
+        stored = f", mask={mask.format(i=index, n=bound)}"
+        return stored + ", other=0.0", stored
 
     def source(self) -> str:
         relu = self._part("relu")
         if self.grid == "flat":
-            mask = self._masked("offsets", "n_elements")
+            load, store = self._masks("offsets", "n_elements")
             body = (
                 "    pid = tl.program_id(axis=0)\n"
                 "    offsets = pid * BLOCK_SIZE + tl.arange(0, BLOCK_SIZE)\n"
-                f"    a = tl.load(a_ptr + offsets{', mask=' + mask + ', other=0.0' if mask else ''})\n"
-                f"    b = tl.load(b_ptr + offsets % M{', mask=' + mask + ', other=0.0' if mask else ''})\n"
+                f"    a = tl.load(a_ptr + offsets{load})\n"
+                f"    b = tl.load(b_ptr + offsets % M{load})\n"
                 "    z = a + b\n"
-                f"    tl.store(y_ptr + offsets, {relu}{', mask=' + mask if mask else ''})\n"
+                f"    tl.store(y_ptr + offsets, {relu}{store})\n"
             )
             grid = f"({self._cdiv('n', 'block_size')},)"
         else:
             row_axis, column_axis = (0, 1) if self.grid == "rows_by_columns" else (1, 0)
-            mask = self._masked("columns", "M")
+            load, store = self._masks("columns", "M")
             body = (
                 f"    row = tl.program_id(axis={row_axis})\n"
                 f"    columns = tl.program_id(axis={column_axis}) * BLOCK_SIZE + tl.arange(0, BLOCK_SIZE)\n"
-                f"    a = tl.load(a_ptr + row * M + columns{', mask=' + mask + ', other=0.0' if mask else ''})\n"
-                f"    b = tl.load(b_ptr + columns{', mask=' + mask + ', other=0.0' if mask else ''})\n"
+                f"    a = tl.load(a_ptr + row * M + columns{load})\n"
+                f"    b = tl.load(b_ptr + columns{load})\n"
                 "    z = a + b\n"
-                f"    tl.store(y_ptr + row * M + columns, {relu}{', mask=' + mask if mask else ''})\n"
+                f"    tl.store(y_ptr + row * M + columns, {relu}{store})\n"
             )
             blocks = self._cdiv("m", "block_size")
             grid = f"(n_rows, {blocks})" if row_axis == 0 else f"({blocks}, n_rows)"

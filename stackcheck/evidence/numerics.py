@@ -132,13 +132,12 @@ def reference_forward(x, w, b) -> np.ndarray:
     return y
 
 
-def diagnosis(actual, reference, tol: Tolerance) -> str | None:
-    """Which known mistake ``actual`` computes, where ``reference`` is a recent reference_forward
+def diagnosis(actual: np.ndarray, reference, tol: Tolerance) -> str | None:
+    """Which known mistake ``actual`` (float64, as_numpy's) computes, where ``reference`` is a recent reference_forward
     result: evaluated on that result's own inputs, never read from the code's spelling."""
     inputs = next((given for y, given in FORWARDS if y is reference), None)
     if inputs is None:
         return None
-    actual = np.asarray(actual, dtype=np.float64)
     for name, mistake in MISTAKES.items():
         try:
             wrong = mistake(*inputs)
@@ -202,10 +201,11 @@ def assert_matches_reference(
     """Fail with a full report unless ``actual`` is within the policy's tolerance of ``reference``."""
     __tracebackhide__ = True
     tol = tolerance(dtype, k)
-    details = mismatch_report(as_numpy(actual), as_numpy(reference), tol)
+    got = as_numpy(actual)
+    details = mismatch_report(got, as_numpy(reference), tol)
     if details is None:
         return
-    mistake = diagnosis(as_numpy(actual), reference, tol)
+    mistake = diagnosis(got, reference, tol)
     details += f"\nIt equals {mistake}" if mistake else ""
     base = TOLERANCES[dtype]
     details += (

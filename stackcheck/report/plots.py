@@ -124,20 +124,22 @@ def ratio_of_nonzero(evidence: dict, judgment: dict) -> bool:
 
 
 def _verdicts(evidence: dict) -> list[Plot]:
-    found = judgments(evidence)
     columns = ("judged", "measured", "line", "passes")
-    ratios = [j for j in found if ratio_of_nonzero(evidence, j)]
-    others = [j for j in found if not ratio_of_nonzero(evidence, j)]
+    ratios, others = [], []
+    for j in judgments(evidence):
+        (ratios if ratio_of_nonzero(evidence, j) else others).append(j)
     plots = []
     if ratios:
-        rows = [(j["name"], j["measured"], j["line"], j["passes"]) for j in ratios]
         lines = [(j["name"], j["line"], j["passes"], _bound(j)) for j in ratios]
-        plots.append(Plot("verdict", "what the test judged, against its line", columns, rows, lines=lines))
+        plots.append(Plot("verdict", "what the test judged, against its line", columns, _rows(ratios), lines=lines))
     if others:
-        rows = [(j["name"], j["measured"], j["line"], j["passes"]) for j in others]
         title = "what the test judged, against its line (not a ratio of two non-zero values: numbers only)"
-        plots.append(Plot("judged", title, columns, rows, drawn=False))
+        plots.append(Plot("judged", title, columns, _rows(others), drawn=False))
     return plots
+
+
+def _rows(found: list[dict]) -> list[tuple]:
+    return [(j["name"], j["measured"], j["line"], j["passes"]) for j in found]
 
 
 def _whisker(m: dict) -> tuple:
