@@ -138,3 +138,25 @@ def cuda_tests(tmp_path_factory) -> list[dict]:
     )
     assert (folder / "rows.json").exists(), done.stdout[-3000:] + done.stderr[-3000:]
     return json.loads((folder / "rows.json").read_text(encoding="utf-8"))
+
+
+@pytest.fixture
+def graded_command():
+    """``graded_command(homework)``: the start of a graded pytest run of the folder ``homework``, as
+    ``stackcheck grade`` starts its judge, with the worker unsandboxed (``worker.json`` written beside
+    it: the GPU image has no Bubblewrap). Append the run's own options and tests."""
+
+    def command(homework: Path) -> list[str]:
+        (homework / "worker.json").write_text(json.dumps({"unsafe": True}))
+        return [
+            sys.executable,
+            "-m",
+            "pytest",
+            f"--homework={homework}",
+            "--homework-graded",
+            f"--homework-worker={homework / 'worker.json'}",
+            "-p",
+            "no:cacheprovider",
+        ]
+
+    return command

@@ -6,7 +6,6 @@ the ops from the judge's own eager mode, not from the worker's recording."""
 import itertools
 import json
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -85,7 +84,7 @@ HONEST = "    return torch.relu(torch.addmm(b, x, w))\n"
 
 
 @pytest.mark.parametrize("body, outcome", [(HONEST, "passed"), (COPYING, "failed")], ids=["addmm", "copy"])
-def test_a_graded_forward_is_judged_on_the_judges_own_run_of_its_graph(tmp_path, body, outcome):
+def test_a_graded_forward_is_judged_on_the_judges_own_run_of_its_graph(tmp_path, body, outcome, graded_command):
     """Graded (issue 50): S2.3-broadcast's eager test reads the ops the judge's eager mode ran on the
     exported graph (no "measured by the submission's worker" in its evidence); an N-fold copy of b
     made by ``expand(...).contiguous()`` fails it, an addmm passes it."""
@@ -97,10 +96,8 @@ def test_a_graded_forward_is_judged_on_the_judges_own_run_of_its_graph(tmp_path,
     head, _, tail = stub.partition("def torch_forward(")
     signature, _, rest = tail.partition('    raise NotImplementedError("§8.1: write torch_forward")\n')
     (homework / "homework.py").write_text(head + "def torch_forward(" + signature + "    import torch\n" + body + rest)
-    (homework / "worker.json").write_text(json.dumps({"unsafe": True}))
     report = tmp_path / "report.json"
-    command = [sys.executable, "-m", "pytest", f"--homework={homework}", "--homework-graded", "-p", "no:cacheprovider"]
-    command += [f"--homework-worker={homework / 'worker.json'}", f"--curriculum-report={report}", "-m", "cpu"]
+    command = [*graded_command(homework), f"--curriculum-report={report}", "-m", "cpu"]
     command += ["tests_math/test_s2_3_broadcast.py::test_torch_eager_adds_b_without_an_n_fold_copy"]
     done = subprocess.run(command, capture_output=True, text=True, timeout=300, cwd=ROOT)
     tests = [t for claim in json.loads(report.read_text())["claims"] for t in claim.get("tests", [])]

@@ -304,7 +304,7 @@ def test_sequential(impl):
 """
 
 
-def test_a_call_that_kills_the_worker_costs_that_test_only(homework):
+def test_a_call_that_kills_the_worker_costs_that_test_only(homework, graded_command):
     """A graded run (issue 50): the student's code runs in a worker; a call that kills it (native code
     reading address 0) fails that test, naming the signal and the function, and the next test gets a
     new worker. (Two small tests of the instructor's kind, beside the homework; sandboxed where
@@ -313,10 +313,8 @@ def test_a_call_that_kills_the_worker_costs_that_test_only(homework):
 
     (homework / "homework.py").write_text(Path(reference.__file__).read_text() + "\nASSIGNED = ('math',)\n" + SEGFAULTS)
     (homework / "test_crash.py").write_text(CRASH_TESTS)
-    (homework / "worker.json").write_text(json.dumps({"unsafe": True}))
     report = homework / "report"
-    command = [sys.executable, "-m", "pytest", f"--homework={homework}", "--homework-graded", "-p", "no:cacheprovider"]
-    command += [f"--homework-worker={homework / 'worker.json'}", f"--curriculum-report={report}.json"]
+    command = [*graded_command(homework), f"--curriculum-report={report}.json"]
     command += [f"--rootdir={ROOT}", str(homework / "test_crash.py")]
     done = subprocess.run(command, capture_output=True, text=True, timeout=300, cwd=homework)
     assert done.returncode == 1, done.stdout[-2000:] + done.stderr[-2000:]
@@ -341,14 +339,13 @@ def numpy_steps(x, w, b):
 
 
 @pytest.mark.parametrize("graded", [False, True], ids=["pytest", "graded"])
-def test_an_error_in_the_students_code_names_its_file_and_line_first(homework, graded):
+def test_an_error_in_the_students_code_names_its_file_and_line_first(homework, graded, graded_command):
     """Issue 52 item 4: a NameError in the homework is no course concept: its failure says where in the
     student's file it was raised (the submission's own name when graded, the worker's frame), with no
     course section before it, and the claim's feedback names that line, not another test's pointer."""
     (homework / "homework.py").write_text(SLIP)
-    (homework / "worker.json").write_text(json.dumps({"unsafe": True}))
-    command = [sys.executable, "-m", "pytest", f"--homework={homework}", "-p", "no:cacheprovider"]
-    command += ["--homework-graded", f"--homework-worker={homework / 'worker.json'}"] if graded else []
+    plain = [sys.executable, "-m", "pytest", f"--homework={homework}", "-p", "no:cacheprovider"]
+    command = graded_command(homework) if graded else plain
     command += [f"--rootdir={ROOT}", "tests_math/test_s2_2_hand.py", "-k", "numpy"]
     done = subprocess.run(command, capture_output=True, text=True, timeout=300, cwd=ROOT)
     out = done.stdout.splitlines()
