@@ -3,13 +3,14 @@ return-value checks wrapped around a student's functions, and the stub of a func
 
 from __future__ import annotations
 
+import functools
 import numbers
 import os
 import sys
 from dataclasses import dataclass
 from typing import Callable
 
-from stackcheck.impl import isolation
+from stackcheck.impl import isolation, kernel_source
 
 TIMEOUT_S = 60.0  # per test, in homework mode, unless pytest-timeout's --timeout says otherwise
 # per test that waits for a MAX graph compile (marked max_graph), in homework mode: a cold sm_90
@@ -318,10 +319,11 @@ def checked(name: str, fn: Callable) -> Callable:
             CALLED[name] = CALLED.get(name, 0) + 1
             RUNNING.append(name)
         try:
+            run = _as_judged(name, fn)
             if isolation.applies(name, args, kwargs) and not hasattr(fn, "__stackcheck_remote__"):
-                value = isolation.call(name, task.section, fn, args, kwargs)
+                value = isolation.call(name, task.section, run, args, kwargs)
             else:
-                value = fn(*args, **kwargs)
+                value = run(*args, **kwargs)
         except NotImplementedError as error:
             _stub_called(name, error)
             raise
@@ -336,6 +338,15 @@ def checked(name: str, fn: Callable) -> Callable:
     call.__name__ = name
     call.__wrapped__ = fn
     return call
+
+
+def _as_judged(name: str, fn: Callable) -> Callable:
+    """A kernel function run here (not in a graded run's worker) as the grader runs it
+    (stackcheck.impl.kernel_source.judged_call); any other function as it is."""
+    remote = hasattr(fn, "__stackcheck_remote__")
+    if name not in kernel_source.KERNEL_FUNCTIONS or remote or "triton" not in sys.modules:
+        return fn
+    return functools.partial(kernel_source.judged_call, name, fn)
 
 
 def _type_name(value) -> str:

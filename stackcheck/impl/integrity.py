@@ -297,7 +297,9 @@ def stripped_solutions(folder: Path) -> list[tuple[Path, Path]]:
             continue
         source = Path(spec.origin)
         tree = ast.parse(source.read_text(encoding="utf-8"))
-        for node in ast.walk(tree):
+        # a named solution is a module-level function; a nested one of the same name (EitherDevice's
+        # launch, which runs the student's own kernels) is not
+        for node in ast.walk(tree) if names is None else tree.body:
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and (names is None or node.name in names):
                 said = f"{STRIPPED}{module}.{node.name}, the suite's own solution, is not in a graded world"
                 keep = node.body[:1] if ast.get_docstring(node) else []

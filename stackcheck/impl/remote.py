@@ -20,7 +20,7 @@ import types
 from types import ModuleType
 from typing import Callable
 
-from stackcheck.impl import aten_graph, contract, integrity, isolation, wire, worker
+from stackcheck.impl import aten_graph, contract, integrity, isolation, kernel_source, wire, worker
 
 LOAD_LIMIT_S = 300.0  # importing the file: torch, JAX and MAX imported cold on a loaded 2-core machine
 RESTARTS = 8  # new workers after crashes or timeouts; then every call fails at once
@@ -46,6 +46,8 @@ class Worker:
         self.exports: dict[tuple, object] = {}  # (name, shapes) -> the checked jax.export.Exported
         self.measured: set[str] = set()  # what the worker measured for the test now running (the report says)
         self.pending = False  # a load was asked for (begin) and its answer not read yet
+        self.launcher_start: Callable[[], subprocess.Popen] | None = None  # a worker of an empty file
+        self.launcher: Worker | None = None  # started at the first kernel call (kernel_source.replay)
 
     # ---- the process ----
 
@@ -84,6 +86,8 @@ class Worker:
         return self.loaded or ["load_error", "the submission's worker did not start"]
 
     def stop(self) -> None:
+        if self.launcher is not None:
+            self.launcher.stop()
         if self.process is not None:
             try:
                 os.killpg(self.process.pid, signal.SIGKILL)
@@ -121,7 +125,27 @@ class Worker:
     def call(self, name: str, args: tuple, kwargs: dict):
         if _jax_traced((args, kwargs)):
             return self._exported(name, args, kwargs).call(*args, **kwargs)
+        if name in kernel_source.KERNEL_FUNCTIONS and self.launcher_start is not None:
+            return self._kernel_call(name, args, kwargs)
         return self._request(("call", name, args, kwargs, _grad_enabled()), name, [list(args), kwargs])
+
+    def _kernel_call(self, name: str, args: tuple, kwargs: dict):
+        """A kernel function: the worker runs the student's host code and records its launches as data;
+        the judge checks every kernel's source and has the checked kernels launched on its own
+        arguments by the launcher, a worker that never imported the submission. Its result is the
+        call's (stackcheck.impl.kernel_source)."""
+        __tracebackhide__ = True
+        message = ("call", name, args, kwargs, _grad_enabled())
+        value, program = self._request(message, name, [list(args), kwargs], kernels=True)
+        if not kernel_source.is_tensor(value):
+            return value  # not a tensor: the surface contract refuses it as it is
+        plan = kernel_source.checked(name, program, kernel_source.host_values(name, args))
+        if plan["returns"][0] == "unwritten":  # no elements (checked): nothing a kernel computes
+            return value
+        if self.launcher is None:
+            self.launcher = Worker(self.launcher_start, frozenset(), self.log)
+        value = self.launcher._request(("replay", plan, args, kwargs), name, [list(args), kwargs])
+        return kernel_source.launched(plan, value)
 
     def evidence(self, helper: Callable, name: str, args: tuple, kwargs: dict):
         self.measured.add(f"{helper.__name__} of {name}")
@@ -195,7 +219,9 @@ class Worker:
             self.exports[key] = _checked_export(jax.export.deserialize(bytearray(blob)))
         return self.exports[key]
 
-    def _request(self, message, name: str, args: list):
+    def _request(self, message, name: str, args: list, kernels: bool = False):
+        """The worker's answer to ``message``: its value rebuilt here (the arguments it wrote into
+        written back), or with ``kernels`` the launches it recorded instead (nothing written back)."""
         __tracebackhide__ = True
         self._ensure()
         outer = self.running
@@ -217,13 +243,16 @@ class Worker:
             if outer is None:
                 self.callbacks.clear()
         decode = wire.Decoder(buffers, args, callbacks=self)
-        kind, value, written, counts = answer
-        for path, index in written:
-            _copy_into(decode._argument(path), decode._buffer(index))
+        kind, value, written, counts, program = answer
+        if not kernels:
+            for path, index in written:
+                _copy_into(decode._argument(path), decode._buffer(index))
         if _count_compiles(*counts):
             self.measured.add(f"compiles of {name}")
         if kind == "raised":
             raise _borrowing(decode(value), self.running or name)
+        if kernels:
+            return decode(value), decode(program)
         return decode(value)
 
     def _exchange(self, message):

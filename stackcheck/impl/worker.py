@@ -47,7 +47,14 @@ def _serve(state: dict, until_reply: bool):
             continue
         if kind == "exit":
             os._exit(0)
-        handler = {"load": _load, "call": _call, "evidence": _evidence, "export": _export, "reset": _reset}.get(kind)
+        handler = {
+            "load": _load,
+            "call": _call,
+            "evidence": _evidence,
+            "export": _export,
+            "reset": _reset,
+            "replay": _replay,
+        }.get(kind)
         answer = handler(state, *request[1:]) if handler else (["error", ["str", f"unknown request {kind!r}"]], [])
         wire.send(CHANNEL["out"], wire.pack(*answer))
 
@@ -57,7 +64,8 @@ def _load(state: dict, assigned):
 
     try:
         module = loader.load_module(state["file"])
-        loader.check_names(module, state["file"], frozenset(assigned) if assigned is not None else None)
+        if assigned != []:  # [] is the launcher's empty file (kernel_source.replay): it assigns nothing
+            loader.check_names(module, state["file"], frozenset(assigned) if assigned is not None else None)
     except loader.ImplError as error:
         return ["load_error", str(error)], []
     except BaseException as error:  # noqa: BLE001 - SystemExit and the like at import: said, not obeyed
@@ -76,16 +84,43 @@ def _function(state: dict, name: str):
 
 
 def _call(state: dict, name: str, args: tuple, kwargs: dict, grad: bool):
+    """The student's function called on the judge's arguments; a kernel function's Triton launches
+    recorded as data besides (stackcheck.impl.kernel_source), for the judge to check and launch again."""
+    import contextlib
+
+    from stackcheck.impl import kernel_source
+
     encoder = Encoder(state, [list(args), kwargs])
     before, compiled = encoder.snapshot(), _compiles()
+    recorder = None
     try:
         with _grad_mode(grad):
-            value = _function(state, name)(*args, **kwargs)
+            if name in kernel_source.KERNEL_FUNCTIONS and "triton" in sys.modules:
+                record = kernel_source.recording(args, kwargs)
+            else:
+                record = contextlib.nullcontext()
+            with record as recorder:
+                value = _function(state, name)(*args, **kwargs)
         tree = ["returned", encoder(value)]
+        program = encoder(recorder.program(value)) if recorder is not None else ["none"]
     except BaseException as error:  # noqa: BLE001 - every failure of the student's code crosses back
-        tree = ["raised", encoder.exception(error)]
+        tree, program = ["raised", encoder.exception(error)], ["none"]
     counts = [after - was for after, was in zip(_compiles(), compiled)]
-    return [*tree, encoder.written(before), counts], encoder.buffers
+    return [*tree, encoder.written(before), counts, program], encoder.buffers
+
+
+def _replay(state: dict, plan: dict, args: tuple, kwargs: dict):
+    """The launcher's one request (a worker whose file is empty): the judge's checked kernels launched
+    on the judge's arguments (stackcheck.impl.kernel_source.replay)."""
+    from stackcheck.impl import kernel_source
+
+    encoder = Encoder(state, [list(args), kwargs])
+    before = encoder.snapshot()
+    try:
+        tree = ["returned", encoder(kernel_source.replay(plan, args, kwargs))]
+    except BaseException as error:  # noqa: BLE001
+        tree = ["raised", encoder.exception(error)]
+    return [*tree, encoder.written(before), [0, 0], ["none"]], encoder.buffers
 
 
 def _export(state: dict, name: str, args: tuple, kwargs: dict):
@@ -99,13 +134,13 @@ def _export(state: dict, name: str, args: tuple, kwargs: dict):
         tree = ["returned", ["bytes", encoder._buffer(exported.serialize())]]
     except BaseException as error:  # noqa: BLE001
         tree = ["raised", encoder.exception(error)]
-    return [*tree, [], [0, 0]], encoder.buffers
+    return [*tree, [], [0, 0], ["none"]], encoder.buffers
 
 
 def _reset(state: dict):
     if "torch._dynamo" in sys.modules:
         sys.modules["torch._dynamo"].reset()
-    return ["returned", ["none"], [], [0, 0]], []
+    return ["returned", ["none"], [], [0, 0], ["none"]], []
 
 
 def _grad_mode(enabled: bool):
@@ -155,7 +190,7 @@ def _evidence(state: dict, helper: str, name: str, args: tuple, kwargs: dict, gr
     except BaseException as error:  # noqa: BLE001
         tree = ["raised", encoder.exception(error)]
     counts = [after - was for after, was in zip(_compiles(), compiled)]
-    return [*tree, [], counts], encoder.buffers
+    return [*tree, [], counts, ["none"]], encoder.buffers
 
 
 class Callback:

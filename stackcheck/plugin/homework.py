@@ -23,7 +23,7 @@ import pytest
 
 from stackcheck.claims.results import Report
 from stackcheck.homework import assignment, checkpoints, sandbox, scoring
-from stackcheck.impl import contract, integrity, isolation
+from stackcheck.impl import contract, integrity, isolation, kernel_source
 from stackcheck.impl.loader import Impl, ImplError, check_names, deepest_frame_in, load_module
 from stackcheck.paths import data
 from stackcheck.plugin.recorder import EVIDENCE, NOT_ATTEMPTED, RUN, STUDENT
@@ -133,6 +133,11 @@ def _worker_begun(config: pytest.Config, spec: str, assigned: frozenset[str]):
 
     start, log = _worker_start(config, spec)
     worker = remote.Worker(start, assigned, log)
+    if assigned is None or assigned & kernel_source.KERNEL_FUNCTIONS:  # the launcher: an empty file's worker
+        empty = Path(tempfile.mkdtemp(prefix="stackcheck-launcher-"))
+        config.add_cleanup(lambda: shutil.rmtree(empty, ignore_errors=True))
+        (empty / "homework.py").write_text("", encoding="utf-8")
+        worker.launcher_start = _worker_start(config, str(empty / "homework.py"))[0]
     config.add_cleanup(worker.stop)
     try:
         worker.begin()

@@ -122,7 +122,9 @@ def interpreter_problem() -> str | None:
 
 
 RECORDING: list[list] = []  # the open recorded_launches() lists; every launch is appended to each
-_UNPATCHED: dict = {}  # the launch methods recorded_launches() replaced, while any recording is open
+OBSERVERS: list = []  # the open observed() callbacks: each is told of every launch before it runs
+_UNPATCHED: dict = {}  # the launch methods _patched() replaced, while any recording or observer is open
+_OPEN = [0]
 
 
 def _grid_of(grid, kwargs) -> tuple:
@@ -139,6 +141,8 @@ class Launch(tuple):
 def _spying(original):
     def run(self, *args, **kwargs):
         if not kwargs.get("warmup"):
+            for observer in list(OBSERVERS):
+                observer(self, args, kwargs)
             launch = Launch(_grid_of(kwargs["grid"], kwargs))
             launch.kernel = self.fn.__name__
             for recording in RECORDING:
@@ -149,28 +153,70 @@ def _spying(original):
 
 
 @contextlib.contextmanager
-def recorded_launches():
-    """The grid (a ``Launch``) of every Triton kernel launched inside (compiled or interpreted, the
-    suite's or a student's own kernel), in order, as a list that grows while the block runs (course §11.3).
-    Recordings nest: the launch methods are patched once, by the first one open, and each launch
-    goes once into every open recording."""
+def _patched():
+    """Triton's launch methods spied on while any recording or observer is open (patched once)."""
     from triton.runtime.interpreter import InterpretedFunction
     from triton.runtime.jit import JITFunction
 
-    grids: list = []
-    if not RECORDING:
+    if not _OPEN[0]:
         for kind in (JITFunction, InterpretedFunction):
             _UNPATCHED[kind] = kind.run
             kind.run = _spying(kind.run)
-    RECORDING.append(grids)
+    _OPEN[0] += 1
     try:
-        yield grids
+        yield
     finally:
-        del RECORDING[next(i for i, open_one in enumerate(RECORDING) if open_one is grids)]  # by identity
-        if not RECORDING:
+        _OPEN[0] -= 1
+        if not _OPEN[0]:
             for kind, original in _UNPATCHED.items():
                 kind.run = original
             _UNPATCHED.clear()
+
+
+@contextlib.contextmanager
+def recorded_launches():
+    """The grid (a ``Launch``) of every Triton kernel launched inside (compiled or interpreted, the
+    suite's or a student's own kernel), in order, as a list that grows while the block runs (course §11.3).
+    Recordings nest: each launch goes once into every open recording."""
+    grids: list = []
+    with _patched():
+        RECORDING.append(grids)
+        try:
+            yield grids
+        finally:
+            del RECORDING[next(i for i, open_one in enumerate(RECORDING) if open_one is grids)]  # by identity
+
+
+def record(grid: tuple, kernel: str) -> None:
+    """A launch made elsewhere (a graded submission's kernels, launched again by the judge's side) told
+    to every open recording, as if made here."""
+    launch = Launch(grid)
+    launch.kernel = kernel
+    for recording in RECORDING:
+        recording.append(launch)
+
+
+@contextlib.contextmanager
+def unrecorded():
+    """A block whose launches no open recording or observer sees."""
+    saved = RECORDING[:], OBSERVERS[:]
+    RECORDING.clear()
+    OBSERVERS.clear()
+    try:
+        yield
+    finally:
+        RECORDING[:], OBSERVERS[:] = saved[0] + RECORDING, saved[1] + OBSERVERS
+
+
+@contextlib.contextmanager
+def observed(callback):
+    """``callback(kernel, args, kwargs)`` called before every Triton launch inside (raising stops it)."""
+    with _patched():
+        OBSERVERS.append(callback)
+        try:
+            yield
+        finally:
+            del OBSERVERS[next(i for i, open_one in enumerate(OBSERVERS) if open_one is callback)]
 
 
 def _mul_add_kernel(a_ptr, b_ptr, c_ptr, y_ptr, n_elements, BLOCK_SIZE: tl.constexpr):
