@@ -13,7 +13,7 @@ from stackcheck.evidence.numerics import assert_matches_reference, uniform
 from stackcheck.stacks.available import need
 from stackcheck.stacks.params import stack_params
 from stackcheck.stacks.records import jax_in, jax_out
-from stackcheck.toolchains import ir
+from stackcheck.toolchains import ir, pointwise
 
 T, D = 6, 8  # tokens, features
 
@@ -37,15 +37,15 @@ def test_a_transformer_block_is_matmuls_reductions_exp_div_and_adds(impl, stack,
     b1 = uniform((2 * D,), seed=95)
     args = jax_in((x, wq, wk, wv, w1, b1), device, "float32")
     jaxpr = str(jax.make_jaxpr(lambda *a: block(jax.numpy, impl.jax_forward, *a))(*args))
-    ops = collections.Counter(re.findall(r"= (dot_general|reduce_sum|reduce_max|exp|div|add|sub|max|sqrt)\b", jaxpr))
+    ops = collections.Counter(re.findall(r"= (dot_general|reduce_sum|reduce_max|exp|div|add|sub|sqrt)\b", jaxpr))
     assert (
         ops["dot_general"] >= 7
         and ops["reduce_sum"] + ops["reduce_max"] >= 3
         and ops["exp"] >= 1
         and ops["div"] >= 2
         and ops["add"] >= 3
-        and ops["max"] >= 1
-    ), f"attention, norm and MLP must show as matmuls, reductions, exp, division, adds and the ReLU's max: {dict(ops)}"
+        and pointwise.families(jaxpr, "jaxpr").count("relu") >= 1  # judged by what it computes
+    ), f"attention, norm and MLP must show as matmuls, reductions, exp, division, adds and a ReLU: {dict(ops)}"
     y = jax.jit(lambda *a: block(jax.numpy, impl.jax_forward, *a))(*args)
     reference = block(
         np, lambda a, w, b: np.maximum(a @ w + b, 0), *(v.astype(np.float64) for v in (x, wq, wk, wv, w1, b1))

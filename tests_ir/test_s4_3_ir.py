@@ -39,7 +39,7 @@ def test_dynamo_fx_graph_from_a_recording_backend(impl, torch_inputs, example_in
 @pytest.mark.parametrize("stage", ["jaxpr", "stablehlo"])
 def test_jaxpr_and_stablehlo(impl, jax_inputs, example_inputs, stage):
     stages = ir.jax_stages(impl.jax_forward, *jax_inputs)
-    judges.assert_ops_in_order(stages[stage], ["matmul", "broadcast", "add", "relu"], f"JAX {stage}")
+    judges.assert_ops_in_order(stages[stage], ["matmul", "broadcast", "add", "relu"], f"JAX {stage}", form=stage)
     y = stages["compiled"](*jax_inputs)
     assert_matches_reference(np.asarray(y), reference_forward(*example_inputs), dtype="float32", k=32)
 

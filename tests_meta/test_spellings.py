@@ -65,6 +65,12 @@ REACHED = {
         ("S4.3-ir", "ir/test_s4_3_ir::test_jaxpr_and_stablehlo", ("TENSORS", "INPUTS", "stablehlo")),
         ("S12.4-dynamic", "runtime/test_s12_4_shapes::test_jax_jit_compiles_once_per_n", ("STACK", "cpu")),
         ("S2.4-specialize", "math/test_s2_4_specialize::test_jax_steps_is_one_program_compiled_once", ("STACK", "cpu")),
+        ("S9.3-hlo", "ir/test_s9_3_hlo::test_each_stage_is_its_own_layer", ("TENSORS", "INPUTS", "STACK", "HERE")),
+        ("S5.2-fusion", "ir/test_s5_2_fusion::test_xla_fuses_add_and_maximum",
+         ("TENSORS", "INPUTS", "EVIDENCE", "HERE")),
+        ("MC02", "ir/test_mc02_ir_vs_machine_code::test_stablehlo_is_tensor_ops", ("TENSORS", "INPUTS")),
+        ("S3.1-decompose", "ir/test_s3_1_decompose::test_a_transformer_block_is_matmuls_reductions_exp_div_and_adds",
+         ("STACK", "cpu")),
     ],
     "triton": [  # the kernel's own claims, on the interpreter: sizes around the blocks, and the grid it launched
         ("S11.2-mask", "kernels/test_s11_2_mask::check_in_bounds", ("cpu", 33, 65, 16)),

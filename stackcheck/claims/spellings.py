@@ -99,6 +99,8 @@ PARTS = {
             "maximum": "jnp.maximum(z, 0)",
             "lax_max": "lax.max(z, jnp.zeros_like(z))",
             "clip": "jnp.clip(z, 0)",
+            "where_negative": "jnp.where(z < 0, 0.0, z)",
+            "select": "lax.select(z < 0, jnp.zeros_like(z), z)",
         },
     },
 }
@@ -123,7 +125,11 @@ WRONG = {
         },
     },
     "jax": {
-        "relu": {"abs": "jnp.abs(z)", "leaky": "jax.nn.leaky_relu(z, 0.01)"},
+        "relu": {
+            "abs": "jnp.abs(z)",
+            "leaky": "jax.nn.leaky_relu(z, 0.01)",
+            "nan_dropping": "jnp.where(z > 0, z, 0.0)",
+        },
         "bias": {"minus": "a - b", "none": "a"},
     },
 }

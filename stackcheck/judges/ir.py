@@ -5,13 +5,14 @@ from __future__ import annotations
 
 import re
 
-from stackcheck.toolchains import ir
+from stackcheck.toolchains import ir, pointwise
 
 
-def assert_ops_in_order(text: str, wanted: list[str], where: str) -> None:
-    """Fail, printing the IR, unless ``wanted`` appear in this order among its ops."""
+def assert_ops_in_order(text: str, wanted: list[str], where: str, form: str | None = None) -> None:
+    """Fail, printing the IR, unless ``wanted`` appear in this order among its ops: for a JAX ``form``
+    (jaxpr, stablehlo, hlo) its canonical ops, the ReLU judged by what it computes (toolchains.pointwise)."""
     __tracebackhide__ = True
-    seq = ir.op_sequence(text)
+    seq = pointwise.families(text, form) if form else ir.op_sequence(text)
     if not ir.is_subsequence(wanted, seq):
         raise AssertionError(
             f"{where}: expected the ops {' -> '.join(wanted)} in order, found {seq}\n--- IR ---\n{text[:4000]}"
@@ -187,10 +188,10 @@ def assert_relu_call_inlined(stablehlo: str, hlo: str) -> None:
     """§9.4: a call of @relu in StableHLO, none left in the optimized HLO, and the maximum in a fusion."""
     called = re.findall(r"\bcall @(\w*relu\w*)", stablehlo)
     left = [op for op in ir.hlo_opcodes(hlo) if op == "call"]
-    fused_max = re.search(r"fused_computation|%fused", hlo) and "maximum(" in hlo
-    assert called and not left and fused_max, (
+    fused = pointwise.fusions_holding(hlo, {"relu"})
+    assert called and not left and fused, (
         f"StableHLO calls {called or 'no relu function'}; the optimized HLO has {len(left)} call(s) and "
-        f"{'a' if fused_max else 'no'} fused maximum"
+        f"{'a' if fused else 'no'} fusion computing the ReLU"
     )
 
 
@@ -243,18 +244,18 @@ def assert_buffers_reused(temp_bytes: int, intermediates: int, each_bytes: int) 
 
 def assert_stablehlo_and_hlo_are_different_irs(stablehlo: str, hlo: str) -> None:
     """§9.3: lower() gives StableHLO, an MLIR module that MLIR's parser reads (ops of the stablehlo
-    dialect, the add and the maximum still apart); compile() gives XLA's own HLO, which MLIR's parser
-    refuses and which has an ENTRY computation and the fusion that holds the add and the maximum."""
+    dialect, the add and the ReLU still apart, no fusion); compile() gives XLA's own HLO, which MLIR's
+    parser refuses and which has an ENTRY computation and the fusion that holds the add and the ReLU
+    (the ReLU judged by what it computes: maximum, select, clamp alike, toolchains.pointwise)."""
     assert ir.parses_as_mlir(stablehlo), f"lower() must give an MLIR module MLIR's parser reads:\n{stablehlo[:2000]}"
-    ops = sorted(set(re.findall(r"= stablehlo\.(add|maximum) ", stablehlo)))
-    assert ops == ["add", "maximum"], (
-        f"StableHLO is before XLA's optimizations: the add and the maximum are still separate ops: {ops}"
+    ops = pointwise.families(stablehlo, "stablehlo")
+    assert {"add", "relu"} <= set(ops) and "fusion" not in stablehlo, (
+        f"StableHLO is before XLA's optimizations: the add and the ReLU are still separate ops: {ops}"
     )
     assert not ir.parses_as_mlir(hlo), f"compile() gives XLA's HLO, not MLIR, but MLIR's parser read it:\n{hlo[:2000]}"
     assert ir.hlo_entry(hlo), f"XLA's HLO has an ENTRY computation:\n{hlo[:2000]}"
-    fusions = ir.hlo_fusions(hlo)
-    fused = [name for name, body in fusions.items() if re.search(r"\badd\(", body) and re.search(r"\bmaximum\(", body)]
-    assert fused, f"one fusion must hold both the add and the maximum (ReLU); fusions: {list(fusions)}\n{hlo}"
+    fused = pointwise.fusions_holding(hlo, {"add", "relu"})
+    assert fused, f"one fusion must hold both the add and the ReLU; fusions: {list(ir.hlo_fusions(hlo))}\n{hlo}"
 
 
 def assert_callbacks_ordered_by_the_program(ordered: str, unordered: str, callbacks: int) -> None:

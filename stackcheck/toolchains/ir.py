@@ -12,6 +12,7 @@ import re
 
 from stackcheck.evidence import where
 from stackcheck.evidence.compiles import fresh_jit
+from stackcheck.toolchains import pointwise
 
 # op family -> pattern; "add" must not match "addmm", so it needs a word boundary after it. The ReLU
 # is any of the spellings that compute max(z, 0): relu, maximum/max, clamp_min/clamp, threshold.
@@ -308,11 +309,12 @@ def hlo_matmul_op(hlo: str) -> str:
 def tpu_matmul_and_relu(hlo: str) -> dict:
     """§7.3: where an optimized HLO module (a TPU's) holds the matmul and the ReLU: the dot or
     convolution instructions anywhere in it (the MXU's work, emitted by XLA), the ENTRY's custom calls
-    that name a GEMM library (none on a TPU), and the fusions holding a maximum (the VPU's work)."""
+    that name a GEMM library (none on a TPU), and the fusions computing a ReLU (the VPU's work)."""
+
     return {
         "matmul_ops": sorted(set(re.findall(r"= \S+ (dot|convolution)\(", hlo))),
         "library_calls": [line for line in hlo_entry(hlo) if re.search(r"(?i)custom-call.*(gemm|blas|matmul)", line)],
-        "relu_fusions": [name for name, body in hlo_fusions(hlo).items() if re.search(r"\bmaximum\(", body)],
+        "relu_fusions": pointwise.fusions_holding(hlo, {"relu"}),
     }
 
 
