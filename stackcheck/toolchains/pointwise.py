@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import math
 import re
+import struct
 from dataclasses import dataclass, field
 
 PROBES = (-2.5, -1.0, -0.0, 0.0, 0.5, 3.0, float("nan"), float("inf"), float("-inf"))
@@ -291,9 +292,18 @@ def _mlir_block(block, names: dict, functions: dict, nodes: list, prefix: str, c
 
 
 def _splat(attribute):
-    """The one value of a splat dense constant, else None."""
-    match = re.fullmatch(r"dense<([^\[\]<>,]+)>\s*:.*", str(attribute).strip())
-    return _number(match[1]) if match else None
+    """The one value of a splat dense constant (MLIR prints inf and NaN as their bits), else None."""
+    match = re.fullmatch(r"dense<([^\[\]<>,]+)>\s*:.*?(bf16|f16|f32|f64)?>?", str(attribute).strip())
+    if not match:
+        return None
+    text, kind = match[1].strip(), match[2]
+    if text.startswith("0x") and kind:
+        bits = int(text, 16)
+        if kind == "bf16":
+            bits, kind = bits << 16, "f32"
+        form = {"f16": ">e", "f32": ">f", "f64": ">d"}[kind]
+        return struct.unpack(form, bits.to_bytes(struct.calcsize(form), "big"))[0]
+    return _number(text)
 
 
 # ---- XLA's optimized HLO, as text ----
