@@ -31,6 +31,13 @@ def case(dtype: str, tf32: bool, tensor_cores: bool, tolerance: str, id: str, ne
     return pytest.param(dtype, tf32, tensor_cores, tolerance, id=id, marks=marks)
 
 
+def numbers(counted):
+    """A case's product on the GPU, without its counters: (dtype, TF32 allowed, tolerance row)."""
+    dtype, tf32, _, tolerance = counted.values
+    needs = [m for m in counted.marks if m.name == "gpu_needs"]
+    return pytest.param(dtype, tf32, tolerance, id=counted.id, marks=needs)
+
+
 CASES = [
     case("bfloat16", False, True, "bfloat16", id="bf16", needs=("bf16-tensor-cores",)),
     case("float16", False, True, "float16", id="fp16"),
@@ -44,13 +51,21 @@ CASES = [
 @pytest.mark.torch
 @pytest.mark.parametrize("dtype, tf32, tensor_cores, tolerance", CASES)
 def test_cublas_uses_tensor_cores_by_dtype_and_setting(dtype, tf32, tensor_cores, tolerance, evidence):
-    from stackcheck.toolchains import workloads
-
     kernels = counters.profile(gemm(dtype, tf32))
     thin = counters.profile(gemv(dtype, tf32)) if tensor_cores else []
     evidence(dtype=dtype, tf32=tf32, gemm=[k.summary() for k in kernels], gemv_1xN=[k.summary() for k in thin])
     what = f"{N}^3 {dtype} matmul, TF32 {'on' if tf32 else 'off'}"
     evidence(**judges.assert_tensor_cores(kernels, tensor_cores, what))
+
+
+@pytest.mark.claim("MC04")
+@pytest.mark.cuda
+@pytest.mark.torch
+@pytest.mark.parametrize("dtype, tf32, tolerance", [numbers(c) for c in CASES])
+def test_cublas_products_hold_their_tolerance_by_dtype_and_setting(dtype, tf32, tolerance):
+    """The numbers of each case the counters read, held to its dtype's tolerance: no counters needed."""
+    from stackcheck.toolchains import workloads
+
     prepared = workloads.matmul(256, dtype, tf32)
     x, w = (as_numpy(t) for t in prepared.inputs)
     assert_matches_reference(prepared.step(), x @ w, dtype=tolerance, k=256, what=f"{dtype} X @ W")

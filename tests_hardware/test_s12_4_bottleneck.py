@@ -23,12 +23,19 @@ MARGIN = 2.0
 @pytest.mark.triton
 @pytest.mark.ncu(BIAS_RELU, GEMM)
 def test_speed_of_light_tells_memory_bound_from_compute_bound(evidence):
-    torch = need("torch")
-    from stackcheck.toolchains.triton_kernels import bias_relu
-
     memory = judges.assert_bound_by(counters.profile(BIAS_RELU), "dram", "bias + ReLU", MARGIN)
     compute = judges.assert_bound_by(counters.profile(GEMM), "sm", f"fp32 {N}^3 GEMM", MARGIN)
     evidence(bias_relu=memory, gemm=compute)
+
+
+@pytest.mark.claim("S12.4-bottleneck")
+@pytest.mark.cuda
+@pytest.mark.triton
+def test_the_profiled_bias_relu_computes_relu_of_a_plus_b():
+    """The numbers of the kernel the counters read: no counters needed."""
+    torch = need("torch")
+    from stackcheck.toolchains.triton_kernels import bias_relu
+
     x, w, b = make_inputs(64, 32, 48, seed=156)
     a = torch.from_numpy(x).cuda() @ torch.from_numpy(w).cuda()
     y = bias_relu(a, torch.from_numpy(b).cuda())

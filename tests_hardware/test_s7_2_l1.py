@@ -26,12 +26,18 @@ SMALL_GATHERS, LARGE_GATHERS = (
 @pytest.mark.ncu(SMALL_GATHERS, LARGE_GATHERS)
 def test_l1_keeps_what_one_sm_reads_often(device, evidence):
     torch = need("torch")
-    from stackcheck.toolchains import workloads
-
     found = judges.assert_l1_keeps_what_fits(
         counters.profile(SMALL_GATHERS), counters.profile(LARGE_GATHERS), SMALL_LEAST, LARGE_MOST
     )
     evidence(device=torch.cuda.get_device_name(device), **found)
+
+
+@pytest.mark.claim("S7.2-l1")
+@pytest.mark.parametrize("device", device_params("torch", devices=("cuda",)))
+def test_the_gathers_return_the_table_values(device):
+    """The gather workload's numbers: no counters needed (a GPU that refuses ncu still shows them)."""
+    from stackcheck.toolchains import workloads
+
     prepared = workloads.gather(SMALL, COUNT)
     table, index = prepared.inputs
     expected = np.take(as_numpy(table), index.cpu().numpy())

@@ -18,11 +18,18 @@ MATMUL = counters.request("matmul", n=1024, dtype="float32")
 @pytest.mark.cuda
 @pytest.mark.torch
 @pytest.mark.ncu(MATMUL)
-def test_an_eager_matmul_is_one_library_kernel_and_no_compile(impl, evidence):
-    torch = need("torch")
+def test_an_eager_matmul_is_one_library_kernel(evidence):
     kernels = counters.profile(MATMUL)
     evidence(kernels=[k.summary() for k in kernels])
     judges.assert_library_kernel(kernels, "eager X @ W")
+
+
+@pytest.mark.claim("S1.2-eager-library")
+@pytest.mark.cuda
+@pytest.mark.torch
+def test_the_eager_forward_compiles_nothing_and_computes_the_forward(impl):
+    """The learner's eager forward on the GPU: no graph compiled, the right numbers (no counters needed)."""
+    torch = need("torch")
     x, w, b = make_inputs(256, 128, 64, seed=12)
     with torch_compiles() as count:
         y = impl.torch_forward(*(torch.from_numpy(a).cuda() for a in (x, w, b)))
