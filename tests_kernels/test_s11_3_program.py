@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 from stackcheck.evidence.numerics import assert_matches_reference, make_inputs
+from stackcheck.impl import kernel_source
 from stackcheck.stacks.available import need
 from stackcheck.stacks.params import device_params
 from stackcheck.toolchains import triton_kernels
@@ -41,6 +42,29 @@ def test_the_grid_is_cdiv_n_block_size_programs(impl, launches, device, n, m, bl
         M=m,
         BLOCK_SIZE=block_size,
     )
+
+
+@pytest.mark.claim("S11.3-program")
+@pytest.mark.parametrize("device", device_params("triton"))
+@pytest.mark.parametrize("block_size", [256, 1024])
+def test_the_learners_kernel_takes_block_size_elements_on_its_own_threads(impl, launches, device, block_size):
+    """The implementation's own kernel, built from its source for sm_90 on any machine (never launched
+    there): its program runs num_warps x 32 threads, read from the compiled metadata, whatever
+    BLOCK_SIZE is; the elements it covers are BLOCK_SIZE a program (the grid test above)."""
+    torch = need("torch")
+    a_np, _, b_np = make_inputs(33, 65, 65, seed=block_size)
+    a, b = torch.from_numpy(a_np).to(device), torch.from_numpy(b_np).to(device)
+    y = impl.triton_bias_relu(a, b, block_size=block_size)
+    (launch,) = launches()
+    metadata = kernel_source.compiled(launch).metadata
+    threads = metadata.num_warps * 32  # the warp size of every NVIDIA GPU so far
+    assert threads != block_size, (
+        f"the kernel's program runs {threads} threads ({metadata.num_warps} warps) for BLOCK_SIZE = {block_size} "
+        "elements: BLOCK_SIZE is the elements a program takes, not its thread count; leave num_warps to Triton "
+        "or set it apart from the block"
+    )
+    expected = np.maximum(a_np.astype(np.float64) + b_np, 0)
+    assert_matches_reference(y, expected, dtype="float32", k=1, what="ReLU(A + b)", BLOCK_SIZE=block_size)
 
 
 @pytest.mark.claim("S11.3-program")

@@ -68,6 +68,7 @@ class Recorder:
                 "kernel": self._kernel(kernel),
                 "grid": [int(g) for g in grid],
                 "args": [self._argument(bound.arguments[n]) for n in names],
+                "dtypes": [_dtype(bound.arguments[n]) for n in names],
                 "options": {k: v for k, v in kwargs.items() if k in OPTIONS},
             }
         )
@@ -197,8 +198,41 @@ def launched(plan: dict, value):
     from stackcheck.toolchains import triton_kernels
 
     for launch in plan["launches"]:
-        triton_kernels.record(tuple(launch["grid"]), launch["kernel"])
+        triton_kernels.record(tuple(launch["grid"]), launch["kernel"], (plan["module"], launch))
     return value
+
+
+TRITON_TYPES = {"float32": "fp32", "float16": "fp16", "bfloat16": "bf16", "float64": "fp64", "int8": "i8",
+                "int16": "i16", "int32": "i32", "int64": "i64", "uint8": "u8", "bool": "i1"}  # fmt: skip
+
+
+def compiled(launch, arch: int = 90):
+    """The kernel of one recorded launch of a student's kernel function (a ``launches`` fixture entry),
+    built from its checked source for a CUDA GPU of compute capability ``arch`` on any machine, never
+    launched: ``.asm["ptx"]`` and ``.metadata`` (num_warps, shared memory). Triton's code generator
+    reads the checked source; none of it runs."""
+    import triton
+    from triton.backends.compiler import GPUTarget
+    from triton.compiler import ASTSource
+
+    if getattr(launch, "program", None) is None:
+        raise KernelRefused(f"launch {tuple(launch)} of {launch.kernel} is not a kernel function's (no checked source)")
+    module, spec = launch.program
+    kernel = _built(module, interpreted=False)[spec["kernel"]]
+    constexpr = {p.name for p in kernel.params if p.is_constexpr}
+    signature, constexprs = {}, {}
+    for param, arg, dtype in zip((p.name for p in kernel.params), spec["args"], spec["dtypes"]):
+        if param in constexpr or arg[0] == "value" and arg[1] is None:
+            signature[param], constexprs[param] = "constexpr", arg[1]
+        elif arg[0] in ("arg", "buffer"):
+            signature[param] = "*" + TRITON_TYPES[dtype]
+        else:
+            value = arg[1]
+            kind = "i1" if type(value) is bool else "fp32" if type(value) is float else "i32"
+            signature[param] = "i64" if kind == "i32" and not -(2**31) <= value < 2**31 else kind
+    options = {"num_warps": spec["options"].get("num_warps", 4), "num_stages": spec["options"].get("num_stages", 3)}
+    source = ASTSource(fn=kernel, signature=signature, constexprs=constexprs)
+    return triton.compile(source, target=GPUTarget("cuda", arch, 32), options=options)
 
 
 # ---- the judge ----
@@ -363,16 +397,18 @@ def _checked_launch(name: str, launch, kernels: dict, buffers: int) -> dict:
         raise KernelRefused(f"{name}: a grid of {math.prod(grid)} programs; at most {LIMITS['programs']}")
     if not isinstance(options, dict) or not all(k in OPTIONS and type(v) is int for k, v in options.items()):
         raise KernelRefused(f"{name}: launch options other than {sorted(OPTIONS)} (whole numbers): {options!r}")
-    args = launch.get("args")
-    if not isinstance(args, list):
+    args, dtypes = launch.get("args"), launch.get("dtypes")
+    if not isinstance(args, list) or not isinstance(dtypes, list) or len(dtypes) != len(args):
         raise KernelRefused(f"{name}: a launch whose arguments did not come back")
+    if not all(d is None or d in _DTYPES for d in dtypes):
+        raise KernelRefused(f"{name}: a tensor of a dtype the judge does not pass to kernels: {dtypes}")
     for arg in args:
         if _location(arg, buffers)[0] == "other" or (arg[0] == "value" and not _is_number(arg[1])):
             raise KernelRefused(
                 f"{name} passes a {arg[1] if len(arg) > 1 else arg} to kernel {launch['kernel']}: the judge passes "
                 "tensors, numbers and constexprs only"
             )
-    return {"kernel": launch["kernel"], "grid": grid, "args": args, "options": options}
+    return {"kernel": launch["kernel"], "grid": grid, "args": args, "dtypes": dtypes, "options": options}
 
 
 _NODES = ("arg", "buffer", "value", "none", "unwritten", "other")
@@ -559,6 +595,10 @@ def _tensors_in(value, path):
         for k, v in value.items():
             if isinstance(k, str):
                 yield from _tensors_in(v, (*path, k))
+
+
+def _dtype(value) -> str | None:
+    return str(value.dtype).removeprefix("torch.") if is_tensor(value) else None
 
 
 def is_tensor(value) -> bool:

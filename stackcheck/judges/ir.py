@@ -92,15 +92,25 @@ def assert_export_and_dynamo_levels(exported: list[str], dynamo: list[str], fami
     assert not any(t.startswith("aten.") for t in dynamo), f"Dynamo records the Python-level calls: {dynamo}"
 
 
+FMA = re.compile(r"^\s*(?:@%p\d+\s+)?fma\.rn\.f32\b", re.M)
+
+
+def assert_no_fma_in_the_fused_kernel(ptx: str) -> None:
+    """S5.2-fma, on a learner's bias + ReLU kernel: its PTX adds b (add.f32) and has no FMA; the ReLU
+    may be a max or a select, however it is spelled."""
+    assert re.search(r"^\s*(?:@%p\d+\s+)?add\.(?:rn\.)?f32\b", ptx, re.M), "the fused kernel's PTX adds b: no add.f32"
+    found = FMA.findall(ptx)
+    assert not found, f"graph fusion of the add and the ReLU is no FMA; the kernel's PTX holds {len(found)} fma.rn.f32"
+
+
 def assert_fusion_is_not_fma(fused_ptx: str, mul_add_ptx: str) -> None:
     """S5.2-fma: the graph-fused add + ReLU kernel adds and takes a max, with no FMA; the FMA
     instruction appears where a * b + c is written."""
-    fma = re.compile(r"^\s*(?:@%p\d+\s+)?fma\.rn\.f32\b", re.M)
     assert re.search(r"^\s*(?:@%p\d+\s+)?add\.f32\b", fused_ptx, re.M) and "max.f32" in fused_ptx, (
         "the fused kernel's PTX adds b and takes the max (ReLU)"
     )
-    assert not fma.search(fused_ptx), "graph fusion of add and ReLU is not an FMA: no fma.rn.f32 in its PTX"
-    assert fma.search(mul_add_ptx), "a * b + c becomes one fma.rn.f32 instruction"
+    assert not FMA.search(fused_ptx), "graph fusion of add and ReLU is not an FMA: no fma.rn.f32 in its PTX"
+    assert FMA.search(mul_add_ptx), "a * b + c becomes one fma.rn.f32 instruction"
 
 
 def assert_xla_stages_in_order(names: list[str]) -> dict[str, str]:

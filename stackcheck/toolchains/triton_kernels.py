@@ -136,6 +136,7 @@ class Launch(tuple):
     function name in ``kernel`` (what a profiler's trace names the GPU kernel)."""
 
     kernel = ""
+    program = None  # a student's kernel function's launch: (its checked module, the launch), kernel_source
 
 
 def _spying(original):
@@ -187,11 +188,11 @@ def recorded_launches():
             del RECORDING[next(i for i, open_one in enumerate(RECORDING) if open_one is grids)]  # by identity
 
 
-def record(grid: tuple, kernel: str) -> None:
-    """A launch made elsewhere (a graded submission's kernels, launched again by the judge's side) told
-    to every open recording, as if made here."""
+def record(grid: tuple, kernel: str, program=None) -> None:
+    """A launch made elsewhere (a student's checked kernels, launched again by the judge's side) told to
+    every open recording, as if made here, with its ``program``: (the checked module, the launch)."""
     launch = Launch(grid)
-    launch.kernel = kernel
+    launch.kernel, launch.program = kernel, program
     for recording in RECORDING:
         recording.append(launch)
 
