@@ -35,7 +35,7 @@ def bias_relu_checked(impl, device: str, n: int = 257, m: int = 129):
 @pytest.mark.gpu_needs("tf32")  # the fused kernel's float32 dot is on the tensor pipe only in TF32
 def test_bias_relu_counts_no_tensor_pipe_and_the_fused_dot_does(device, evidence):
     elementwise, fused = counters.profile(BIAS_RELU), counters.profile(FUSED)
-    evidence(bias_relu=[k.summary() for k in elementwise], fused=[k.summary() for k in fused])
+    evidence(device=device, bias_relu=[k.summary() for k in elementwise], fused=[k.summary() for k in fused])
     judges.assert_general_pipes_only(elementwise, "the Triton bias + ReLU kernel")
     judges.assert_tensor_cores(fused, True, "the fused matmul + bias + ReLU kernel")
 

@@ -28,7 +28,7 @@ def test_l2_keeps_what_fits(device, evidence):
 
     small = workloads.l2_share(SMALL_SHARE)
     found = judges.assert_l2_reuse(counters.profile(SMALL_READS), counters.profile(LARGE_READS), PASSES, small, LARGE)
-    evidence(**found)
+    evidence(device=device, **found)
 
 
 @pytest.mark.claim("S7.2-hierarchy")

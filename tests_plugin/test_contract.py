@@ -81,7 +81,11 @@ def right_kind(form, task) -> str | None:
 def must_return(task, value, *inputs):
     """What ``checked`` makes of ``value`` returned by ``task``'s function for ``inputs`` (in this
     process: a kernel function's call in a child is tests_plugin/test_isolation.py's concern)."""
-    with mock.patch.object(isolation, "applies", return_value=False):
+    # the return-value contract alone: a kernel function's kernels are judged apart (test_kernel_source.py)
+    with (
+        mock.patch.object(isolation, "applies", return_value=False),
+        mock.patch.object(contract, "_as_judged", lambda name, fn: fn),
+    ):
         return contract.checked(task.name, lambda *args, **kwargs: value)(*inputs)
 
 

@@ -48,7 +48,8 @@ class KernelRefused(TypeError):
 class Recorder:
     """Every Triton launch made while it is open, as data relative to the call's ``args`` and ``kwargs``."""
 
-    def __init__(self, args: tuple, kwargs: dict):
+    def __init__(self, args: tuple, kwargs: dict, values: bool = True):
+        self.values = values  # whether a buffer the host made is kept with its values (the judge's to read)
         self.arguments = [(path, t) for path, t in _tensors_in([list(args), kwargs], ()) if not t.requires_grad]
         self.kernels: dict[str, dict] = {}
         self.launches: list[dict] = []
@@ -137,8 +138,8 @@ class Recorder:
                 "dtype": str(value.dtype).removeprefix("torch."),
                 "numel": int(whole.numel()),
                 "device": str(value.device),
-                "fill": _fill(whole),
-                "data": whole.detach().cpu(),  # the host's values, judged by the judge (``_host_value``)
+                "fill": _fill(whole) if self.values else None,
+                "data": whole.detach().cpu() if self.values else None,  # judged by the judge (``_start``)
             }
         )
         return ["buffer", len(self.buffers) - 1, shape, strides, offset]
@@ -152,6 +153,18 @@ def recording(args: tuple, kwargs: dict):
     recorder = Recorder(args, kwargs)
     with triton_kernels.observed(recorder.observe):
         yield recorder
+
+
+def described(kernel, args: tuple, kwargs: dict):
+    """(the checked module, the checked launch) of one launch about to be made here, for ``compiled``;
+    None where its source or arguments are not what the judge checks."""
+    try:
+        recorder = Recorder((), {}, values=False)
+        recorder.observe(kernel, args, kwargs)
+        module = _checked_kernels(recorder.kernels)
+        return module, _checked_launch(recorder.launches[0]["kernel"], recorder.launches[0], recorder.kernels, 1 << 30)
+    except (KernelRefused, OSError, TypeError):
+        return None
 
 
 def judged_call(name: str, fn, *args, **kwargs):

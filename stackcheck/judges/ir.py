@@ -50,13 +50,20 @@ def assert_backends_name_the_matmul_differently(by_backend: dict[str, str]) -> d
     return by_backend
 
 
-def assert_variants_fuse_alike(kernels: dict[str, int], most: int = 2) -> dict[str, int]:
-    """§3.2: ``kernels[variant]``, the kernels of each variant of the line (another activation, no
-    bias): each compiles, as the course's ReLU(X @ W + b) ("relu+bias") does, to the matmul and at most
-    one more kernel for everything elementwise, however many ops the activation takes (the H200 fuses
-    ReLU and bias into the GEMM itself: 1 kernel; GELU and SiLU: 2)."""
-    assert all(n <= most for n in kernels.values()), f"a matmul and one fused elementwise kernel each: {kernels}"
-    return kernels
+def assert_variants_fuse_alike(found: dict[str, dict]) -> dict[str, dict]:
+    """§3.2: for each variant of the line (another activation, no bias, SwiGLU's two matmuls),
+    ``found[variant]`` = {"matmuls": the matmuls it writes, "kernels": its compiled kernels' kinds,
+    "elementwise_ops": the elementwise ops its StableHLO writes}. Each compiles as the course's
+    ReLU(X @ W + b) does: one kernel per matmul, and at most one more for everything elementwise,
+    however many ops the activation takes (the H200 fuses ReLU and bias into the GEMM itself)."""
+    for name, each in found.items():
+        matmuls, elementwise = each["kernels"].count("matmul"), each["kernels"].count("elementwise")
+        assert matmuls == each["matmuls"] and elementwise <= 1, (
+            f"{name}: a kernel per matmul ({each['matmuls']}) and one fused elementwise kernel at most; compiled "
+            f"{each['kernels']}: {found}"
+        )
+        assert each["elementwise_ops"] > elementwise, f"{name}: its elementwise ops are not fused: {found}"
+    return found
 
 
 def assert_dead_matmul_removed(jaxpr: str, hlo: str) -> None:

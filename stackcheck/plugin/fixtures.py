@@ -35,10 +35,12 @@ def hand_example() -> dict[str, np.ndarray]:
 @pytest.fixture
 def launches():
     """The grids of the Triton kernels this test launched, any kernel, also from a child process
-    (stackcheck.impl.isolation): call ``launches()`` for the list so far."""
+    (stackcheck.impl.isolation): call ``launches()`` for the list so far; each knows its kernel's checked
+    program, to build it again (stackcheck.impl.kernel_source.compiled)."""
+    from stackcheck.impl import kernel_source
     from stackcheck.toolchains import triton_kernels
 
-    with triton_kernels.recorded_launches() as grids:
+    with triton_kernels.recorded_launches(describe=kernel_source.described) as grids:
         yield lambda: list(grids)
 
 

@@ -13,6 +13,7 @@ import re
 from stackcheck.evidence import where
 from stackcheck.evidence.compiles import fresh_jit
 from stackcheck.toolchains import pointwise
+from stackcheck.toolchains.mlir_context import xla_mlir as xla_mlir  # re-exported: tests read MLIR with it
 
 # op family -> pattern; "add" must not match "addmm", so it needs a word boundary after it. The ReLU
 # is any of the spellings that compute max(z, 0): relu, maximum/max, clamp_min/clamp, threshold.
@@ -65,22 +66,6 @@ def parses_as_mlir(text: str) -> bool:
         except Exception:  # noqa: BLE001 - MLIRError and the like: not MLIR
             return False
     return True
-
-
-def xla_mlir():
-    """(context, ir module) of JAX's MLIR bindings. They are private: when they move, the caller's
-    test is skipped naming the JAX version, not errored."""
-    import importlib
-
-    import jax
-    import pytest
-
-    try:
-        mlir = importlib.import_module("jax._src.interpreters.mlir")
-        mlir_ir = importlib.import_module("jax._src.lib.mlir").ir
-        return mlir.make_ir_context(), mlir_ir
-    except (ImportError, AttributeError) as error:
-        pytest.skip(f"JAX {jax.__version__} moved its MLIR context ({error}); update stackcheck.toolchains.ir.xla_mlir")
 
 
 # ---- extracting the IRs ------------------------------------------------------------------
@@ -319,6 +304,38 @@ def tpu_matmul_and_relu(hlo: str) -> dict:
 
 
 NOT_KERNELS = {"parameter", "constant", "bitcast", "tuple", "get-tuple-element", "copy"}
+ELEMENTWISE_OPS = re.compile(
+    r"= stablehlo\.(add|subtract|multiply|divide|maximum|minimum|negate|tanh|exponential|logistic|power|select|compare|"
+    r"sqrt|rsqrt|log|abs|clamp)\b"
+)
+
+
+def elementwise_op_count(stablehlo: str) -> int:
+    """How many elementwise ops a program's StableHLO writes (before XLA fuses any)."""
+    return len(ELEMENTWISE_OPS.findall(stablehlo))
+
+
+LAYOUT_OPS = {"parameter", "constant", "slice", "bitcast", "copy", "transpose", "reshape", "broadcast",
+              "concatenate", "pad", "dynamic-slice", "tuple", "get-tuple-element"}  # fmt: skip
+
+
+def hlo_kernel_kinds(hlo: str) -> list[str]:
+    """Each kernel of an optimized HLO module's ENTRY as "matmul" (a dot, a library GEMM call, or a
+    fusion holding one), "layout" (a fusion that only moves data: a slice, a copy, a transpose) or
+    "elementwise" (any other fusion or op: the arithmetic around the matmuls)."""
+    fusions = hlo_fusions(hlo)
+    kinds = []
+    for line in hlo_entry(hlo):
+        opcode = HLO_OPCODE.search(line)
+        if not opcode or opcode[1] in NOT_KERNELS:
+            continue
+        called = re.search(r"calls=(%?[\w.\-]+)", line)
+        inside = set(HLO_OPCODE.findall(fusions.get(called[1], ""))) if called else {opcode[1]}
+        if inside & {"dot", "convolution", "custom-call"}:
+            kinds.append("matmul")
+        else:
+            kinds.append("layout" if inside <= LAYOUT_OPS else "elementwise")
+    return kinds
 
 
 def hlo_kernels(hlo: str) -> list[str]:

@@ -233,7 +233,7 @@ def _number(text: str):
 
 
 def _stablehlo(text: str) -> list[Node]:
-    from stackcheck.toolchains.ir import xla_mlir
+    from stackcheck.toolchains.mlir_context import xla_mlir
 
     context, mlir = xla_mlir()
     with context:

@@ -123,6 +123,7 @@ def interpreter_problem() -> str | None:
 
 RECORDING: list[list] = []  # the open recorded_launches() lists; every launch is appended to each
 OBSERVERS: list = []  # the open observed() callbacks: each is told of every launch before it runs
+DESCRIBE: list = []  # recorded_launches(describe=...) open: the innermost describes each launch as its program
 _UNPATCHED: dict = {}  # the launch methods _patched() replaced, while any recording or observer is open
 _OPEN = [0]
 
@@ -146,6 +147,8 @@ def _spying(original):
                 observer(self, args, kwargs)
             launch = Launch(_grid_of(kwargs["grid"], kwargs))
             launch.kernel = self.fn.__name__
+            if RECORDING and DESCRIBE:  # a test reads its launches: each as its kernel's program, to build again
+                launch.program = DESCRIBE[-1](self, args, kwargs)
             for recording in RECORDING:
                 recording.append(launch)
         return original(self, *args, **kwargs)
@@ -175,17 +178,21 @@ def _patched():
 
 
 @contextlib.contextmanager
-def recorded_launches():
+def recorded_launches(describe=None):
     """The grid (a ``Launch``) of every Triton kernel launched inside (compiled or interpreted, the
     suite's or a student's own kernel), in order, as a list that grows while the block runs (course §11.3).
-    Recordings nest: each launch goes once into every open recording."""
+    Recordings nest: each launch goes once into every open recording. ``describe(kernel, args, kwargs)``,
+    if given, is each launch's ``program`` (stackcheck.impl.kernel_source.described)."""
     grids: list = []
     with _patched():
         RECORDING.append(grids)
+        DESCRIBE.extend([describe] if describe else [])
         try:
             yield grids
         finally:
             del RECORDING[next(i for i, open_one in enumerate(RECORDING) if open_one is grids)]  # by identity
+            if describe:
+                del DESCRIBE[next(i for i, d in enumerate(DESCRIBE) if d is describe)]
 
 
 def record(grid: tuple, kernel: str, program=None) -> None:
