@@ -197,3 +197,35 @@ def test_a_submission_is_judged_on_what_its_checked_kernels_compute(tmp_path, bo
     outcomes = {t["outcome"] for t in tests if "test_boundary_sizes" in t["nodeid"]}
     # the empty sizes (0 x 5, 5 x 0) pass either way: no kernel computes anything there
     assert outcome in outcomes and outcomes <= {outcome, "passed"}, (outcomes, done.stdout[-3000:])
+
+
+ACCUMULATING = '''
+@triton.jit
+def add_into(a_ptr, b_ptr, y_ptr, n, M: tl.constexpr, BLOCK: tl.constexpr):
+    offsets = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    a = tl.load(a_ptr + offsets, mask=offsets < n) + tl.load(b_ptr + offsets % M, mask=offsets < n)
+    target = y_ptr + offsets
+    tl.atomic_add(target, tl.maximum(a, 0.0), mask=offsets < n)
+
+
+def triton_bias_relu(a, b, block_size=256, out=None):
+    y = torch.zeros_like(a)
+    add_into[(triton.cdiv(a.numel(), 64),)](a, b, y, a.numel(), M=a.shape[1], BLOCK=64)
+    return y
+'''
+WRITE_ONLY = ACCUMULATING.replace("tl.atomic_add(target,", "tl.store(target,").replace(
+    "offsets = tl.program_id(0) * BLOCK", "offsets = tl.program_id(0) * BLOCK * 2"
+)  # stores half the elements: the rest was zeros only by the host's choice
+
+
+@pytest.mark.parametrize("body, complete", [(ACCUMULATING, True), (WRITE_ONLY, False)], ids=["atomic", "store"])
+def test_a_zeroed_buffer_keeps_its_zeros_only_where_a_kernel_reads_it(body, complete, folder):
+    """A buffer the host filled with one value starts so where the kernel reads it (an atomic add into
+    zeros is right); a buffer it only writes starts as NaN, so elements no program stored show."""
+    path = folder / f"fill_{next(COUNTER)}.py"
+    path.write_text("import torch\nimport triton\nimport triton.language as tl\n" + body)
+    a, b = (torch.from_numpy(v) for v in make_inputs(8, 64, 64, seed=2)[::2])
+    _, replayed = judged("triton_bias_relu", load_module(str(path)).triton_bias_relu, a, b)
+    assert bool(replayed.isnan().any()) != complete, replayed
+    if complete:
+        assert_matches_reference(replayed.numpy(), torch.relu(a + b).numpy(), dtype="float32", k=1)

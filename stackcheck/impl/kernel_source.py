@@ -57,6 +57,10 @@ class Recorder:
         self.storages: list = []  # the storage of each buffer, by index
 
     def observe(self, kernel, args: tuple, kwargs: dict) -> None:
+        with _unseen():  # the recording's own reads of the tensors are no ATen ops of the call
+            self._observe(kernel, args, kwargs)
+
+    def _observe(self, kernel, args: tuple, kwargs: dict) -> None:
         fn = _python_function(kernel)
         signature = inspect.signature(fn)
         names = list(signature.parameters)
@@ -173,20 +177,20 @@ def judged_call(name: str, fn, *args, **kwargs):
     them (their grids recorded once, as the launches of the call). Its value is the one the test
     judges; what the judge's side does here is hidden from the test's recordings of ATen ops."""
     import torch
-    from torch.utils._python_dispatch import _disable_current_modes
 
     from stackcheck.toolchains import triton_kernels
 
-    with _disable_current_modes():
+    with _unseen():
         saved = _memories([t for _, t in _tensors_in([list(args), kwargs], ())])
     with triton_kernels.unrecorded(), recording(args, kwargs) as recorder:
         value = fn(*args, **kwargs)
     if not is_tensor(value):
         return value
-    plan = checked(name, recorder.program(value), host_values(name, args))
+    with _unseen():
+        plan = checked(name, recorder.program(value), host_values(name, args))
     if plan["returns"][0] == "unwritten":  # no elements (checked): nothing a kernel computes
         return value
-    with _disable_current_modes(), torch.no_grad():
+    with _unseen(), torch.no_grad():
         for memory, before in saved:
             memory.copy_(before)
         return launched(plan, replay(plan, args, kwargs))
@@ -264,8 +268,9 @@ def checked(name: str, program, host_values) -> dict:
     if len(buffers) > LIMITS["buffers"]:
         raise KernelRefused(f"{name}: at most {LIMITS['buffers']} buffers made by the host a call")
     text = _checked_kernels(kernels)
-    starts = [_start(name, buffer, host_values) for buffer in buffers]
     plan = [_checked_launch(name, launch, kernels, len(buffers)) for launch in launches]
+    read = _buffers_read(plan, kernels)
+    starts = [_start(name, buffer, host_values, i in read) for i, buffer in enumerate(buffers)]
     value = _location(returns, len(buffers))
     if value[0] == "unwritten" and value[2] > 0:
         raise KernelRefused(
@@ -445,9 +450,10 @@ def _location(node, buffers: int) -> list:
     return node
 
 
-def _start(name: str, buffer, host_values) -> dict:
-    """What a buffer the host made starts as in the launcher: its one value, the judge's own value of
-    what the course gives the host to compute (A = X @ W), else NaN (the largest value for integers)."""
+def _start(name: str, buffer, host_values, read: bool) -> dict:
+    """What a buffer the host made starts as in the launcher: the judge's own value of what the course
+    gives the host to compute (A = X @ W, a copy of an argument); its one value where a kernel reads it
+    (zeros to accumulate into); else NaN (the largest value for integers), whatever its memory held."""
     import torch
 
     if not isinstance(buffer, dict) or buffer.get("dtype") not in _DTYPES:
@@ -458,7 +464,7 @@ def _start(name: str, buffer, host_values) -> dict:
     dtype = getattr(torch, buffer["dtype"])
     start = {"dtype": buffer["dtype"], "numel": numel, "device": device, "fill": None, "value": None}
     data = buffer.get("data")
-    if _is_number(fill) and fill is not None:
+    if _is_number(fill) and fill is not None and read:
         start["fill"] = fill
     elif is_tensor(data) and data.numel() == numel:
         for _, candidate, k in host_values:
@@ -469,6 +475,52 @@ def _start(name: str, buffer, host_values) -> dict:
     if start["fill"] is None and start["value"] is None:
         start["fill"] = float("nan") if dtype.is_floating_point else torch.iinfo(dtype).max
     return start
+
+
+def _buffers_read(plan: list, kernels: dict) -> set[int]:
+    """The host's buffers some launch passes to a parameter its kernel reads from (a load, an atomic,
+    a block pointer, or a helper kernel given it), through any local it derives."""
+    read = set()
+    for launch in plan:
+        function = ast.parse(kernels[launch["kernel"]]["source"]).body[0]
+        params = [a.arg for a in (*function.args.posonlyargs, *function.args.args, *function.args.kwonlyargs)]
+        reads = _reads(function, set(params))
+        read |= {arg[1] for param, arg in zip(params, launch["args"]) if arg[0] == "buffer" and param in reads}
+    return read
+
+
+def _reads(function: ast.FunctionDef, params: set[str]) -> set[str]:
+    derived: dict[str, set[str]] = {}
+    for node in ast.walk(function):
+        if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)) and node.value is not None:
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            used = {n.id for n in ast.walk(node.value) if isinstance(n, ast.Name)}
+            for target in targets:
+                for name in (n.id for n in ast.walk(target) if isinstance(n, ast.Name)):
+                    derived.setdefault(name, set()).update(used)
+
+    def roots(name: str, seen: set) -> set[str]:
+        if name in params:
+            return {name}
+        seen.add(name)
+        return set().union(*(roots(d, seen) for d in derived.get(name, ()) if d not in seen))
+
+    found = set()
+    for node in ast.walk(function):
+        if not isinstance(node, ast.Call):
+            continue
+        called = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", "")
+        if called == "load" or called.startswith("atomic_") or called in ("make_block_ptr", "make_tensor_descriptor"):
+            exprs = node.args[:1] + [k.value for k in node.keywords if k.arg in ("pointer", "base")]
+        elif isinstance(node.func, ast.Name):  # a helper kernel: what it is given may be read
+            exprs = [*node.args, *(k.value for k in node.keywords)]
+        else:
+            continue
+        for expression in exprs:
+            for n in ast.walk(expression):
+                if isinstance(n, ast.Name):
+                    found |= roots(n.id, set())
+    return found
 
 
 _DTYPES = ("float32", "float16", "bfloat16", "float64", "int8", "int16", "int32", "int64", "uint8", "bool")
@@ -608,6 +660,18 @@ def _tensors_in(value, path):
         for k, v in value.items():
             if isinstance(k, str):
                 yield from _tensors_in(v, (*path, k))
+
+
+def _unseen():
+    """A block whose torch ops no dispatch mode records (the eager-ops recordings of a test): the judge's
+    side of a call is not the call's work."""
+    import sys
+
+    if "torch" not in sys.modules:
+        return contextlib.nullcontext()
+    from torch.utils._python_dispatch import _disable_current_modes
+
+    return _disable_current_modes()
 
 
 def _dtype(value) -> str | None:

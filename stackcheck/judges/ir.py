@@ -266,6 +266,7 @@ def assert_stablehlo_and_hlo_are_different_irs(stablehlo: str, hlo: str) -> None
     (the ReLU judged by what it computes: maximum, select, clamp alike, toolchains.pointwise)."""
     assert ir.parses_as_mlir(stablehlo), f"lower() must give an MLIR module MLIR's parser reads:\n{stablehlo[:2000]}"
     ops = pointwise.families(stablehlo, "stablehlo")
+    assert "relu" in ops, f"the ReLU is missing from the program's StableHLO (no op computes it): {ops}"
     assert {"add", "relu"} <= set(ops) and "fusion" not in stablehlo, (
         f"StableHLO is before XLA's optimizations: the add and the ReLU are still separate ops: {ops}"
     )
