@@ -199,7 +199,7 @@ def test_a_submission_is_judged_on_what_its_checked_kernels_compute(tmp_path, bo
     assert outcome in outcomes and outcomes <= {outcome, "passed"}, (outcomes, done.stdout[-3000:])
 
 
-ACCUMULATING = '''
+ACCUMULATING = """
 @triton.jit
 def add_into(a_ptr, b_ptr, y_ptr, n, M: tl.constexpr, BLOCK: tl.constexpr):
     offsets = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
@@ -212,7 +212,7 @@ def triton_bias_relu(a, b, block_size=256, out=None):
     y = torch.zeros_like(a)
     add_into[(triton.cdiv(a.numel(), 64),)](a, b, y, a.numel(), M=a.shape[1], BLOCK=64)
     return y
-'''
+"""
 WRITE_ONLY = ACCUMULATING.replace("tl.atomic_add(target,", "tl.store(target,").replace(
     "offsets = tl.program_id(0) * BLOCK", "offsets = tl.program_id(0) * BLOCK * 2"
 )  # stores half the elements: the rest was zeros only by the host's choice
