@@ -1,7 +1,8 @@
 """§3.2: "실제 최신 Transformer가 반드시 ReLU와 bias를 사용하지는 않는다. GELU, SiLU, SwiGLU와 같은 변형을
 사용하거나 bias를 생략할 수 있다." The structure the week teaches carries over: X @ W with GELU or SiLU
 and no bias, and SwiGLU's two matmuls, compile under jax.jit like the course's ReLU(X @ W + b): a
-kernel per matmul and at most one fused kernel for the elementwise rest, however many elementwise ops
+kernel per matmul at most (the GPU makes SwiGLU's two one GEMM) and at most one fused kernel for the
+elementwise rest, however many elementwise ops
 the activation writes (on the H200 ReLU and bias fuse into the GEMM itself); each gives the float64
 reference's numbers."""
 

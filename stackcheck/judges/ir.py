@@ -54,13 +54,14 @@ def assert_variants_fuse_alike(found: dict[str, dict]) -> dict[str, dict]:
     """§3.2: for each variant of the line (another activation, no bias, SwiGLU's two matmuls),
     ``found[variant]`` = {"matmuls": the matmuls it writes, "kernels": its compiled kernels' kinds,
     "elementwise_ops": the elementwise ops its StableHLO writes}. Each compiles as the course's
-    ReLU(X @ W + b) does: one kernel per matmul, and at most one more for everything elementwise,
-    however many ops the activation takes (the H200 fuses ReLU and bias into the GEMM itself)."""
+    ReLU(X @ W + b) does: a kernel per matmul at most (XLA:GPU makes SwiGLU's two products of X one
+    GEMM), and at most one more for everything elementwise, however many ops the activation takes (the
+    H200 fuses ReLU and bias into the GEMM itself)."""
     for name, each in found.items():
         matmuls, elementwise = each["kernels"].count("matmul"), each["kernels"].count("elementwise")
-        assert matmuls == each["matmuls"] and elementwise <= 1, (
-            f"{name}: a kernel per matmul ({each['matmuls']}) and one fused elementwise kernel at most; compiled "
-            f"{each['kernels']}: {found}"
+        assert 1 <= matmuls <= each["matmuls"] and elementwise <= 1, (
+            f"{name}: a kernel per matmul at most ({each['matmuls']}) and one fused elementwise kernel at most; "
+            f"compiled {each['kernels']}: {found}"
         )
         assert each["elementwise_ops"] > elementwise, f"{name}: its elementwise ops are not fused: {found}"
     return found
