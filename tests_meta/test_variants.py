@@ -70,9 +70,10 @@ def test_variant_passes_every_claim_test_it_reaches(mutant_runner, tmp_path, nam
         reasons = [line for line in result.outlines if line.startswith("SKIPPED")]
         pytest.skip(f"variant {name}: every test it reaches skipped here: {reasons[0][:300] if reasons else tail}")
     failed = [line for line in result.outlines if line.startswith(("FAILED", "ERROR"))]
+    why = [line for line in result.outlines if line.startswith("E ")][:25]  # the failures' own messages
     assert result.ret == 0 and outcomes.get("passed") and not failed, (
         f"variant {name} ({', '.join(written(name))}) is correct, and failed (exit code {result.ret}):\n"
-        + "\n".join(failed[:20])
+        + "\n".join(failed[:20] + why)
         + f"\n{tail}"
     )
     calls = next((line for line in result.outlines if "never called by these tests:" in line), "")

@@ -113,6 +113,9 @@ class TestResult:
     @classmethod
     def from_json(cls, data, where: str = "test") -> TestResult:
         found = _fields(cls, data, where)
+        for name in ("evidence", "student", "not_attempted"):
+            if not isinstance(found.get(name) or (), (list, tuple)):  # damaged: one line, never a traceback
+                raise NotAReport(f"{where}: {name} must be a list, got {type(found[name]).__name__}")
         return cls(**{**found, "outcome": _enum(Outcome, found["outcome"], f"{where}: {found['nodeid']}")})
 
     def to_json(self) -> dict:

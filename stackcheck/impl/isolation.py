@@ -26,7 +26,9 @@ import warnings
 
 # surface functions whose student versions launch Triton kernels of their own
 KERNEL_FUNCTIONS = frozenset({"triton_bias_relu", "triton_forward"})
-LIMIT_S = 10.0  # one call; the suite's longest test of a student kernel takes about a second in all
+# one call; the suite's longest test of a student kernel takes about a second in all, its kernels launched
+# twice (the student's run, then the judge's replay, stackcheck.impl.kernel_source), slower on a loaded machine
+LIMIT_S = 30.0
 
 
 class Crashed(RuntimeError):
