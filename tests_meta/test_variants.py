@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from stackcheck.claims.mutation import TIME_LIMIT
 from stackcheck.homework import reach
 from stackcheck.impl.loader import SURFACE
 
@@ -70,6 +71,9 @@ def test_variant_passes_every_claim_test_it_reaches(mutant_runner, tmp_path, nam
         reasons = [line for line in result.outlines if line.startswith("SKIPPED")]
         pytest.skip(f"variant {name}: every test it reaches skipped here: {reasons[0][:300] if reasons else tail}")
     failed = [line for line in result.outlines if line.startswith(("FAILED", "ERROR"))]
+    killed = next((m[0] for line in result.outlines if (m := TIME_LIMIT.search(line))), None)
+    if killed and not failed:  # no verdict: slow here (a loaded machine), not wrong
+        pytest.skip(f"inconclusive: variant {name} {killed}, no test of it failed before: {tail[-300:]}")
     why = [line for line in result.outlines if line.startswith("E ")][:25]  # the failures' own messages
     assert result.ret == 0 and outcomes.get("passed") and not failed, (
         f"variant {name} ({', '.join(written(name))}) is correct, and failed (exit code {result.ret}):\n"
