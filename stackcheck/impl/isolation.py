@@ -100,7 +100,7 @@ def _child(fn, args, kwargs, fd: int) -> None:
     torch.set_num_threads(1)  # an OpenMP pool does not survive a fork; one thread needs none
     with _unrecorded():  # the child's own bookkeeping is not the call's
         tensors = _tensors(args, kwargs)
-        memories = _memories(tensors)
+        memories = storage_memories(tensors)
         before = [m.clone() for m in memories]
         launches_before = [len(r) for r in _recordings()]
     try:
@@ -144,9 +144,9 @@ def _tensors(args: tuple, kwargs: dict) -> list:
     return [(key, v) for key, v in keyed if isinstance(v, torch.Tensor) and not v.requires_grad]
 
 
-def _memories(tensors: list) -> list:
-    """The whole memory of each tensor argument, once per storage, as bytes: a store past a view's end
-    lands in its storage (a canary around ``out=``), and must reach the caller's copy too."""
+def storage_memories(tensors: list) -> list:
+    """The whole memory of each (key, tensor), once per storage, as bytes on its device: a store past a
+    view's end lands in its storage (a canary around ``out=``), and must reach the caller's copy too."""
     import torch
 
     seen, memories = set(), []
@@ -154,7 +154,7 @@ def _memories(tensors: list) -> list:
         storage = t.untyped_storage()
         if storage.data_ptr() not in seen:
             seen.add(storage.data_ptr())
-            memories.append(torch.empty(0, dtype=torch.uint8).set_(storage))
+            memories.append(torch.empty(0, dtype=torch.uint8, device=t.device).set_(storage))
     return memories
 
 
@@ -169,7 +169,7 @@ def _portable(error: BaseException) -> BaseException:
 
 
 def _copy_back(args: tuple, kwargs: dict, written: dict) -> None:
-    memories = _memories(_tensors(args, kwargs))
+    memories = storage_memories(_tensors(args, kwargs))
     for index, value in written.items():
         memories[index].copy_(value)
 

@@ -25,6 +25,8 @@ import inspect
 import math
 import textwrap
 
+from stackcheck.impl import isolation
+
 KERNEL_FUNCTIONS = frozenset({"triton_bias_relu", "triton_forward"})
 BUILTINS = frozenset({"range", "min", "max", "int", "float", "bool", "abs", "len", "print"})
 OPTIONS = frozenset({"num_warps", "num_stages", "num_ctas"})
@@ -181,7 +183,7 @@ def judged_call(name: str, fn, *args, **kwargs):
     from stackcheck.toolchains import triton_kernels
 
     with _unseen():
-        saved = _memories([t for _, t in _tensors_in([list(args), kwargs], ())])
+        saved = [(m, m.clone()) for m in isolation.storage_memories(list(_tensors_in([list(args), kwargs], ())))]
     with triton_kernels.unrecorded(), recording(args, kwargs) as recorder:
         value = fn(*args, **kwargs)
     if not is_tensor(value):
@@ -194,20 +196,6 @@ def judged_call(name: str, fn, *args, **kwargs):
         for memory, before in saved:
             memory.copy_(before)
         return launched(plan, replay(plan, args, kwargs))
-
-
-def _memories(tensors: list) -> list:
-    """(the whole memory of each tensor's storage, a copy of it), once per storage."""
-    import torch
-
-    seen, memories = set(), []
-    for t in tensors:
-        storage = t.untyped_storage()
-        if storage.data_ptr() not in seen:
-            seen.add(storage.data_ptr())
-            whole = torch.empty(0, dtype=torch.uint8, device=t.device).set_(storage)
-            memories.append((whole, whole.clone()))
-    return memories
 
 
 def launched(plan: dict, value):

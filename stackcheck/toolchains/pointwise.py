@@ -19,7 +19,6 @@ from dataclasses import dataclass, field
 PROBES = (-2.5, -1.0, -0.0, 0.0, 0.5, 3.0, float("nan"), float("inf"), float("-inf"))
 NEAREST = 8  # earlier nodes tried as the z of a candidate ReLU
 FAMILIES = {"matmul": "matmul", "broadcast": "broadcast", "add": "add"}
-SAME = {"same"}  # ops whose value is their first operand's, element by element
 
 
 @dataclass
