@@ -28,6 +28,7 @@ from pathlib import Path
 
 from stackcheck.claims.results import NotAReport, Report
 from stackcheck.homework import assignment, checkpoints, gradescope, sandbox, scoring
+from stackcheck.paths import data
 from stackcheck.plugin.homework import instructors_file
 from stackcheck.report import render as rendering
 
@@ -348,7 +349,9 @@ def warm_caches(setup: Setup, parts: list[str], scratch: Path) -> Path | None:
         return template
     work = scratch / "warm" / "solutions"
     work.mkdir(parents=True)
-    (work / "homework.py").write_text(Path(reference.__file__).read_text() + f"\nASSIGNED = {tuple(parts)!r}\n")
+    solutions = Path(reference.__file__).read_text() + f"\nASSIGNED = {tuple(parts)!r}\n" + OWN_MOJO
+    (work / "homework.py").write_text(solutions)
+    shutil.copytree(data.path("mojo", "study_relu"), work / "study_relu")  # its own copy: the suite's is hidden
     cache = scratch / "warm" / "cache"
     cache.mkdir()
     warmup = dataclasses.replace(setup, timeout=max(setup.timeout, 600.0), instructor=[], select=None)
@@ -372,6 +375,13 @@ def warm_caches(setup: Setup, parts: list[str], scratch: Path) -> Path | None:
     return template
 
 
+OWN_MOJO = """
+
+def mojo_package():
+    from pathlib import Path
+
+    return Path(__file__).parent / "study_relu"
+"""  # the solutions' Mojo package as a submission hands its own in (beside homework.py)
 UNGRADABLE = "ungradable.json"  # in a warm template: {test id: why} the solution failed when graded
 
 

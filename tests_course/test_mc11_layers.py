@@ -72,6 +72,7 @@ def test_a_mojo_program_builds_and_runs_with_no_graph_framework(tmp_path):
 
 @pytest.mark.claim("MC11")
 @pytest.mark.max
+@pytest.mark.judge_traces("it runs the implementation in a fresh interpreter of its own")
 def test_a_max_graph_runs_without_jax(impl):
     result = run_alone(impl, "max")  # Y below shows MAX ran; the implementation may have imported it already
     assert not {"jax", "jaxlib"} & set(result["loaded"]), f"a MAX graph run loaded {result['loaded']}"
@@ -86,6 +87,7 @@ def test_a_max_graph_runs_without_jax(impl):
 
 @pytest.mark.claim("MC11")
 @pytest.mark.jax
+@pytest.mark.judge_traces("it runs the implementation in a fresh interpreter of its own")
 def test_a_jax_program_runs_without_max(impl):
     result = run_alone(impl, "jax")
     assert "max" not in result["loaded"], f"a JAX run loaded {result['loaded']}"

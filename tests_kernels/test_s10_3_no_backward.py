@@ -7,10 +7,10 @@ has one; on a plain input it computes ReLU."""
 import numpy as np
 import pytest
 
-from stackcheck.evidence.gradients import assert_no_gradient_through
 from stackcheck.evidence.numerics import assert_exact, uniform
+from stackcheck.impl import mojo_source
+from stackcheck.run import custom_ops
 from stackcheck.stacks.available import need
-from stackcheck.toolchains import mojo_build
 
 pytestmark = [pytest.mark.max, pytest.mark.mojo]
 
@@ -20,14 +20,11 @@ pytestmark = [pytest.mark.max, pytest.mark.mojo]
 def test_the_custom_relu_has_no_gradient_where_torchs_has_one(impl, evidence):
     torch = need("torch")
     need("max")
-    bridge = pytest.importorskip("max.experimental.torch", reason="MAX's torch bridge (MAX 26.7 or later)")
-    op = bridge.CustomOpLibrary(mojo_build.stable_package(impl.mojo_package())).study_relu
-    z = torch.from_numpy(uniform((8, 16), seed=113))
-    out = torch.empty_like(z)
-    found = assert_no_gradient_through(op, z, out)
-    op(out, z)
-    assert_exact(out, np.maximum(z.numpy(), 0), what="the custom ReLU through MAX's torch bridge")
-    tracked = z.clone().requires_grad_(True)
+    pytest.importorskip(custom_ops.BRIDGE, reason="MAX's torch bridge (MAX 26.7 or later)")
+    found, out = mojo_source.probe(custom_ops.no_gradient, impl, (8, 16), 113)
+    z = uniform((8, 16), seed=113)
+    assert_exact(out, np.maximum(z, 0), what="the custom ReLU through MAX's torch bridge")
+    tracked = torch.from_numpy(z).requires_grad_(True)
     torch.relu(tracked).sum().backward()
-    assert_exact(tracked.grad, (z.numpy() > 0).astype(np.float32), what="torch's relu gradient (its contrast)")
+    assert_exact(tracked.grad, (z > 0).astype(np.float32), what="torch's relu gradient (its contrast)")
     evidence(**found, torch_relu="has a gradient: dReLU/dz = (z > 0)")

@@ -16,6 +16,7 @@ pytestmark = [pytest.mark.max, pytest.mark.mojo, pytest.mark.triton, pytest.mark
 
 
 @pytest.mark.claim("S10.4-gpu-target")
+@pytest.mark.judge_traces("MAX's compile for a GPU runs in a fresh interpreter that builds the implementation's graph")
 def test_the_custom_op_compiles_to_its_own_gpu_kernel(impl, evidence):
     kernels = ir.sass_kernels(ir.cuda_objects(max_graphs.compiled_for_gpu(impl, ARCH)))
     evidence(**judges.assert_custom_op_own_gpu_kernel(kernels, ARCH))

@@ -9,9 +9,10 @@ import pytest
 
 from stackcheck.evidence import judged, timing
 from stackcheck.evidence.numerics import assert_exact, uniform
+from stackcheck.impl import mojo_source
+from stackcheck.run import custom_ops
 from stackcheck.stacks.available import need
 from stackcheck.stacks.params import device_params
-from stackcheck.toolchains import mojo_build
 
 pytestmark = [pytest.mark.max, pytest.mark.mojo]
 
@@ -25,28 +26,18 @@ SHAPES = {"cpu": {"large 4M x 16": (1 << 22, 16)}, "cuda": {"tiny 64 x 64": (64,
 @pytest.mark.claim("S10.4-not-faster")
 @pytest.mark.parametrize("device", device_params("torch", devices=("cpu", "cuda")))
 def test_the_custom_relu_is_not_faster_than_maxs_everywhere(impl, evidence, device):
-    torch = need("torch")
+    need("torch")
     need("max")
-    bridge = pytest.importorskip("max.experimental.torch", reason="MAX's torch bridge (MAX 26.7 or later)")
-    from max.graph import ops
-
-    custom = bridge.CustomOpLibrary(mojo_build.stable_package(impl.mojo_package())).study_relu
-    builtin = bridge.graph_op(lambda z: ops.relu(z), name="stackcheck_builtin_relu")
-    sync = (lambda _: torch.cuda.synchronize()) if device == "cuda" else None
+    pytest.importorskip(custom_ops.BRIDGE, reason="MAX's torch bridge (MAX 26.7 or later)")
+    shapes = {label: (shape, shape[0] % 97) for label, shape in SHAPES[device].items()}
+    found = mojo_source.probe(custom_ops.against_builtin, impl, device, shapes)
     measured, floors, report, lines = {}, {}, {}, []
-    for label, shape in SHAPES[device].items():
-        z_np = uniform(shape, seed=shape[0] % 97)
-        z = torch.from_numpy(z_np).to(device)
-        outs = {"custom": torch.empty_like(z), "built-in": torch.empty_like(z)}
-        ops_ = {"custom": custom, "built-in": builtin}
-        for name, op in ops_.items():
-            op(outs[name], z)  # compiles for this shape and device
-            assert_exact(
-                outs[name].cpu(), np.maximum(z_np, 0), what=f"the {name} ReLU through MAX's bridge", shape=shape
-            )
-        timers = {name: timing.host_timer(lambda op=op, o=outs[name]: op(o, z), sync) for name, op in ops_.items()}
-        measured[label] = runs = timing.interleaved(timers, "host-sync", trials=15, warmup=3)
-        floors[label] = timing.noise_floor(timers["custom"], "host-sync", trials=9)
+    for label, (shape, seed) in shapes.items():
+        expected = custom_ops.sampled(np.maximum(uniform(shape, seed=seed), 0), seed)
+        for name, out in found[label]["outputs"].items():
+            assert_exact(out, expected, what=f"the {name} ReLU through MAX's bridge (sampled)", shape=shape)
+        runs = {name: timing.Measurement(name, "host-sync", list(s)) for name, s in found[label]["samples"].items()}
+        measured[label], floors[label] = runs, found[label]["floor"]
         ratio = timing.ratio(runs["custom"], runs["built-in"])
         report[label] = {"custom_over_builtin": round(ratio, 3), "noise_floor": round(floors[label], 3)}
         lines.append(judged.line(f"{label}: custom over built-in", ratio, at_least=1 / MARGIN))

@@ -25,12 +25,20 @@ class ImplError(Exception):
     """``--impl`` names something that cannot be imported; the message is one line."""
 
 
+JUDGE = "STACKCHECK_GRADED_JUDGE"  # set in a graded run's judge, so in every process it starts
+
+
 def load_module(spec: str) -> ModuleType:
     """Import ``spec``: a dotted module name or a path to a .py file (a student's homework).
 
     Every way this can go wrong (no such file, a folder, a syntax error, an import that raises)
     is an ImplError whose message is one line naming the file and line where it can."""
     as_path = spec.endswith(".py") or os.sep in spec or os.path.exists(spec)
+    if as_path and os.environ.get(JUDGE):
+        raise ImplError(
+            f"--impl {spec}: not imported: this process is a graded run's judge or one it started, and a "
+            "graded submission runs only in its sandboxed worker (a test that needs it here is judge_traces)"
+        )
     try:
         return _kernels_for_either_device(_load_file(spec) if as_path else importlib.import_module(spec))
     except SyntaxError as error:

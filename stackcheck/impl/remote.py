@@ -142,10 +142,22 @@ class Worker:
         plan = kernel_source.checked(name, program, kernel_source.host_values(name, args))
         if plan["returns"][0] == "unwritten":  # no elements (checked): nothing a kernel computes
             return value
+        value = self._launcher()._request(("replay", plan, args, kwargs), name, [list(args), kwargs])
+        return kernel_source.launched(plan, value)
+
+    def _launcher(self) -> Worker:
+        if self.launcher_start is None:
+            raise isolation.Crashed("this run has no launcher: a graded submission's kernels run nowhere else")
         if self.launcher is None:
             self.launcher = Worker(self.launcher_start, frozenset(), self.log)
-        value = self.launcher._request(("replay", plan, args, kwargs), name, [list(args), kwargs])
-        return kernel_source.launched(plan, value)
+        return self.launcher
+
+    def package_probe(self, probe: Callable, package, args: tuple):
+        """``probe(package, *args)`` (stackcheck.impl.mojo_source.probe) run by the launcher, a worker
+        that never imported the submission, on the package's files: the judge gets its data."""
+        where = f"{probe.__module__}:{probe.__qualname__}"
+        files = [[rel, data] for rel, data in package.files]
+        return self._launcher()._request(("package", where, package.name, files, args), "mojo_package", [list(args)])
 
     def evidence(self, helper: Callable, name: str, args: tuple, kwargs: dict):
         self.measured.add(f"{helper.__name__} of {name}")

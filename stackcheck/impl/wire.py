@@ -25,6 +25,12 @@ TORCH_DTYPES = (
 JAX_EXTRA_DTYPES = ("bfloat16", "float8_e4m3fn", "float8_e5m2")  # ml_dtypes names numpy resolves once imported
 
 
+TAGS = frozenset(
+    "none bool int float str bytes tuple list dict opaque ndarray npscalar tensor jax view callable package "
+    "exception".split()
+)  # the node kinds a tree may hold (each one Decoder method)
+
+
 class WireError(Exception):
     """A message that is not of this format: the worker is misbehaving (or was tampered with)."""
 
@@ -113,9 +119,9 @@ class Decoder:
         if not isinstance(node, list) or not node or not isinstance(node[0], str):
             raise WireError(f"not a tagged node: {str(node)[:80]}")
         tag, rest = node[0], node[1:]
-        handler = getattr(self, f"_{tag}", None)
+        handler = getattr(self, f"_{tag}", None) if tag in TAGS else None
         if handler is None:
-            raise WireError(f"unknown tag {tag!r}")
+            raise WireError(f"unknown tag {tag[:40]!r}")
         return handler(depth + 1, *rest)
 
     def _buffer(self, index) -> memoryview:
@@ -255,6 +261,16 @@ class Decoder:
         if self.callbacks is None:
             raise WireError("a function where none may come back")
         return self.callbacks.surface(str(name))
+
+    def _package(self, depth, name, files):
+        """A Mojo package the worker read (stackcheck.impl.mojo_source): its files, never its path."""
+        from stackcheck.impl import mojo_source
+
+        try:
+            listed = [(rel, self._buffer(index)) for rel, index in (_listed(pair) for pair in _listed(files))]
+            return mojo_source.shipped(name, listed, self.callbacks)
+        except ValueError as error:
+            raise WireError(f"a package: {error}") from None
 
     def _exception(self, depth, bases, message, frames, notes):
         if not isinstance(message, str) or not isinstance(notes, str):

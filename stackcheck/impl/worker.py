@@ -20,6 +20,9 @@ CHANNEL: dict[str, int] = {}  # the judge's pipe, moved off fds 0 and 1 (the sub
 
 
 def main(argv: list[str]) -> int:
+    from stackcheck.impl.loader import JUDGE
+
+    os.environ.pop(JUDGE, None)  # the one process that imports the submission
     CHANNEL["in"], CHANNEL["out"] = os.dup(0), os.dup(1)
     null = os.open(os.devnull, os.O_RDONLY)
     os.dup2(null, 0)
@@ -54,6 +57,7 @@ def _serve(state: dict, until_reply: bool):
             "export": _export,
             "reset": _reset,
             "replay": _replay,
+            "package": _package_probe,
         }.get(kind)
         answer = handler(state, *request[1:]) if handler else (["error", ["str", f"unknown request {kind!r}"]], [])
         wire.send(CHANNEL["out"], wire.pack(*answer))
@@ -101,12 +105,40 @@ def _call(state: dict, name: str, args: tuple, kwargs: dict, grad: bool):
                 record = contextlib.nullcontext()
             with record as recorder:
                 value = _function(state, name)(*args, **kwargs)
-        tree = ["returned", encoder(value)]
+        tree = ["returned", encoder.package(value) if _returns_path(name) else encoder(value)]
         program = encoder(recorder.program(value)) if recorder is not None else ["none"]
     except BaseException as error:  # noqa: BLE001 - every failure of the student's code crosses back
         tree, program = ["raised", encoder.exception(error)], ["none"]
     counts = [after - was for after, was in zip(_compiles(), compiled)]
     return [*tree, encoder.written(before), counts, program], encoder.buffers
+
+
+def _returns_path(name: str) -> bool:
+    from stackcheck.impl import contract
+
+    task = contract.TASKS.get(name)
+    return task is not None and task.form == contract.PATH
+
+
+def _package_probe(state: dict, probe: str, name: str, files: list, args: tuple):
+    """A launcher's request: a package's files written into a folder of its own, and one of the
+    suite's probes (stackcheck.run.custom_ops) run on it with the judge's arguments."""
+    import importlib
+    import tempfile
+    from pathlib import Path
+
+    from stackcheck.impl import mojo_source
+
+    encoder = Encoder(state, [list(args)])
+    module, _, function = probe.partition(":")
+    try:
+        if module != mojo_source.PROBES:
+            raise ValueError(f"not one of the suite's package probes: {probe}")
+        path = mojo_source.written(mojo_source.shipped(name, files), Path(tempfile.mkdtemp(prefix="package-")))
+        tree = ["returned", encoder(getattr(importlib.import_module(module), function)(path, *args))]
+    except BaseException as error:  # noqa: BLE001
+        tree = ["raised", encoder.exception(error)]
+    return [*tree, [], [0, 0], ["none"]], encoder.buffers
 
 
 def _replay(state: dict, plan: dict, args: tuple, kwargs: dict):
@@ -271,6 +303,13 @@ class Encoder:
         if callable(value) and isinstance(name, str) and getattr(self.state["module"], name, None) is value:
             return ["callable", name]
         return ["opaque", f"{module}.{kind.__qualname__}", _short(value)]
+
+    def package(self, value):
+        """A returned Mojo package as its files (stackcheck.impl.mojo_source): the judge never gets a path."""
+        from stackcheck.impl import mojo_source
+
+        name, files = mojo_source.read(value)
+        return ["package", name, [[rel, self._buffer(data)] for rel, data in files]]
 
     def _numpy(self, value):
         import numpy as np

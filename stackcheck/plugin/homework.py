@@ -24,7 +24,7 @@ import pytest
 from stackcheck.claims.results import Report
 from stackcheck.homework import assignment, checkpoints, sandbox, scoring
 from stackcheck.impl import contract, integrity, isolation, kernel_source
-from stackcheck.impl.loader import Impl, ImplError, check_names, deepest_frame_in, load_module
+from stackcheck.impl.loader import JUDGE, Impl, ImplError, check_names, deepest_frame_in, load_module
 from stackcheck.paths import data
 from stackcheck.plugin.recorder import EVIDENCE, NOT_ATTEMPTED, RUN, STUDENT
 from stackcheck.run import invocation
@@ -83,6 +83,7 @@ def select_impl(config: pytest.Config) -> Impl:
             pass  # load_module says where, in one line
     chosen = config.getoption("homework_part")
     if config.getoption("homework_graded", False) and os.path.isfile(spec):
+        _judge_only(config)
         parts = tuple(chosen or assignment.declared(spec) or ("all",))
         assigned = _assigned(parts, spec, folder)
         config.stash[LATE] = Late(spec, folder, assigned, borrowing, _worker_begun(config, spec, assigned))
@@ -95,6 +96,15 @@ def select_impl(config: pytest.Config) -> Impl:
     impl = _student(config, module, assigned, borrowing)
     _stash_homework(config, parts, assigned, os.path.abspath(getattr(module, "__file__", spec) or spec))
     return impl
+
+
+def _judge_only(config: pytest.Config) -> None:
+    """Mark this process, and every process it starts, as a graded run's judge: the loader imports no
+    file there (loader.JUDGE), so a child that would import the submission outside its sandbox (a MAX
+    compile for a GPU, a fresh interpreter) is refused; the worker, which it starts too, unmarks itself."""
+    was = os.environ.get(JUDGE)
+    os.environ[JUDGE] = "1"
+    config.add_cleanup(lambda: os.environ.pop(JUDGE, None) if was is None else os.environ.__setitem__(JUDGE, was))
 
 
 def load_late(session: pytest.Session) -> None:
@@ -127,13 +137,16 @@ def load_late(session: pytest.Session) -> None:
         run.environment["impl"] = impl.describe()
 
 
+LAUNCHED = kernel_source.KERNEL_FUNCTIONS | {"mojo_package"}  # what the launcher builds and runs (not the worker)
+
+
 def _worker_begun(config: pytest.Config, spec: str, assigned: frozenset[str]):
     """The submission's worker, started and loading ``spec`` (its answer is read in load_late)."""
     from stackcheck.impl import remote
 
     start, log = _worker_start(config, spec)
     worker = remote.Worker(start, assigned, log)
-    if assigned is None or assigned & kernel_source.KERNEL_FUNCTIONS:  # the launcher: an empty file's worker
+    if assigned is None or assigned & LAUNCHED:  # the launcher: an empty file's worker
         empty = Path(tempfile.mkdtemp(prefix="stackcheck-launcher-"))
         config.add_cleanup(lambda: shutil.rmtree(empty, ignore_errors=True))
         (empty / "homework.py").write_text("", encoding="utf-8")
@@ -178,7 +191,7 @@ def _worker_start(config: pytest.Config, spec: str):
     private = Path(tempfile.mkdtemp(prefix="stackcheck-judge-"))
     config.add_cleanup(lambda: shutil.rmtree(private, ignore_errors=True))
     copy = Path(spec).resolve().parent
-    hidden = {*jail.hidden, private, *sandbox.covered(data.ROOT), data.path(*checkpoints.KEY_FILE)}
+    hidden = {*jail.hidden, private, *sandbox.covered(data.ROOT), data.path(*checkpoints.KEY_FILE), data.path("mojo")}
     jail = dataclasses.replace(
         jail,
         readable=(*jail.readable, data.ROOT),
@@ -408,8 +421,10 @@ def _timeout(config: pytest.Config, item: pytest.Item) -> pytest.MarkDecorator:
     runs there (no fixture calls it), and a limit that also covered the report could fire inside
     pytest's own traceback rendering on a slow machine (an INTERNALERROR, not a timed-out test)."""
     seconds = None  # pytest-timeout's own: --timeout, PYTEST_TIMEOUT, the ini, or the homework's
-    if config.stash.get(OWN_TIMEOUT, False) and item.get_closest_marker("max_graph"):
-        seconds = contract.COMPILE_TIMEOUT_S  # waits for a compile, not the student
+    if config.stash.get(OWN_TIMEOUT, False) and (
+        item.get_closest_marker("max_graph") or item.get_closest_marker("mojo")
+    ):
+        seconds = contract.COMPILE_TIMEOUT_S  # waits for a compile (a MAX graph, a Mojo package), not the student
     elif config.stash.get(OWN_TIMEOUT, False) and item.get_closest_marker("torch_compile"):
         seconds = contract.TORCH_COMPILE_TIMEOUT_S  # Inductor's cold compile
     return pytest.mark.timeout(timeout=seconds, func_only=True)
