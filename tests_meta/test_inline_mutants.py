@@ -488,6 +488,18 @@ def test_graph_level_check_fails_when_both_graphs_are_the_export():
 
 
 @pytest.mark.meta
+@pytest.mark.mutant_for("Q1")
+def test_q1_needs_fewer_compiled_buffers_than_eager_writes():
+    """Q1's check: a compiled forward that stores as many [N, M] results as eager writes fails, and an
+    eager run that writes one (nothing to drop) is no pass: it skips."""
+    with pytest.raises(AssertionError, match="fewer than eager"):
+        judges.assert_compiled_stores_fewer(["mm", "add", "relu"], [("buf0", (8, 8)), ("buf1", (8, 8))])
+    with pytest.raises(pytest.skip.Exception):
+        judges.assert_compiled_stores_fewer(["addmm"], [("buf0", (8, 8))])
+    assert judges.assert_compiled_stores_fewer(["addmm", "relu"], [("buf0", (8, 8))])
+
+
+@pytest.mark.meta
 @pytest.mark.mutant_for("S5.2-fma")
 @pytest.mark.triton
 def test_fma_check_fails_when_the_fused_kernel_is_a_mul_add():

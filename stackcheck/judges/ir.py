@@ -250,6 +250,19 @@ def assert_names_vary_meaning_stays(one: dict, other: dict) -> dict:
     return found
 
 
+def assert_compiled_stores_fewer(eager: list[str], compiled: list) -> dict:
+    """Checkpoint 1 (§2.3): eager writes each step's [N, M] result to fresh memory (``eager``: the ops
+    that did), the compiled forward allocates one [N, M] buffer (``compiled``): strictly fewer. A
+    forward whose eager run already writes one (an in-place ReLU) has nothing to compare: skipped."""
+    import pytest
+
+    found = {"eager_n_by_m_writes": eager, "compiled_n_by_m_buffers": [str(c) for c in compiled]}
+    if len(eager) < 2:
+        pytest.skip(f"this forward's eager run writes {len(eager)} fresh [N, M] result(s): no intermediate to drop")
+    assert len(compiled) == 1, f"compiled code allocates one [N, M] buffer (A, reused for Y), fewer than eager: {found}"
+    return found
+
+
 def assert_buffers_reused(temp_bytes: int, intermediates: int, each_bytes: int) -> dict:
     """§5.1's buffer planning: a program whose ``intermediates`` values of ``each_bytes`` are each dead
     once the next is made needs scratch memory (XLA's temp bytes) for at most all but two of them:
