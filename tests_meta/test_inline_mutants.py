@@ -500,6 +500,16 @@ def test_q1_needs_fewer_compiled_buffers_than_eager_writes():
 
 
 @pytest.mark.meta
+@pytest.mark.mutant_for("MC09")
+def test_mc09_fails_where_compiling_pays_for_itself():
+    """MC09's check, on a compile that pays back within the calls (a cheap first call, a much faster
+    steady state), must fail; a first call that dominates passes."""
+    with pytest.raises(AssertionError, match="paid for itself"):
+        judges.assert_compile_not_paid_back(first=6e-3, eager=1e-3, compiled=1e-4, calls=16)
+    assert judges.assert_compile_not_paid_back(first=0.5, eager=1e-4, compiled=5e-5, calls=16)
+
+
+@pytest.mark.meta
 @pytest.mark.mutant_for("S5.2-fma")
 @pytest.mark.triton
 def test_fma_check_fails_when_the_fused_kernel_is_a_mul_add():

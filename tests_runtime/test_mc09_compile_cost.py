@@ -1,8 +1,10 @@
 """MC09 and experiment D: compiling is not always faster. The first call of torch.compile / jax.jit
-pays for tracing and compiling; for the course's tiny example steady state need not beat eager."""
+pays for tracing and compiling; for the course's tiny example steady state need not beat eager, and
+over this test's own calls compiling did not pay for itself."""
 
 import pytest
 
+from stackcheck import judges
 from stackcheck.evidence import judged, timing
 from stackcheck.evidence.compiles import fresh_jit
 from stackcheck.evidence.numerics import make_inputs
@@ -42,6 +44,8 @@ def check(impl, evidence, eager, fresh_compiled, sync, device):
         "the first compiled call includes the compile"
     )
     assert steady["compiled"][0] < first / 2, "steady-state samples must not contain the compile"
+    calls = 1 + len(steady["compiled"])  # this test's own count: the first call and the steady ones
+    evidence(**judges.assert_compile_not_paid_back(first, runs["eager"].median, runs["compiled"].median, calls))
 
 
 @pytest.mark.claim("MC09")

@@ -51,6 +51,7 @@ from stackcheck.judges.kernels import (
     assert_vector_width,
 )
 from stackcheck.judges.runtime import (
+    assert_compile_not_paid_back,
     assert_donated_buffer_reused,
     assert_host_overhead_dominates,
     assert_library_kernel,
@@ -68,6 +69,7 @@ __all__ = [
     "assert_block_beaten",
     "assert_bound_by",
     "assert_buffers_reused",
+    "assert_compile_not_paid_back",
     "assert_compiled_stores_fewer",
     "assert_constant_folded",
     "assert_custom_op_own_gpu_kernel",

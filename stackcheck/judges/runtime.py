@@ -27,6 +27,20 @@ def assert_host_overhead_dominates(small: tuple[int, float], large: tuple[int, f
     return found
 
 
+def assert_compile_not_paid_back(first: float, eager: float, compiled: float, calls: int) -> dict:
+    """MC09 (§8.2): for the course's tiny example compiling is not faster here: over ``calls`` calls (the
+    first, with its compile, then steady ones at ``compiled`` seconds each) the compiled function takes
+    longer in all than ``calls`` eager calls (``eager`` seconds each)."""
+    total = (first + (calls - 1) * compiled) / max(calls * eager, 1e-12)
+    found = {
+        "calls": calls,
+        "compiled_over_eager_in_all": round(total, 2),
+        "judged": [judged.line(f"compiled over eager, {calls} calls in all", total, at_least=1.0)],
+    }
+    assert total >= 1.0, f"compiling paid for itself within {calls} calls of the course's example: {found}"
+    return found
+
+
 def assert_donated_buffer_reused(donated: tuple, kept: tuple) -> None:
     """§6.1: (X's address, Y's address, X consumed) with X donated, and without: donated, Y lands in X's
     buffer and X is consumed; not donated, Y gets a buffer of its own and X stays."""
