@@ -2,8 +2,9 @@
 
 On any machine its PTX (built for nvidia:90) must hold the bounds check: a `setp` against
 element_count - 1 branching past every global load and store. On CUDA the program runs at sizes
-no block divides and checks its result on the host (and a canary past the end); and the course's own
-§10.5 listing, as written, runs and prints its own check."""
+no block divides and checks its result on the host (and a canary past the end); the course's own
+§10.5 listing, as written, runs and prints its own check; and at a size no block divides, under
+compute-sanitizer, its guard keeps every thread inside its buffers."""
 
 import subprocess
 from pathlib import Path
@@ -40,12 +41,12 @@ def test_runs_on_the_gpu_and_checks_itself(mojo_program, sizes):
     assert f"bias_relu check passed: N = {sizes['N']} M = {sizes['M']}" in done.stdout, done.stdout
 
 
-def course_program(tmp_path) -> Path:
-    """The course's §10.5 listing, as written, built here into a GPU program."""
+def course_program(tmp_path, name: str = mojo_build.listing_program_name("10.5")) -> Path:
+    """The course's §10.5 listing, as written (or ``resized``), built here into a GPU program."""
     pytest.importorskip("sybil", reason="the course's listings are read with Sybil (pip install sybil)")
     from stackcheck.mojo_build import course_programs
 
-    return mojo_build.build(course_programs(tmp_path)[mojo_build.listing_program_name("10.5")], emit="exe")
+    return mojo_build.build(course_programs(tmp_path)[name], emit="exe")
 
 
 @pytest.mark.claim("S10.5-mojo-gpu")
@@ -56,3 +57,19 @@ def test_the_courses_program_runs_as_written_and_passes_its_own_check(mojo_progr
     evidence(stdout=done.stdout[-400:])
     assert done.returncode == 0, f"the §10.5 program failed ({done.returncode}):\n{done.stdout}\n{done.stderr}"
     assert "bias_relu check passed" in done.stdout and "No compatible GPU found" not in done.stdout, done.stdout
+
+
+@pytest.mark.claim("S10.5-mojo-gpu")
+@pytest.mark.cuda
+def test_the_courses_guard_stops_the_threads_past_the_end(mojo_program, tmp_path, evidence):
+    """The course's program at 33 x 65 (its two size constants changed, nothing else): 2145 elements in
+    9 blocks of 256, so 159 threads of the last block have no element. Under compute-sanitizer's
+    memcheck it passes its own check with no access outside its buffers: the guard stopped them."""
+    name = mojo_build.resized_name(mojo_build.COURSE_RESIZED)
+    program, env = mojo_program(name, lambda: course_program(tmp_path, name))
+    done = mojo_build.memcheck(program, env)
+    evidence(sizes=mojo_build.COURSE_RESIZED, sanitizer=done.stdout[-600:])
+    assert done.returncode == 0 and "bias_relu check passed" in done.stdout, (
+        f"{done.stdout[-3000:]}\n{done.stderr[-2000:]}"
+    )
+    assert "ERROR SUMMARY: 0 errors" in done.stdout, done.stdout[-3000:]

@@ -510,6 +510,17 @@ def test_mc09_fails_where_compiling_pays_for_itself():
 
 
 @pytest.mark.meta
+@pytest.mark.mutant_for("S6.4-order")
+def test_a_race_is_seen_only_in_a_stale_read():
+    """S6.4-order's race half: reads that all equal what the producer wrote show no race (the test
+    says inconclusive, never verified); one stale read shows it."""
+    from stackcheck.evidence import timing
+
+    assert not timing.race_seen([4.0, 4.0, 4.0], 4.0)
+    assert timing.race_seen([4.0, 0.0, 4.0], 4.0)
+
+
+@pytest.mark.meta
 @pytest.mark.mutant_for("S5.2-fma")
 @pytest.mark.triton
 def test_fma_check_fails_when_the_fused_kernel_is_a_mul_add():

@@ -162,6 +162,11 @@ def not_faster_somewhere(
     return found
 
 
+def race_seen(reads: list[float], written: float) -> bool:
+    """§6.4: a consumer that did not wait read something other than what its producer wrote, at least once."""
+    return any(r != written for r in reads)
+
+
 def call_it(ratio_value: float, margin: float, floor: float, evidence: dict) -> None:
     """Skip as inconclusive, with the evidence, when the A/A noise floor is as wide as the margin."""
     import pytest

@@ -21,7 +21,7 @@ from pathlib import Path
 from stackcheck.evidence import device_profile
 from stackcheck.evidence.timing import Measurement
 from stackcheck.paths import data
-from stackcheck.paths.tools import mojo_executable
+from stackcheck.paths.tools import mojo_executable, tool_path
 
 TARGET = "nvidia:90"  # what the PTX inspection reads, on any machine
 TARGETS = ("nvidia:75", "nvidia:80", "nvidia:86", "nvidia:89", "nvidia:90")  # what a learner's GPU may be
@@ -289,6 +289,39 @@ def queue_trials(find) -> list[dict]:
     if not trials:
         raise RuntimeError(f"{QUEUE_PROGRAM} printed no trial")
     return trials
+
+
+COURSE_RESIZED = {"N": 33, "M": 65}  # §10.5's program at 2145 elements: 159 threads of its last block past the end
+
+
+def resized(source: str, sizes: dict[str, int]) -> str:
+    """The course's §10.5 program with its ``comptime N`` and ``M`` set to ``sizes`` (nothing else changed)."""
+    for name, value in sizes.items():
+        source, count = re.subn(rf"^comptime {name} = \d+$", f"comptime {name} = {value}", source, flags=re.M)
+        if count != 1:
+            raise ValueError(f"the §10.5 program has {count} lines 'comptime {name} = ...', not one")
+    return source
+
+
+def resized_name(sizes: dict[str, int]) -> str:
+    return listing_program_name("10.5") + "_" + "_".join(f"{k}{v}" for k, v in sorted(sizes.items()))
+
+
+def memcheck(program: Path, env: dict) -> subprocess.CompletedProcess:
+    """``program`` run under compute-sanitizer's memcheck, which reports every global access outside
+    an allocation; a Missing skip (a failure under --require compute-sanitizer) where the tool is not here."""
+    from stackcheck.stacks.available import Missing
+
+    tool = tool_path("compute-sanitizer") or next(
+        (p for p in ("/usr/local/cuda/bin/compute-sanitizer",) if Path(p).exists()), None
+    )
+    if tool is None:
+        raise Missing(
+            "compute-sanitizer is not on PATH (the CUDA toolkit's: install cuda-sanitizer, or the toolkit)",
+            "compute-sanitizer",
+        )
+    command = [tool, "--tool", "memcheck", "--error-exitcode", "9", str(program)]
+    return subprocess.run(command, capture_output=True, text=True, env={**os.environ, **env}, timeout=300)
 
 
 def prebuilt_name(sizes: dict[str, int]) -> str:
