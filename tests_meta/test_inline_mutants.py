@@ -521,6 +521,41 @@ def test_a_race_is_seen_only_in_a_stale_read():
 
 
 @pytest.mark.meta
+@pytest.mark.mojo
+@pytest.mark.mutant_for("S10.5-mojo-gpu")
+def test_the_courses_program_without_its_guard_is_caught(tmp_path):
+    """The course's §10.5 program at 33 x 65 with its `if tid < element_count:` made always true: the
+    guard check of its kernel's PTX must fail."""
+    pytest.importorskip("sybil", reason="the course's listings are read with Sybil (pip install sybil)")
+    from stackcheck.mojo_build import course_programs
+
+    source = course_programs(tmp_path)[mojo_build.resized_name(mojo_build.COURSE_RESIZED)]
+    text = source.read_text(encoding="utf-8")
+    unguarded = text.replace("    if tid < element_count:\n", "    if tid >= 0:\n")
+    assert unguarded != text, "the §10.5 program's guard line moved: update this mutant"
+    source.write_text(unguarded, encoding="utf-8")
+    sizes = mojo_build.COURSE_RESIZED
+    assert mojo_build.guard_problems(mojo_build.kernel_ptx(source, "bias_relu"), sizes["N"] * sizes["M"])
+
+
+@pytest.mark.meta
+@pytest.mark.mutant_for("S6.5-regimes")
+def test_a_wall_clock_taken_for_the_kernels_time_is_caught():
+    """§8.4's check: kernels that take the whole wall clock (the two series the same) must fail."""
+    from stackcheck.evidence import timing
+
+    same = [40e-6, 41e-6, 40e-6, 42e-6, 40e-6]
+    runs = {
+        "host-sync": Measurement("w", "host-sync", same),
+        "profiled-kernels": Measurement("k", "profiled-kernels", same),
+    }
+    with pytest.raises(AssertionError, match="far more than its kernel"):
+        timing.assert_wall_is_not_the_kernel(runs, 0.6)
+    runs["profiled-kernels"] = Measurement("k", "profiled-kernels", [4e-6] * 5)
+    assert timing.assert_wall_is_not_the_kernel(runs, 0.6)["kernel_over_wall"] == 0.1
+
+
+@pytest.mark.meta
 @pytest.mark.mutant_for("S5.2-fma")
 @pytest.mark.triton
 def test_fma_check_fails_when_the_fused_kernel_is_a_mul_add():

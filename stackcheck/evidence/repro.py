@@ -37,6 +37,7 @@ SYNC = {
     "host-no-sync": "none (host clock around the call only)",
     "first-call": "synchronize / block_until_ready inside the host clock",
     "with-transfers": "the copy back to the host",
+    "profiled-kernels": "the profiler's kernel records, the device synchronized after the calls",
 }
 DRAW = re.compile(r"make_inputs\(N=(\d+), K=(\d+), M=(\d+), dtype='(\w+)'|uniform\(\(([\d, ]*)\)")
 

@@ -21,6 +21,7 @@ REGIMES = {
     "device-events": "events recorded on the stream that does the work: device time only",
     "first-call": "the first call: tracing, compiling and the first run together",
     "with-transfers": "host-to-device copy, the work, and the copy back",
+    "profiled-kernels": "the kernels' own durations as the profiler records them, per call",
 }
 
 
@@ -213,6 +214,43 @@ def device_idle_share(step: Callable, x, sync: Callable[[], None] | None, steps:
         busy += max(0.0, end - max(start, reach))
         reach = max(reach, end)
     return 1 - busy / max(reach - spans[0][0], 1e-9)
+
+
+def kernel_timer(fn: Callable[[], object], calls: int = 10) -> Callable[[], float]:
+    """§8.4: seconds the device spent in kernels per call of ``fn`` (CUDA), as the profiler records
+    them: ``calls`` calls under torch.profiler, their kernels' durations summed, over ``calls``."""
+    import torch
+    from torch.autograd import DeviceType
+
+    def run() -> float:
+        torch.cuda.synchronize()
+        with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
+            for _ in range(calls):
+                fn()
+            torch.cuda.synchronize()
+        spans = [e.time_range for e in prof.events() if e.device_type == DeviceType.CUDA]
+        return sum(span.end - span.start for span in spans) * 1e-6 / calls  # the profiler's microseconds
+
+    return run
+
+
+def assert_wall_is_not_the_kernel(runs: dict[str, Measurement], most: float) -> dict:
+    """§8.4: the kernels' own time per call (``runs["profiled-kernels"]``) is at most ``most`` of the
+    host-synced wall clock (``runs["host-sync"]``); inconclusive where the series scatter as much."""
+    from stackcheck.evidence import judged
+
+    ratio = runs["profiled-kernels"].median / max(runs["host-sync"].median, 1e-12)
+    noise = max(scatter(m) for m in runs.values())
+    report = {
+        "kernel_over_wall": round(ratio, 3),
+        "noise": round(noise, 3),
+        **{k: v.summary() for k, v in runs.items()},
+    }
+    report["judged"] = [judged.line("kernel_over_wall", ratio, at_most=most)]
+    if ratio > most:
+        call_it(ratio, 1 / most, noise, report)
+    assert 0 < ratio <= most, f"the wall clock of a small call is far more than its kernel's time: {report}"
+    return report
 
 
 def idle_shares(step: Callable, x, sync: Callable[[], None], steps: int, series: int) -> tuple[list, list]:

@@ -15,7 +15,7 @@ from stackcheck.stacks.records import STACKS
 
 # tools a test may need besides a stack (chromium: the HTML report's browser test; bubblewrap: grading's sandbox)
 # ordinary-user: grading as one (issue 50); sybil: reading the course's listings
-TOOLS = ("ncu", "chromium", "bubblewrap", "ordinary-user", "sybil", "compute-sanitizer")
+TOOLS = ("ncu", "chromium", "bubblewrap", "ordinary-user", "sybil")
 
 
 class Missing(pytest.skip.Exception):

@@ -21,7 +21,7 @@ from pathlib import Path
 from stackcheck.evidence import device_profile
 from stackcheck.evidence.timing import Measurement
 from stackcheck.paths import data
-from stackcheck.paths.tools import mojo_executable, tool_path
+from stackcheck.paths.tools import mojo_executable
 
 TARGET = "nvidia:90"  # what the PTX inspection reads, on any machine
 TARGETS = ("nvidia:75", "nvidia:80", "nvidia:86", "nvidia:89", "nvidia:90")  # what a learner's GPU may be
@@ -305,23 +305,6 @@ def resized(source: str, sizes: dict[str, int]) -> str:
 
 def resized_name(sizes: dict[str, int]) -> str:
     return listing_program_name("10.5") + "_" + "_".join(f"{k}{v}" for k, v in sorted(sizes.items()))
-
-
-def memcheck(program: Path, env: dict) -> subprocess.CompletedProcess:
-    """``program`` run under compute-sanitizer's memcheck, which reports every global access outside
-    an allocation; a Missing skip (a failure under --require compute-sanitizer) where the tool is not here."""
-    from stackcheck.stacks.available import Missing
-
-    tool = tool_path("compute-sanitizer") or next(
-        (p for p in ("/usr/local/cuda/bin/compute-sanitizer",) if Path(p).exists()), None
-    )
-    if tool is None:
-        raise Missing(
-            "compute-sanitizer is not on PATH (the CUDA toolkit's: install cuda-sanitizer, or the toolkit)",
-            "compute-sanitizer",
-        )
-    command = [tool, "--tool", "memcheck", "--error-exitcode", "9", str(program)]
-    return subprocess.run(command, capture_output=True, text=True, env={**os.environ, **env}, timeout=300)
 
 
 def prebuilt_name(sizes: dict[str, int]) -> str:
