@@ -92,3 +92,19 @@ def test_the_courses_program_runs_where_its_guard_stops_threads(mojo_program, tm
     assert done.returncode == 0 and "bias_relu check passed" in done.stdout, (
         f"{done.stdout[-3000:]}\n{done.stderr[-2000:]}"
     )
+
+
+@pytest.mark.claim("S10.5-mojo-gpu")
+@pytest.mark.mojo
+def test_the_compile_time_branch_does_not_rule_out_a_runtime_error(tmp_path, evidence):
+    """The course's program built for a GPU target takes its `has_accelerator()` branch at compile
+    time; run where no GPU is visible (none here, or CUDA_VISIBLE_DEVICES empty) it does not print
+    "No compatible GPU found": it fails at run time, opening a device that is not there."""
+    pytest.importorskip("sybil", reason="the course's listings are read with Sybil (pip install sybil)")
+    from stackcheck.mojo_build import course_programs
+
+    source = course_programs(tmp_path)[mojo_build.listing_program_name("10.5")]
+    program = mojo_build.build(source, emit="exe", target=mojo_build.TARGET)
+    env = {**mojo_build.runtime_environment(), "CUDA_VISIBLE_DEVICES": ""}
+    done = subprocess.run([str(program)], capture_output=True, text=True, env=env, timeout=120)
+    evidence(**mojo_build.runtime_failure(done))

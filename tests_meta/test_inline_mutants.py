@@ -556,6 +556,23 @@ def test_a_wall_clock_taken_for_the_kernels_time_is_caught():
 
 
 @pytest.mark.meta
+@pytest.mark.mutant_for("S10.5-mojo-gpu")
+def test_a_program_that_never_reached_the_device_is_caught():
+    """§10.5's runtime-error check: a run that took the "No compatible GPU found" branch, or that
+    exited cleanly, must fail it; an exception at run time passes."""
+    import subprocess
+
+    def done(code, out, err=""):
+        return subprocess.CompletedProcess([], code, out, err)
+
+    with pytest.raises(AssertionError, match="compile-time branch"):
+        mojo_build.runtime_failure(done(0, "No compatible GPU found\n"))
+    with pytest.raises(AssertionError, match="fail at run time"):
+        mojo_build.runtime_failure(done(0, "bias_relu check passed\n"))
+    assert mojo_build.runtime_failure(done(1, "", "Unhandled exception caught during execution: no device"))
+
+
+@pytest.mark.meta
 @pytest.mark.mutant_for("S5.2-fma")
 @pytest.mark.triton
 def test_fma_check_fails_when_the_fused_kernel_is_a_mul_add():

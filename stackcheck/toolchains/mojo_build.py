@@ -307,6 +307,17 @@ def resized_name(sizes: dict[str, int]) -> str:
     return listing_program_name("10.5") + "_" + "_".join(f"{k}{v}" for k, v in sorted(sizes.items()))
 
 
+def runtime_failure(done: subprocess.CompletedProcess) -> dict:
+    """§10.5: a program built with its GPU branch chosen at compile time, run with no GPU visible,
+    failed at run time (a non-zero exit and an error), not by its "No compatible GPU found" branch."""
+    found = {"exit": done.returncode, "stdout": done.stdout[-300:], "stderr": done.stderr[-600:]}
+    assert "No compatible GPU found" not in done.stdout, f"the compile-time branch ran, not the GPU path: {found}"
+    assert done.returncode != 0 and "bias_relu check passed" not in done.stdout, (
+        f"with no GPU visible the program built for one must fail at run time: {found}"
+    )
+    return found
+
+
 def prebuilt_name(sizes: dict[str, int]) -> str:
     return "bias_relu_gpu_" + "_".join(f"{k}{v}" for k, v in sorted(sizes.items()))
 
