@@ -263,6 +263,8 @@ def _relative(text: str, copy: Path) -> str:
 
 def _judge(copy: Path, cache: Path, folder: Path, setup: Setup, parts) -> tuple[str | None, Path]:
     """Run the judge for the copy: (its output, or None at the wall limit; where its report is)."""
+    from stackcheck.paths.data import ROOT
+
     shutil.rmtree(folder, ignore_errors=True)
     staged = folder / sandbox.INSTRUCTOR_TESTS
     staged.mkdir(parents=True)
@@ -300,6 +302,9 @@ def _judge(copy: Path, cache: Path, folder: Path, setup: Setup, parts) -> tuple[
     # The judge writes bytecode (its rewritten tests, read again by the next judge): beside the suite's
     # tests, which every worker's jail covers, and beside the staged instructor's tests, in scratch
     env = {**os.environ, "PYTHONHASHSEED": "0", "TMPDIR": str(private)}
+    # this grader's own stackcheck, the suite it grades (started bare, the judge could import another
+    # copy, an editable install's, whose protections in the worker's jail then cover that copy alone)
+    env["PYTHONPATH"] = os.pathsep.join([str(ROOT), *filter(None, [os.environ.get("PYTHONPATH")])])
     env.pop("PYTHONDONTWRITEBYTECODE", None)
     with tempfile.TemporaryFile("w+b") as output:
         process = subprocess.Popen(

@@ -7,6 +7,7 @@ import csv
 import json
 import os
 import shutil
+import subprocess
 import sys
 import tempfile
 import time
@@ -479,3 +480,45 @@ def test_the_copy_copies_regular_files(tmp_path):
     (handed_in / "sub" / "notes.txt").write_text("mine")
     copy = sandbox.working_copy(handed_in, tmp_path / "scratch")
     assert (copy / "homework.py").read_text() == "x = 1\n" and (copy / "sub" / "notes.txt").read_text() == "mine"
+
+
+def test_another_copy_of_the_suite_on_the_judges_path_is_hidden(tmp_path):
+    """A judge whose import path names a second copy of the suite (its --rootdir's conftest, a
+    PYTHONPATH: a checkout graded from while another is installed) protects its own copy's key and
+    solutions; the other copy's are as secret. A worker can read no file of that copy, so a
+    submission that would hand back wrong values after reading its key earns its honest score."""
+    # beside the checkout: a place no jail covers (/tmp is the worker's own, homes and /var/tmp are covered)
+    other = Path(tempfile.mkdtemp(prefix=".other-copy-", dir=data.ROOT))
+    try:
+        (other / "stackcheck" / "paths").mkdir(parents=True)
+        (other / "stackcheck" / "paths" / "data.py").write_text("")
+        (other / "fixtures").mkdir()
+        key = other / "fixtures" / "checkpoint_key.toml"
+        key.write_text("[Q1]\nsecret = 1\n")
+        (other / "on_path").mkdir()
+        homework = tmp_path / "hw"
+        homework.mkdir()
+        solution = Path(reference.__file__).read_text() + "\n\nASSIGNED = ('math',)\n"
+        spoil = f"\ntry:\n    open({str(key)!r}).read()\n    numpy_steps = lambda x, w, b: (x[:, :0],) * 3\n"
+        spoil += "except OSError:\n    pass\n"
+        (homework / "homework.py").write_text(solution + spoil)
+        report = tmp_path / "report.json"
+        command = [
+            sys.executable,
+            "-m",
+            "pytest",
+            f"--homework={homework}",
+            "--homework-graded",
+            "-p",
+            "no:cacheprovider",
+        ]
+        command += [f"--curriculum-report={report}", "-m", "cpu", "tests_math/test_s2_2_hand.py"]
+        env = {
+            **os.environ,
+            "PYTHONPATH": os.pathsep.join(filter(None, [str(other / "on_path"), os.environ.get("PYTHONPATH")])),
+        }
+        done = subprocess.run(command, capture_output=True, text=True, timeout=600, cwd=data.ROOT, env=env)
+        tests = [t for claim in json.loads(report.read_text())["claims"] for t in claim.get("tests", [])]
+        assert tests and {t["outcome"] for t in tests} == {"passed"}, done.stdout[-3000:]
+    finally:
+        shutil.rmtree(other, ignore_errors=True)

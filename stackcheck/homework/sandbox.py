@@ -183,6 +183,29 @@ def covered(root: Path) -> list[Path]:
     return [p for p in found if p.exists()]
 
 
+def other_suites(paths, own: Path) -> set[Path]:
+    """What a submission never sees of the suite's copies other than ``own`` (the judge's) at or above
+    ``paths`` (the judge's import path: a checkout its --rootdir or PYTHONPATH names while its own
+    stackcheck is another): ``covered``, the key and the stripped solutions protect ``own`` alone.
+    A checkout whole (all of it but what holds the interpreter, a venv inside it); an installed copy
+    (in site-packages) its packages ``stackcheck`` (the solutions, the key) and ``tests_meta``."""
+    found, own = set(), own.resolve()
+    interpreter = {Path(p).resolve() for p in (sys.prefix, sys.base_prefix, sys.exec_prefix)}
+    for path in paths:
+        if not path or not os.path.isabs(path) or not os.path.exists(path):
+            continue
+        for folder in (Path(path).resolve(), *Path(path).resolve().parents):
+            if folder == own or not (folder / "stackcheck" / "paths" / "data.py").is_file():
+                continue
+            if any(folder.is_relative_to(p) for p in interpreter):  # installed
+                found.update(p for p in (folder / "stackcheck", folder / "tests_meta") if p.exists())
+            elif any(p.is_relative_to(folder) for p in interpreter):  # a checkout holding the venv
+                found.update(e for e in folder.iterdir() if not any(p.is_relative_to(e) for p in interpreter))
+            else:
+                found.add(folder)
+    return found
+
+
 def _jailed(exe: str, workdir: Path, jail: Jail, limits: Limits) -> list[str]:
     """bwrap's arguments, each mount over the ones before (the module's docstring)."""
     args = [exe, *_unprivileged(), "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]

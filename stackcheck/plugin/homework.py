@@ -192,6 +192,7 @@ def _worker_start(config: pytest.Config, spec: str):
     config.add_cleanup(lambda: shutil.rmtree(private, ignore_errors=True))
     copy = Path(spec).resolve().parent
     hidden = {*jail.hidden, private, *sandbox.covered(data.ROOT), data.path(*checkpoints.KEY_FILE), data.path("mojo")}
+    hidden |= sandbox.other_suites([*sys.path, *map(str, jail.readable)], data.ROOT)
     jail = dataclasses.replace(
         jail,
         readable=(*jail.readable, data.ROOT),
