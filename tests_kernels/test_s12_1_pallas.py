@@ -57,3 +57,32 @@ def test_pallas_bias_relu_is_one_pallas_call_over_cdiv_row_blocks(impl, stack, d
         stack=stack,
         device=device,
     )
+
+
+@pytest.mark.claim("S12.1-pallas")
+@pytest.mark.parametrize("stack, device", stack_params("jax", devices=("cuda",)))
+@pytest.mark.parametrize("n", [1, 33])
+def test_pallas_bias_relu_is_compiled_for_the_gpu(impl, stack, device, n):
+    """On a GPU the same function is no interpreter: its one pallas_call is compiled for the device
+    (through Triton on NVIDIA), and the numbers stay exact at a partial block."""
+    need("jax")
+    m, block_rows = 64, 8  # Triton's blocks are powers of two
+    a_np, b_np = uniform((n, m), seed=n + 120), uniform((m,), seed=121)
+    a, b = jax_in((a_np, b_np), device, "float32")
+    interpreted = []
+    with pallas.recorded_grids(interpreted) as grids:
+        y = impl.pallas_bias_relu(a, b, block_rows=block_rows)
+    assert grids == [(-(-n // block_rows),)] and interpreted == [False], (
+        f"one pallas_call over cdiv(N, block_rows) programs, compiled (not interpreted) on {device}: "
+        f"grids {grids}, interpreted {interpreted}"
+    )
+    assert_exact(
+        jax_out(y, "float32").astype(np.float32),
+        np.maximum(a_np + b_np, np.float32(0)),
+        what="ReLU(A + b) by Pallas, compiled for the GPU",
+        N=n,
+        M=m,
+        block_rows=block_rows,
+        stack=stack,
+        device=device,
+    )
