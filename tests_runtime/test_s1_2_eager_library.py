@@ -27,12 +27,21 @@ def test_an_eager_matmul_is_one_library_kernel(evidence):
 @pytest.mark.claim("S1.2-eager-library")
 @pytest.mark.cuda
 @pytest.mark.torch
-def test_the_eager_forward_compiles_nothing_and_computes_the_forward(impl):
-    """The learner's eager forward on the GPU: no graph compiled, the right numbers (no counters needed)."""
+def test_the_eager_forward_compiles_nothing_and_computes_the_forward(impl, evidence):
+    """The learner's eager forward on the GPU: no graph compiled, and under the profiler its matmul is
+    device work launched by an ATen matmul op (a library's kernel, read by the op that launched it,
+    not by a kernel's name); the right numbers (no counters needed)."""
     torch = need("torch")
     x, w, b = make_inputs(256, 128, 64, seed=12)
-    with torch_compiles() as count:
-        y = impl.torch_forward(*(torch.from_numpy(a).cuda() for a in (x, w, b)))
+    inputs = [torch.from_numpy(a).cuda() for a in (x, w, b)]
+    torch.cuda.synchronize()
+    with torch_compiles() as count, torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
+        y = impl.torch_forward(*inputs)
         torch.cuda.synchronize()
     assert count.compiles == 0, f"eager ReLU(X @ W + b) compiled {count.compiles} graph(s)"
+    launched = judges.ops_with_device_time(prof.key_averages())
+    evidence(ops_with_device_time=launched)
+    assert judges.MATMUL_OPS & set(launched), (
+        f"the eager forward's matmul runs as a kernel an ATen matmul op launched (a library's): {launched}"
+    )
     assert_matches_reference(y.cpu().numpy().astype(np.float64), reference_forward(x, w, b), dtype="float32", k=128)

@@ -51,14 +51,18 @@ from stackcheck.judges.kernels import (
     assert_vector_width,
 )
 from stackcheck.judges.runtime import (
+    MATMUL_OPS,
     assert_compile_not_paid_back,
     assert_donated_buffer_reused,
     assert_host_overhead_dominates,
     assert_library_kernel,
     assert_same_memory,
+    ops_with_device_time,
 )
 
 __all__ = [
+    "MATMUL_OPS",
+    "ops_with_device_time",
     "assert_callbacks_ordered_by_the_program",
     "assert_stablehlo_and_hlo_are_different_irs",
     "block_beaten",

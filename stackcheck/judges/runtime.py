@@ -41,6 +41,21 @@ def assert_compile_not_paid_back(first: float, eager: float, compiled: float, ca
     return found
 
 
+MATMUL_OPS = {"aten::mm", "aten::addmm", "aten::matmul", "aten::linear", "aten::bmm", "aten::baddbmm"}
+
+
+def ops_with_device_time(averages) -> dict[str, float]:
+    """§1.2: the ATen ops of a profile (torch.profiler's ``key_averages()``) that launched device work,
+    with their device microseconds (the kernels counted under the op that launched them)."""
+    found = {}
+    for row in averages:
+        spent = getattr(row, "self_device_time_total", None)
+        spent = row.self_cuda_time_total if spent is None else spent
+        if row.key.startswith("aten::") and spent > 0:
+            found[row.key] = round(float(spent), 2)
+    return found
+
+
 def assert_donated_buffer_reused(donated: tuple, kept: tuple) -> None:
     """§6.1: (X's address, Y's address, X consumed) with X donated, and without: donated, Y lands in X's
     buffer and X is consumed; not donated, Y gets a buffer of its own and X stays."""
