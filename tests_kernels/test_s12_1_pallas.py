@@ -12,6 +12,13 @@ from stackcheck.stacks.records import jax_in, jax_out
 from stackcheck.toolchains import pallas
 
 
+def assert_bias_relu(y, a_np, b_np, **context):
+    """Y is exactly ReLU(A + b): one float32 add and a max."""
+    __tracebackhide__ = True
+    expected = np.maximum(a_np + b_np, np.float32(0))
+    assert_exact(jax_out(y, "float32").astype(np.float32), expected, what="ReLU(A + b) by Pallas", **context)
+
+
 @pytest.mark.claim("S12.1-pallas")
 @pytest.mark.parametrize("stack, device", stack_params("jax", devices=("cpu",)))
 @pytest.mark.parametrize("n, m, block_rows", [(1, 5, 8), (7, 5, 8), (8, 5, 8), (33, 65, 8), (16, 3, 4)])
@@ -20,17 +27,7 @@ def test_pallas_bias_relu_is_exact_at_every_block_boundary(impl, stack, device, 
     a_np, b_np = uniform((n, m), seed=n * 100 + m), uniform((m,), seed=m)
     a, b = jax_in((a_np, b_np), device, "float32")
     y = impl.pallas_bias_relu(a, b, block_rows=block_rows)
-    expected = np.maximum(a_np + b_np, np.float32(0))  # one float32 add and a max: exact
-    assert_exact(
-        jax_out(y, "float32").astype(np.float32),
-        expected,
-        what="ReLU(A + b) by Pallas",
-        N=n,
-        M=m,
-        block_rows=block_rows,
-        stack=stack,
-        device=device,
-    )
+    assert_bias_relu(y, a_np, b_np, N=n, M=m, block_rows=block_rows, stack=stack, device=device)
 
 
 @pytest.mark.claim("S12.1-pallas")
@@ -48,15 +45,7 @@ def test_pallas_bias_relu_is_one_pallas_call_over_cdiv_row_blocks(impl, stack, d
     assert grids == [expected_grid], (
         f"one pallas_call over cdiv(N={n}, block_rows={block_rows}) = {expected_grid[0]} programs; launched {grids}"
     )
-    assert_exact(
-        jax_out(y, "float32").astype(np.float32),
-        np.maximum(a_np + b_np, np.float32(0)),
-        what="ReLU(A + b) by Pallas",
-        N=n,
-        block_rows=block_rows,
-        stack=stack,
-        device=device,
-    )
+    assert_bias_relu(y, a_np, b_np, N=n, block_rows=block_rows, stack=stack, device=device)
 
 
 @pytest.mark.claim("S12.1-pallas")
@@ -76,13 +65,4 @@ def test_pallas_bias_relu_is_compiled_for_the_gpu(impl, stack, device, n):
         f"one pallas_call over cdiv(N, block_rows) programs, compiled (not interpreted) on {device}: "
         f"grids {grids}, interpreted {interpreted}"
     )
-    assert_exact(
-        jax_out(y, "float32").astype(np.float32),
-        np.maximum(a_np + b_np, np.float32(0)),
-        what="ReLU(A + b) by Pallas, compiled for the GPU",
-        N=n,
-        M=m,
-        block_rows=block_rows,
-        stack=stack,
-        device=device,
-    )
+    assert_bias_relu(y, a_np, b_np, N=n, M=m, block_rows=block_rows, stack=stack, device=device)
