@@ -35,7 +35,11 @@ def test_the_eager_forward_compiles_nothing_and_computes_the_forward(impl, evide
     x, w, b = make_inputs(256, 128, 64, seed=12)
     inputs = [torch.from_numpy(a).cuda() for a in (x, w, b)]
     torch.cuda.synchronize()
-    with torch_compiles() as count, torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
+    activities = [
+        torch.profiler.ProfilerActivity.CPU,
+        torch.profiler.ProfilerActivity.CUDA,
+    ]  # the ops and their kernels
+    with torch_compiles() as count, torch.profiler.profile(activities=activities) as prof:
         y = impl.torch_forward(*inputs)
         torch.cuda.synchronize()
     assert count.compiles == 0, f"eager ReLU(X @ W + b) compiled {count.compiles} graph(s)"
