@@ -356,3 +356,42 @@ def test_an_error_in_the_students_code_names_its_file_and_line_first(homework, g
     feedback = next(line for line in out if "first failure:" in line)
     assert feedback.endswith(f"your code raised NameError at {shown}:8 (numpy_steps): name 'weights' is not defined")
     assert not [line for line in out if "revisit first:" in line], done.stdout[-3000:]
+
+
+COMPILED_ONLY_SLIP = """
+
+def torch_steps(x, w, b):
+    import torch
+
+    a = x @ w
+    z = a + b
+    y = torch.relu(z)
+    if torch.compiler.is_compiling():  # wrong only in the program torch.compile makes
+        y = y + 1
+    return a, z, y
+"""
+
+
+@pytest.mark.parametrize("graded", [False, True], ids=["pytest", "graded"])
+def test_the_compiled_steps_compile_the_students_own_function(homework, graded, graded_command):
+    """§8.2's compiled path runs the student's torch_steps through torch.compile, graded too: there
+    the worker compiles it (stackcheck.impl.remote.compiled), since compiling the judge's proxy would
+    only run it eagerly. A slip that exists only in the compiled program fails the torch_compile test,
+    and the eager test of the same function passes."""
+    from stackcheck.claims.results import Report
+    from stackcheck.impl import reference
+
+    (homework / "homework.py").write_text(
+        Path(reference.__file__).read_text() + "\nASSIGNED = ('math',)\n" + COMPILED_ONLY_SLIP
+    )
+    report = homework / "report.json"
+    plain = [sys.executable, "-m", "pytest", f"--homework={homework}", "-p", "no:cacheprovider"]
+    command = graded_command(homework) if graded else plain
+    command += [f"--curriculum-report={report}", f"--rootdir={ROOT}", "tests_math/test_s2_2_hand.py"]
+    command += ["-k", "a_z_y_exact and cpu and torch"]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=600, cwd=ROOT)
+    outcomes = {t.nodeid.split("::")[-1]: t.outcome.value for _, t in Report.load(report).tests()}
+    assert outcomes == {
+        "test_hand_example_a_z_y_exact[torch-cpu]": "passed",
+        "test_hand_example_a_z_y_exact[torch_compile-cpu]": "failed",
+    }, done.stdout[-3000:]

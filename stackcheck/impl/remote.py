@@ -8,6 +8,7 @@ per-test timeout) costs that call: the next one starts a new worker.
 
 from __future__ import annotations
 
+import contextvars
 import functools
 import io
 import os
@@ -127,7 +128,8 @@ class Worker:
             return self._exported(name, args, kwargs).call(*args, **kwargs)
         if name in kernel_source.KERNEL_FUNCTIONS and self.launcher_start is not None:
             return self._kernel_call(name, args, kwargs)
-        return self._request(("call", name, args, kwargs, _grad_enabled()), name, [list(args), kwargs])
+        message = ("call", name, args, kwargs, _grad_enabled(), _COMPILE.get())
+        return self._request(message, name, [list(args), kwargs])
 
     def _kernel_call(self, name: str, args: tuple, kwargs: dict):
         """A kernel function: the worker runs the student's host code and records its launches as data;
@@ -448,6 +450,29 @@ def _borrowing(error: BaseException, name: str) -> BaseException:
 def _section(name: str) -> str:
     task = contract.TASKS.get(name)
     return task.section if task else "?"
+
+
+_COMPILE = contextvars.ContextVar("stackcheck_compile_in_worker", default=None)  # torch.compile's options
+
+
+def compiled(fn: Callable, **options) -> Callable:
+    """``torch.compile(fn, **options)``; where ``fn`` is a graded submission's function, a call of it
+    that the worker compiles there (its compiles counted as the worker measured them): the judge
+    never holds the code to compile, and compiling its proxy would only run the function eagerly."""
+    if owner_of(fn) is None:
+        import torch
+
+        return torch.compile(fn, **options)
+
+    def call(*args, **kwargs):
+        __tracebackhide__ = True
+        token = _COMPILE.set(options)
+        try:
+            return fn(*args, **kwargs)
+        finally:
+            _COMPILE.reset(token)
+
+    return call
 
 
 def proxy(owner: Worker, name: str) -> Callable:

@@ -87,9 +87,11 @@ def _function(state: dict, name: str):
     return fn
 
 
-def _call(state: dict, name: str, args: tuple, kwargs: dict, grad: bool):
-    """The student's function called on the judge's arguments; a kernel function's Triton launches
-    recorded as data besides (stackcheck.impl.kernel_source), for the judge to check and launch again."""
+def _call(state: dict, name: str, args: tuple, kwargs: dict, grad: bool, compile: dict | None = None):
+    """The student's function called on the judge's arguments (with ``compile``, through
+    ``torch.compile(fn, **compile)``, made once: stackcheck.impl.remote.compiled); a kernel function's
+    Triton launches recorded as data besides (stackcheck.impl.kernel_source), for the judge to check
+    and launch again."""
     import contextlib
 
     from stackcheck.impl import kernel_source
@@ -104,13 +106,26 @@ def _call(state: dict, name: str, args: tuple, kwargs: dict, grad: bool):
             else:
                 record = contextlib.nullcontext()
             with record as recorder:
-                value = _function(state, name)(*args, **kwargs)
+                value = _callable(state, name, compile)(*args, **kwargs)
         tree = ["returned", encoder.package(value) if _returns_path(name) else encoder(value)]
         program = encoder(recorder.program(value)) if recorder is not None else ["none"]
     except BaseException as error:  # noqa: BLE001 - every failure of the student's code crosses back
         tree, program = ["raised", encoder.exception(error)], ["none"]
     counts = [after - was for after, was in zip(_compiles(), compiled)]
     return [*tree, encoder.written(before), counts, program], encoder.buffers
+
+
+def _callable(state: dict, name: str, compile: dict | None):
+    fn = _function(state, name)
+    if compile is None:
+        return fn
+    import torch
+
+    key = (name, tuple(sorted(compile.items())))
+    made = state.setdefault("compiled", {})
+    if key not in made:
+        made[key] = torch.compile(fn, **compile)
+    return made[key]
 
 
 def _returns_path(name: str) -> bool:
