@@ -31,7 +31,8 @@ def native_modules_imported_once():
     MLIR bindings and Triton's nanobind module cannot be imported twice in one process (a second
     import raises "Dialect namespace 'rmo' is already registered", or aborts with "refusing to add
     duplicate key"), so both are imported here, before any in-process run, where they are
-    installed; the snapshots then keep them."""
+    installed; the snapshots then keep them. So are the modules whose classes the suite spies on
+    (Triton's launch methods): imported again, a later spy patches a new class that no kernel uses."""
     import importlib.util
 
     if importlib.util.find_spec("max") is not None:
@@ -39,6 +40,10 @@ def native_modules_imported_once():
         import max.graph  # noqa: F401
     if importlib.util.find_spec("triton") is not None:
         import triton  # noqa: F401
+        import triton.runtime.interpreter  # noqa: F401
+        import triton.runtime.jit  # noqa: F401
+
+        import stackcheck.toolchains.triton_kernels  # noqa: F401
 
 
 @pytest.fixture(scope="session")
