@@ -33,6 +33,7 @@ from stackcheck.plugin.homework import instructors_file
 from stackcheck.report import render as rendering
 
 REPORT_FILES = (".json", ".md", ".html", ".instructor-only.json")  # what a judge writes for the feedback
+WARM_SHARDS = 4  # at most this many judges make the warm caches at once (each imports every stack)
 COLUMNS = ["student", "percent", "earned", "points", "status", "claims", "checkpoints"]  # then the key's fields
 
 
@@ -50,6 +51,7 @@ class Setup:
     hidden: tuple[Path, ...]  # what no worker sees, besides what the judge covers
     warm: Path | None = None
     select: str | None = None  # pytest -k: grade only the tests this selects
+    shard: str | None = None  # the warm-up's --homework-shard=K/N
 
 
 def submissions_in(folder: Path) -> list[Path]:
@@ -109,7 +111,7 @@ def grade_all(
         chosen = chosen_parts(folders, parts)
         start = time.monotonic()
         if chosen:
-            warm = warm_caches(setup, chosen, scratch)
+            warm = warm_caches(setup, chosen, scratch, shards=min(jobs, WARM_SHARDS, os.cpu_count() or 1))
             said = warm or "none (the warm-up failed): each run compiles cold"
         else:
             warm, said = None, "none: no submission parses, so none runs a test"
@@ -290,10 +292,13 @@ def _judge(copy: Path, cache: Path, folder: Path, setup: Setup, parts) -> tuple[
         f"--curriculum-report={report}",
         "-p",
         "no:cacheprovider",
+        "-p",
+        "no:unraisableexception",  # its gc passes at exit cost a judge 1.4 s of 26, and report nothing scored
         "-q",
         f"--rootdir={setup.root}",
         *(f"--homework-part={p}" for p in parts or []),
         *(["-k", setup.select] if setup.select else []),
+        *([f"--homework-shard={setup.shard}"] if setup.shard else []),
         *(str(setup.root / part) for part in assignment.PARTS.values()),
         *(str(staged / n) for n in names),
     ]  # an install has no testpaths
@@ -329,17 +334,18 @@ def _judge(copy: Path, cache: Path, folder: Path, setup: Setup, parts) -> tuple[
     return said, report
 
 
-def warm_caches(setup: Setup, parts: list[str], scratch: Path) -> Path | None:
+def warm_caches(setup: Setup, parts: list[str], scratch: Path, shards: int = 1) -> Path | None:
     """Compile caches (torch Inductor's, Triton's, JAX's, the suite's builds) made by grading the course's
     solutions to ``parts`` once, as a submission; each submission's worker starts from a copy of them
     and compiles only what its own code changes. The same run calibrates: a test the course's own
     solution fails when graded so (its judge never holds the code it judges) is listed in the
-    template's UNGRADABLE file, and skipped for every submission. Kept in the suite's cache folder
-    for the next grading with this suite and these versions of torch and JAX; None where the run
-    failed (then each submission compiles cold, and nothing is skipped)."""
+    template's UNGRADABLE file, and skipped for every submission. With ``shards`` above 1, that many
+    judges each run their share of the tests at once (the cold compiles are most of the warm-up),
+    and their caches and lists are joined. Kept in the suite's cache folder for the next grading with
+    this suite and these versions of torch and JAX; None where a run failed (then each submission
+    compiles cold, and nothing is skipped)."""
     from importlib import metadata
 
-    from stackcheck.impl import reference
     from stackcheck.paths.data import cache_dir
 
     def version(name: str) -> str:
@@ -352,22 +358,16 @@ def warm_caches(setup: Setup, parts: list[str], scratch: Path) -> Path | None:
     template = cache_dir() / "grading-caches" / f"worker-{'-'.join(parts)}-{stacks}-{_suite_digest(setup.root)}"
     if (template / "ok").exists():
         return template
-    work = scratch / "warm" / "solutions"
-    work.mkdir(parents=True)
-    solutions = Path(reference.__file__).read_text() + f"\nASSIGNED = {tuple(parts)!r}\n" + OWN_MOJO
-    (work / "homework.py").write_text(solutions)
-    shutil.copytree(data.path("mojo", "study_relu"), work / "study_relu")  # its own copy: the suite's is hidden
-    cache = scratch / "warm" / "cache"
-    cache.mkdir()
-    warmup = dataclasses.replace(setup, timeout=max(setup.timeout, 600.0), instructor=[], select=None)
-    said, report = _judge(work, cache, scratch / "warm" / "judge", warmup, parts)
-    if said is None or not any(cache.glob("*/*")) or not report.exists():  # it compiled nothing: it never ran
+    runs = max(1, shards)
+    with ThreadPoolExecutor(runs) as pool:
+        folders = [scratch / "warm" / str(k) for k in range(1, runs + 1)]
+        shares = list(pool.map(lambda k: _warm_shard(setup, parts, folders[k - 1], k, runs), range(1, runs + 1)))
+    if any(share is None for share in shares):
         return None
-    try:
-        failed = [t for _, t in Report.load(report).tests() if t.outcome in ("failed", "interrupted")]
-    except NotAReport:
-        return None
-    listed = {t.nodeid: (t.message or t.outcome.value) for t in failed}
+    cache, listed = shares[0]
+    for other, more in shares[1:]:
+        shutil.copytree(other, cache, dirs_exist_ok=True, copy_function=_copy_absent)  # content-addressed files
+        listed.update(more)
     (cache / UNGRADABLE).write_text(json.dumps(listed, indent=1, sort_keys=True), encoding="utf-8")
     (cache / "ok").write_text(" ".join(parts))
     made = template.with_name(f"{template.name}.{uuid.uuid4().hex[:8]}")
@@ -378,6 +378,40 @@ def warm_caches(setup: Setup, parts: list[str], scratch: Path) -> Path | None:
     except OSError:  # another grading made it first
         shutil.rmtree(made, ignore_errors=True)
     return template
+
+
+def _warm_shard(setup: Setup, parts: list[str], folder: Path, shard: int, shards: int):
+    """(its cache, {test id: why} of the tests it failed): the solutions graded on the ``shard``-th of
+    ``shards`` shares of the tests, in ``folder``; None where it did not run."""
+    from stackcheck.impl import reference
+
+    work = folder / "solutions"
+    work.mkdir(parents=True)
+    solutions = Path(reference.__file__).read_text() + f"\nASSIGNED = {tuple(parts)!r}\n" + OWN_MOJO
+    (work / "homework.py").write_text(solutions)
+    shutil.copytree(data.path("mojo", "study_relu"), work / "study_relu")  # its own copy: the suite's is hidden
+    cache = folder / "cache"
+    cache.mkdir()
+    warmup = dataclasses.replace(
+        setup,
+        timeout=max(setup.timeout, 600.0),
+        instructor=[],
+        select=None,
+        shard=f"{shard}/{shards}" if shards > 1 else None,
+    )
+    said, report = _judge(work, cache, folder / "judge", warmup, parts)
+    if said is None or not any(cache.glob("*/*")) or not report.exists():  # it compiled nothing: it never ran
+        return None
+    try:
+        failed = [t for _, t in Report.load(report).tests() if t.outcome in ("failed", "interrupted")]
+    except NotAReport:
+        return None
+    return cache, {t.nodeid: (t.message or t.outcome.value) for t in failed}
+
+
+def _copy_absent(source: str, target: str) -> None:
+    if not os.path.exists(target):
+        shutil.copy2(source, target)
 
 
 OWN_MOJO = """
@@ -407,7 +441,7 @@ def prepare_caches(parts: list[str], unsafe: bool) -> int:
     start = time.monotonic()
     with _scratch() as scratch:
         setup = Setup(suite_root(), parts, [], 600.0, {}, "visible", unsafe, (scratch,))
-        made = warm_caches(setup, parts, scratch)
+        made = warm_caches(setup, parts, scratch, shards=min(WARM_SHARDS, os.cpu_count() or 1))
     if made is None:
         print("stackcheck homework warm: the solutions did not run; grading will compile cold", file=sys.stderr)
         return 1

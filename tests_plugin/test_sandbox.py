@@ -319,7 +319,7 @@ def test_nine_submissions_that_attack_grade_as_their_work_and_the_same_twice(tmp
 def test_a_submission_that_never_loads_is_stopped_at_the_wall_limit(tmp_path, monkeypatch):
     """A file that sleeps when imported: its run is stopped at --timeout, the row says so, and the
     student's feedback names no test (none had started)."""
-    monkeypatch.setattr(grading, "warm_caches", lambda *args: None)  # the wall limit, not the compile caches
+    monkeypatch.setattr(grading, "warm_caches", lambda *args, **kwargs: None)  # the wall limit, not the compile caches
     (tmp_path / "subs" / "zed").mkdir(parents=True)
     (tmp_path / "subs" / "zed" / "homework.py").write_text("import time\nASSIGNED = ('math',)\ntime.sleep(600)\n")
     start = time.monotonic()
@@ -351,10 +351,10 @@ def test_homework_warm_makes_the_caches_ahead_and_says_when_it_could_not(tmp_pat
     """`stackcheck homework warm --part P`: grading's compile caches made at set-up, by the warm-up
     grading runs when they are missing (the trial above runs it for real); a failed one says so."""
     made = []
-    monkeypatch.setattr(grading, "warm_caches", lambda setup, parts, *rest: made.append(parts) or tmp_path)
+    monkeypatch.setattr(grading, "warm_caches", lambda setup, parts, *rest, **kw: made.append(parts) or tmp_path)
     assert cli.main(["homework", "warm", "--part", "math"]) == 0 and made == [["math"]]
     assert capsys.readouterr().out.startswith(f"stackcheck homework warm: {tmp_path}")
-    monkeypatch.setattr(grading, "warm_caches", lambda *args: None)
+    monkeypatch.setattr(grading, "warm_caches", lambda *args, **kwargs: None)
     assert cli.main(["homework", "warm", "--part", "math"]) == 1 and "compile cold" in capsys.readouterr().err
 
 

@@ -26,7 +26,7 @@ from stackcheck.homework import assignment, checkpoints, sandbox, scoring
 from stackcheck.impl import contract, integrity, isolation, kernel_source
 from stackcheck.impl.loader import JUDGE, Impl, ImplError, check_names, deepest_frame_in, load_module
 from stackcheck.paths import data
-from stackcheck.plugin.recorder import EVIDENCE, NOT_ATTEMPTED, RUN, STUDENT
+from stackcheck.plugin.recorder import EVIDENCE, MISSING_REASON, NOT_ATTEMPTED, RUN, STUDENT
 from stackcheck.run import invocation
 from stackcheck.stacks.records import STACKS
 
@@ -63,6 +63,7 @@ def select_impl(config: pytest.Config) -> Impl:
     folder, spec = config.getoption("homework", None), config.getoption("impl", None)
     if folder and spec:
         raise pytest.UsageError("--homework DIR and --impl FILE: give one of them")
+    _shard(config)  # refused before anything starts
     if folder:
         spec = os.path.join(folder, "homework.py")
         if not os.path.isfile(spec):
@@ -399,9 +400,31 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         direct = [s for s in stacks if not any(s in STACKS[o].uses for o in stacks)]  # triton, not its torch
         off = item.get_closest_marker("meta") or not all(assignment.stack_runs(s, work.assigned) for s in direct)
         (drop if off else keep).append(item)
+    shard, shards = _shard(config)
+    if shards > 1:  # dealt in turn: first torch.compile's tests that run (cold compiles: most of the time)
+        dealt = sorted(keep, key=lambda item: (_skipped(item), item.get_closest_marker("torch_compile") is None))
+        mine = {id(item) for item in dealt[shard - 1 :: shards]}
+        drop += [item for item in keep if id(item) not in mine]
+        keep = [item for item in keep if id(item) in mine]
     if drop:
         config.hook.pytest_deselected(items=drop)
         items[:] = keep
+
+
+def _skipped(item: pytest.Item) -> bool:
+    """Whether ``item`` is skipped before it runs (its stack or device missing, or a skip mark)."""
+    return MISSING_REASON in item.stash or item.get_closest_marker("skip") is not None
+
+
+def _shard(config: pytest.Config) -> tuple[int, int]:
+    """``--homework-shard=K/N`` as (K, N); (1, 1) without it."""
+    given = config.getoption("homework_shard", None)
+    if given is None:
+        return 1, 1
+    k, _, n = str(given).partition("/")
+    if not (k.isdigit() and n.isdigit() and 1 <= int(k) <= int(n)):
+        raise pytest.UsageError(f"--homework-shard {given}: give K/N with 1 <= K <= N, as 1/2")
+    return int(k), int(n)
 
 
 def _ungradable(config: pytest.Config) -> dict[str, str]:

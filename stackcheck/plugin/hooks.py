@@ -21,6 +21,7 @@ from stackcheck.plugin import course, gpu_gates, homework, options
 from stackcheck.plugin.recorder import (
     DRAWN,
     MISSING,
+    MISSING_REASON,
     OWN_CODE,
     PROPS,
     RECORDER,
@@ -39,8 +40,6 @@ from stackcheck.stacks.records import STACKS
 from stackcheck.toolchains import background
 
 pytest_plugins = list(options.PLUGIN_MODULES[1:])
-
-MISSING_REASON = pytest.StashKey[tuple[str, str]]()
 
 DEVICE_HELP = {
     "cpu": "runs on the host CPU",

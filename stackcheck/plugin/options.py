@@ -146,6 +146,13 @@ def add(parser: pytest.Parser) -> None:
         "fails when graded without its code in the judge; they are skipped, counting neither way",
     )
     group.addoption(
+        "--homework-shard",
+        default=None,
+        metavar="K/N",
+        help="stackcheck grade's own, for its warm-up: run every N-th of the selected tests from the K-th "
+        "(1 to N), so N judges compile the caches at once",
+    )
+    group.addoption(
         "--homework-worker",
         default=None,
         metavar="JSON",

@@ -28,6 +28,7 @@ from stackcheck.stacks.records import DEVICES
 RUN = pytest.StashKey["Run"]()
 RECORDER = pytest.StashKey["Recorder"]()  # the controller's (or a run without workers) alone
 DRAWN = pytest.StashKey[list[str]]()  # the random inputs a test drew, printed when it fails
+MISSING_REASON = pytest.StashKey[tuple[str, str]]()  # an item's missing stack or device: (reason, hint)
 PROPS = "stackcheck"  # user_properties key: claims, device, meta, counts of a test
 EVIDENCE = "stackcheck_evidence"
 MISSING = "stackcheck_missing"  # what a skipped test lacked (a device, a stack, a tool)
