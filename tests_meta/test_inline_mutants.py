@@ -510,6 +510,17 @@ def test_mc09_fails_where_compiling_pays_for_itself():
 
 
 @pytest.mark.meta
+@pytest.mark.mutant_for("S9.6-put-async")
+def test_a_put_that_returns_once_copied_is_caught():
+    """S9.6-put-async's check, on a synchronous put (each call returns once its copy is done, the wait
+    adds nothing), must fail; the H200's readings (0.3 ms returned of 12 ms) pass."""
+    copied = [12e-3, 11.8e-3, 12.2e-3, 12.1e-3, 11.9e-3]
+    with pytest.raises(AssertionError, match="returned only once its copy was done"):
+        judges.assert_put_returns_first(copied, [c + 2e-6 for c in copied])
+    assert judges.assert_put_returns_first([3e-4, 4e-4, 3.5e-4, 3.1e-4, 3.2e-4], copied)
+
+
+@pytest.mark.meta
 @pytest.mark.mutant_for("S6.4-order")
 def test_a_race_is_seen_only_in_a_stale_read():
     """S6.4-order's race half: reads that all equal what the producer wrote show no race (the test

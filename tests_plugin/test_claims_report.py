@@ -25,7 +25,7 @@ IDS = {
     "S4.1-memory S9.4-relu-call S4.1-loops S5.1-buffers S5.1-passes S9.3-backends S9.3-version-names",
     "runtime": "S6.1-runtime MC06 MC07 MC09 Q2 S6.3-shape S6.5-regimes S6.2-resident S6.4-order S9.1-pjrt "
     "S1.2-eager-library S6.4-no-overlap S10.3-gpu S6.1-donate S12.4-dynamic S6.2-shared-memory S9.6-host-overhead "
-    "S6.4-sync-idle S10.5-order S10.5-stale-copy",
+    "S6.4-sync-idle S10.5-order S10.5-stale-copy S9.6-put-async",
     "kernels": "S11.2-mask S11.2-guard S11.3-program S11.4-scope S10.4-custom S10.5-mojo-gpu S12.1-pallas MC10 "
     "S10.4-special S10.4-gpu-target S10.1-not-python S10.4-out-types S11.3-async S11.2-contract S10.4-width "
     "S10.3-no-backward S10.4-not-faster",

@@ -56,6 +56,7 @@ from stackcheck.judges.runtime import (
     assert_donated_buffer_reused,
     assert_host_overhead_dominates,
     assert_library_kernel,
+    assert_put_returns_first,
     assert_same_memory,
     ops_with_device_time,
 )
@@ -74,6 +75,7 @@ __all__ = [
     "assert_bound_by",
     "assert_buffers_reused",
     "assert_compile_not_paid_back",
+    "assert_put_returns_first",
     "assert_compiled_stores_fewer",
     "assert_constant_folded",
     "assert_custom_op_own_gpu_kernel",
