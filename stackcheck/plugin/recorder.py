@@ -310,7 +310,9 @@ class Recorder:
         report = self.final = self.report()
         if self.report_path:
             try:
-                self.written = rendering.write(report, self.report_path, self.sections(report))
+                # a graded judge's pages would go unread: stackcheck grade renders each student's from its JSON
+                pages = not self.config.getoption("homework_graded", False)
+                self.written = rendering.write(report, self.report_path, self.sections(report), pages)
             except OSError as error:
                 self.problems.append(f"--curriculum-report {self.report_path}: could not write it: {error}")
         self.problems += (report.homework or {}).get("problems", [])

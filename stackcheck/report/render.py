@@ -24,12 +24,15 @@ def report_paths(path: str) -> tuple[Path, Path, Path]:
     return json_path, beside(".md"), beside(".html")
 
 
-def write(report: Report, path: str, sections: list[tuple[str, list[str]]]) -> tuple[Path, Path, Path]:
+def write(report: Report, path: str, sections: list[tuple[str, list[str]]], pages: bool = True) -> tuple[Path, ...]:
+    """The report's JSON, and with ``pages`` its Markdown and HTML beside it: the files written."""
     from stackcheck.report import html
 
     json_path, md_path, html_path = report_paths(path)
     json_path.parent.mkdir(parents=True, exist_ok=True)
     json_path.write_text(report.dumps(), encoding="utf-8")
+    if not pages:
+        return (json_path,)
     md_path.write_text(markdown(report, sections), encoding="utf-8")
     html_path.write_text(html.page(report, sections), encoding="utf-8")
     return json_path, md_path, html_path
