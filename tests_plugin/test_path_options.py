@@ -13,7 +13,7 @@ pytestmark = pytest.mark.meta
 
 ROOT = Path(__file__).resolve().parent.parent
 OPTIONS = ROOT / "stackcheck" / "plugin" / "options.py"  # read, not imported: a self-test
-NOT_PATHS = {"DEVICE_OR_STACK", "PART"}  # the metavars of the options whose value is no path
+NOT_PATHS = {"DEVICE_OR_STACK", "PART", "K/N"}  # the metavars of the options whose value is no path
 
 
 def path_options() -> tuple[str, ...]:
