@@ -359,9 +359,9 @@ def warm_caches(setup: Setup, parts: list[str], scratch: Path, shards: int = 1) 
     if (template / "ok").exists():
         return template
     runs = max(1, shards)
+    folders = {k: scratch / "warm" / str(k) for k in range(1, runs + 1)}
     with ThreadPoolExecutor(runs) as pool:
-        folders = [scratch / "warm" / str(k) for k in range(1, runs + 1)]
-        shares = list(pool.map(lambda k: _warm_shard(setup, parts, folders[k - 1], k, runs), range(1, runs + 1)))
+        shares = list(pool.map(lambda k: _warm_shard(setup, parts, folders[k], k, runs), folders))
     if any(share is None for share in shares):
         return None
     cache, listed = shares[0]

@@ -26,7 +26,7 @@ from stackcheck.homework import assignment, checkpoints, sandbox, scoring
 from stackcheck.impl import contract, integrity, isolation, kernel_source
 from stackcheck.impl.loader import JUDGE, Impl, ImplError, check_names, deepest_frame_in, load_module
 from stackcheck.paths import data
-from stackcheck.plugin.recorder import EVIDENCE, MISSING_REASON, NOT_ATTEMPTED, RUN, STUDENT
+from stackcheck.plugin.recorder import EVIDENCE, NOT_ATTEMPTED, RUN, STUDENT, skipped_at_collection
 from stackcheck.run import invocation
 from stackcheck.stacks.records import STACKS
 
@@ -402,18 +402,13 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         (drop if off else keep).append(item)
     shard, shards = _shard(config)
     if shards > 1:  # dealt in turn: first torch.compile's tests that run (cold compiles: most of the time)
-        dealt = sorted(keep, key=lambda item: (_skipped(item), item.get_closest_marker("torch_compile") is None))
+        dealt = sorted(keep, key=lambda i: (skipped_at_collection(i), not i.get_closest_marker("torch_compile")))
         mine = {id(item) for item in dealt[shard - 1 :: shards]}
         drop += [item for item in keep if id(item) not in mine]
         keep = [item for item in keep if id(item) in mine]
     if drop:
         config.hook.pytest_deselected(items=drop)
         items[:] = keep
-
-
-def _skipped(item: pytest.Item) -> bool:
-    """Whether ``item`` is skipped before it runs (its stack or device missing, or a skip mark)."""
-    return MISSING_REASON in item.stash or item.get_closest_marker("skip") is not None
 
 
 def _shard(config: pytest.Config) -> tuple[int, int]:

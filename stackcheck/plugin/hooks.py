@@ -32,6 +32,7 @@ from stackcheck.plugin.recorder import (
     Recorder,
     Run,
     WorkerPart,
+    skipped_at_collection,
 )
 from stackcheck.report import render as rendering
 from stackcheck.run import max_graphs
@@ -338,11 +339,7 @@ def pytest_collection_finish(session: pytest.Session) -> None:
     need at once, on background threads, so they overlap the other tests. A graded run loads the
     student's file first (homework.load_late)."""
     homework.load_late(session)
-    runnable = [
-        item
-        for item in session.items
-        if MISSING_REASON not in item.stash and gpu_gates.GATE not in item.stash and not item.get_closest_marker("skip")
-    ]  # a test skipped at collection (judge_traces, ungradable) starts no compile
+    runnable = [item for item in session.items if not skipped_at_collection(item)]  # they start no compile
     kinds = {k for item in runnable for k in max_graph_kinds(item)}
     # Under xdist every worker collects every test: each compiles its share at collection, at once.
     if kinds and not available.stack_missing("max"):

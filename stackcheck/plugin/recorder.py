@@ -21,6 +21,7 @@ from stackcheck.claims import catalogue, drift
 from stackcheck.claims.results import Report, Status, TestResult
 from stackcheck.evidence import gpus, precision
 from stackcheck.impl.loader import Impl
+from stackcheck.plugin import gpu_gates
 from stackcheck.report import render as rendering
 from stackcheck.stacks import fingerprint
 from stackcheck.stacks.records import DEVICES
@@ -41,6 +42,12 @@ REVISIT = "stackcheck_revisit"  # a failure: the claim or misconception to revis
 LISTING = "stackcheck_listing"  # a course listing's description (--course)
 LISTING_NOTE = "stackcheck_listing_note"  # how a listing ran when not as written
 LISTING_LINE = "stackcheck_listing_line"  # the document's line a listing failed at, and its error
+
+
+def skipped_at_collection(item: pytest.Item) -> bool:
+    """Whether ``item`` is skipped before it runs: its stack or device missing, a GPU it cannot run
+    on (gpu_gates), or a skip mark (judge_traces, ungradable)."""
+    return MISSING_REASON in item.stash or gpu_gates.GATE in item.stash or item.get_closest_marker("skip") is not None
 
 
 def failure_line(report: pytest.TestReport) -> str:
