@@ -107,6 +107,17 @@ def tile_margin(profile: Profile) -> float | None:
     return profile.line(TILE_MARGIN)
 
 
+# S5.2-too-big, the fused two-layer program at hidden width 256 (spilling) over the unfused pair. Recorded on
+# the H200 (Triton 3.6, 2^14 rows): 4.8x, where the same program at width 64 (no spill) took 0.38x of its
+# pair; a line of 2.0 is 2.4 under that. Spilling's cost is the card's local-memory path: no other line.
+FUSION_LOSES = {"NVIDIA H200": 2.0}
+
+
+def fusion_loses_line(profile: Profile) -> float | None:
+    """S5.2-too-big: how many times the unfused pair's time the spilling fusion takes at least."""
+    return profile.line(FUSION_LOSES)
+
+
 # S6.4-sync-idle: the device's idle share submitted ahead (at most) and waited for after every step
 # (at least this factor of it), with a step sized as on the H200 (``sync_step``). Recorded there over 9
 # runs of 3 series: 0.011-0.019 submitted ahead, 7.2-43x that waited for; a forward with a hidden sync

@@ -485,11 +485,3 @@ def ptxas_usage(compiled) -> dict[str, int]:
         )
     }
     return numbers
-
-
-def assert_too_big_spills(fits: dict[str, int], too_big: dict[str, int]) -> None:
-    """S5.2-too-big: the program sized for its warps keeps everything in registers; the one that
-    holds too much per thread hits the register limit and spills."""
-    assert fits["spill_stores"] == 0 and too_big["spill_stores"] > 0, (
-        f"registers and spill bytes (ptxas): sized {fits}, too big {too_big}"
-    )
