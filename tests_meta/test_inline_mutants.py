@@ -396,8 +396,8 @@ def test_s9_6_overhead_check_refuses_a_call_that_is_work():
 @pytest.mark.mutant_for("S9.3-backends")
 @pytest.mark.jax
 def test_s9_3_backend_check_refuses_one_backend_twice():
-    """S9.3-backends' check, fed the CPU's HLO for both backends (what a test that never left the CPU
-    would read), or an HLO that lost its matmul, refuses it."""
+    """S9.3-backends' checks, fed the CPU's HLO for both backends (what a test that never left the CPU
+    would read), or an HLO that lost its matmul, refuse it: the names, and the optimizations (§12.5)."""
     jax = need("jax")
     args = (jax.numpy.ones((64, 32)), jax.numpy.ones((32, 16)), jax.numpy.ones(16))
     hlo = jax.jit(lambda x, w, b: jax.nn.relu(x @ w + b)).lower(*args).compile().as_text()
@@ -409,6 +409,10 @@ def test_s9_3_backend_check_refuses_one_backend_twice():
     with pytest.raises(AssertionError, match="holds the matmul"):
         judges.assert_backends_name_the_matmul_differently(
             {"cpu": ir.hlo_matmul_op(hlo), "cuda": ir.hlo_matmul_op(no_matmul)}
+        )
+    with pytest.raises(AssertionError, match="optimized the line alike"):
+        judges.assert_backends_optimize_differently(
+            {d: ir.hlo_optimization(hlo, "f32[64,16]") for d in ("cpu", "cuda")}
         )
 
 
@@ -686,12 +690,16 @@ def test_a_scalar_cpu_kernel_is_caught():
 @pytest.mark.meta
 @pytest.mark.mutant_for("S5.2-too-big")
 @pytest.mark.triton
-def test_a_tile_that_fits_passed_off_as_too_big_is_caught():
-    from stackcheck.toolchains.triton_kernels import Tile, assert_too_big_spills, ptxas_usage, tile_compiled_sm90
+def test_a_fusion_that_never_spills_or_never_loses_is_caught():
+    """The narrowest fused pair passed off as the grown one; a spilling fusion timed at its pair's speed."""
+    from stackcheck.toolchains import fused_mlp
+    from stackcheck.toolchains.triton_kernels import ptxas_usage
 
-    fits = ptxas_usage(tile_compiled_sm90(Tile(64, 64, 32, 2, 4), "fp32", "ieee"))
+    fits = ptxas_usage(fused_mlp.compiled_sm90(64))
     with pytest.raises(AssertionError, match="spill"):
-        assert_too_big_spills(fits, fits)
+        judges.assert_fusion_spills_as_it_grows({64: fits, 512: fits})
+    with pytest.raises(AssertionError, match="loses"):
+        judges.assert_grown_fusion_loses(1.0, per_gpu.FUSION_LOSES["NVIDIA H200"])
 
 
 @pytest.mark.meta

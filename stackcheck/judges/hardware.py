@@ -164,6 +164,33 @@ def assert_intermediates_removed(
     return found
 
 
+def assert_keeps_no_more_than_the_backend(learner: dict, line: dict, course: int, where: str) -> dict:
+    """Checkpoint 3 on the learner's code: its one jitted forward keeps in memory no [N, M] value that
+    XLA's compile of the course's line keeps on this backend (none where the backend fuses the
+    epilogue, as XLA:GPU does: the course's 0 MB), and moves no more bytes beyond the compulsory than
+    the line does (within 5 % of the course's 4 x N x M x 4; XLA cannot count a library call's
+    bytes, which it reports as negative: then the values kept decide alone). Each side is
+    {"kept": [HLO values], "extra_bytes": float or None}."""
+    found = {
+        "learner_kept": learner["kept"],
+        "line_kept": line["kept"],
+        "learner_extra_bytes": learner["extra_bytes"],
+        "line_extra_bytes": line["extra_bytes"],
+        "intermediate_bytes_4NM4": course,
+    }
+    assert len(learner["kept"]) <= len(line["kept"]), (
+        f"on {where} the forward writes {len(learner['kept'])} [N, M] intermediates to memory and reads them back "
+        f"({learner['kept']}); XLA's compile of ReLU(X @ W + b) there keeps {len(line['kept'])} ({line['kept']}): "
+        f"keep the forward one traced program XLA can fuse (no callbacks, barriers or host steps between the ops)"
+    )
+    if learner["extra_bytes"] is not None and line["extra_bytes"] is not None:
+        assert learner["extra_bytes"] <= line["extra_bytes"] + 0.05 * course, (
+            f"on {where} the forward moves {learner['extra_bytes']:.0f} bytes beyond the compulsory, the course's line "
+            f"{line['extra_bytes']:.0f}: {found}"
+        )
+    return found
+
+
 def assert_fewer_launches_and_bytes(
     eager: list[counters.Kernel], compiled: list[counters.Kernel], chain_length: int
 ) -> dict:

@@ -50,6 +50,18 @@ def assert_backends_name_the_matmul_differently(by_backend: dict[str, str]) -> d
     return by_backend
 
 
+def assert_backends_optimize_differently(by_backend: dict[str, dict]) -> dict[str, dict]:
+    """§12.5: one line, one JAX, two backends, two optimizations: by backend, the ENTRY instructions of
+    its optimized HLO that run ("ops") and the [N, M] values it keeps in memory between them
+    ("kept", ``ir.hlo_kept``); the backends differ in at least one (XLA:CPU keeps the dot's output
+    and adds the epilogue in a loop fusion; XLA:GPU fuses the epilogue into the GEMM)."""
+    shapes = {d: (len(found["ops"]), len(found["kept"])) for d, found in by_backend.items()}
+    assert len(set(shapes.values())) > 1, (
+        f"the backends optimized the line alike (ops run, values kept in memory): {by_backend}"
+    )
+    return by_backend
+
+
 def assert_variants_fuse_alike(found: dict[str, dict]) -> dict[str, dict]:
     """§3.2: for each variant of the line (another activation, no bias, SwiGLU's two matmuls),
     ``found[variant]`` = {"matmuls": the matmuls it writes, "kernels": its compiled kernels' kinds,
@@ -301,3 +313,23 @@ def assert_callbacks_ordered_by_the_program(ordered: str, unordered: str, callba
         f"with ordered=True each of the {callbacks} callbacks takes and returns the program's token: {calls}"
     )
     assert "!stablehlo.token" not in unordered, "without ordered=True the program carries no token: no order"
+
+
+def assert_fusion_spills_as_it_grows(usage_by_width: dict[int, dict[str, int]]) -> dict:
+    """S5.2-too-big: the fused program at its narrowest hidden width keeps its state in registers,
+    and growing the fusion (ptxas's figures by width, in growing order) makes it spill."""
+    widths = sorted(usage_by_width)
+    spills = {h: usage_by_width[h]["spill_stores"] for h in widths}
+    assert spills[widths[0]] == 0 and spills[widths[-1]] > 0, (
+        f"the fused pair by hidden width H: registers and spill bytes a thread (ptxas) {usage_by_width}; "
+        f"expected none spilled at H = {widths[0]} and a spill once it grows"
+    )
+    return {"spill_bytes_by_width": spills}
+
+
+def assert_grown_fusion_loses(fused_over_unfused: float, line: float) -> None:
+    """S5.2-too-big: the fused program that spills runs at least ``line`` times the unfused pair's time."""
+    assert fused_over_unfused >= line, (
+        f"the spilling fusion took {fused_over_unfused:.2f}x the unfused pair's time; too big a fusion loses by "
+        f"at least {line}x on this GPU"
+    )

@@ -29,7 +29,7 @@ FUSED = {("matmul", "add"): re.compile(r"\b(?:addmm|linear)\b")}
 # What machine code looks like: PTX memory and predicate instructions, x86 vector moves.
 MACHINE = re.compile(r"^\s*(?:@%p\d+\s+)?(?:ld\.global|st\.global|setp\.\w+|vmovups|vfmadd\w*)\b", re.M)
 # An HLO instruction's opcode: "%dot.3 = f32[2,2]{1,0} dot(...)" -> "dot".
-HLO_OPCODE = re.compile(r"= \S+ ([a-z][\w\-]*)\(")
+HLO_OPCODE = re.compile(r"= (?:\(.*?\)|\S+) ([a-z][\w\-]*)\(")  # a tuple-typed result too: (f32[..], s8[..])
 # The pass number in a name of XLA's pass dump: "module_0001.jit_f.0007.algsimp.txt" -> "0007".
 PASS_NUMBER = re.compile(r"\.(\d{4})\.")
 
@@ -275,6 +275,24 @@ def hlo_entry(hlo: str) -> list[str]:
     return [line.strip() for line in body.group(1).splitlines() if line.strip()] if body else []
 
 
+def hlo_kept(hlo: str, shape: str) -> list[str]:
+    """The ENTRY values of an optimized HLO module of ``shape`` (e.g. "f32[64,16]") that are neither
+    its result nor a parameter: tensors the program writes to memory and reads back."""
+    return [
+        line.split(" = ")[0]
+        for line in hlo_entry(hlo)
+        if not line.startswith("ROOT") and f" = {shape}" in line and "parameter(" not in line
+    ]
+
+
+def xla_extra_bytes(compiled, compulsory: int) -> float | None:
+    """XLA's cost analysis of a compiled program: bytes accessed beyond ``compulsory``; None where
+    XLA cannot count them (a library call's bytes are reported as negative)."""
+    cost = compiled.cost_analysis()
+    accessed = (cost[0] if isinstance(cost, list) else cost).get("bytes accessed", -1.0)
+    return accessed - compulsory if accessed >= 0 else None
+
+
 def hlo_matmul_op(hlo: str) -> str:
     """How an optimized HLO module's ENTRY carries the program's matmul (the instruction whose
     metadata names dot_general): its opcode, with the library target or fusion kind it names, e.g.
@@ -343,6 +361,13 @@ def hlo_kernels(hlo: str) -> list[str]:
     fusions, dots, custom calls), by opcode: parameters, constants and views left out."""
     found = (HLO_OPCODE.search(line) for line in hlo_entry(hlo))
     return [m[1] for m in found if m and m[1] not in NOT_KERNELS]
+
+
+def hlo_optimization(hlo: str, shape: str) -> dict:
+    """What a backend's optimizer made of a program whose result is ``shape``: the ENTRY instructions
+    that run as kernels or library calls ("ops"), and the values of that shape kept in memory between
+    them ("kept")."""
+    return {"ops": hlo_kernels(hlo), "kept": hlo_kept(hlo, shape)}
 
 
 def hlo_opcodes(hlo: str) -> list[str]:
