@@ -1,4 +1,4 @@
-"""MC04 (§14.1, §7.2): not every matmul uses Tensor Cores; dtype and settings decide. Read from the
+"""MC04 (§14.1, §7.2): not every matmul uses Tensor Cores; dtype, settings and shape decide. Read from the
 H200's counters for cuBLAS, and, on any machine, from the PTX Triton writes for sm_90."""
 
 import re
@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 from stackcheck import judges
+from stackcheck.evidence import device_profile, per_gpu
 from stackcheck.evidence.numerics import as_numpy, assert_matches_reference, make_inputs
 from stackcheck.stacks.available import need
 from stackcheck.toolchains import counters
@@ -56,6 +57,30 @@ def test_cublas_uses_tensor_cores_by_dtype_and_setting(dtype, tf32, tensor_cores
     evidence(dtype=dtype, tf32=tf32, gemm=[k.summary() for k in kernels], gemv_1xN=[k.summary() for k in thin])
     what = f"{N}^3 {dtype} matmul, TF32 {'on' if tf32 else 'off'}"
     evidence(**judges.assert_tensor_cores(kernels, tensor_cores, what))
+
+
+TENSOR_CASES = [c for c in CASES if c.values[2]]
+
+
+@pytest.mark.claim("MC04")
+@pytest.mark.cuda
+@pytest.mark.torch
+@pytest.mark.ncu(*(r for c in TENSOR_CASES for r in (gemm(*c.values[:2]), gemv(*c.values[:2]))))
+def test_the_shape_decides_too(evidence):
+    """Each dtype and setting whose N^3 GEMM is on Tensor Cores, at the shape 1 x N: on the H200 the
+    TF32 product leaves the tensor pipe for FFMAs (per_gpu.SHAPE_DECIDES); a card without a recorded
+    case reports what it found."""
+    profile = device_profile.current()
+    by_case = {
+        c.id: (counters.profile(gemm(*c.values[:2])), counters.profile(gemv(*c.values[:2])))
+        for c in TENSOR_CASES
+        if not profile.lacks(*(need for m in c.marks if m.name == "gpu_needs" for need in m.args))
+    }
+    recorded = per_gpu.shape_decides(profile)
+    found = judges.assert_shape_decides(by_case, recorded)
+    evidence(**found)
+    if recorded is None:
+        device_profile.no_line(profile, found)
 
 
 @pytest.mark.claim("MC04")

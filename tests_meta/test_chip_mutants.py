@@ -41,6 +41,22 @@ def test_a_reader_that_sums_the_fma_pipe_as_tensor_work_is_caught():
         judges.assert_tensor_cores([FP32_GEMM], True, "fp32 GEMM claimed on Tensor Cores")
 
 
+TF32_GEMM = kernel("sm90_xmma_gemm_f32f32_tf32f32", gmma=262144, hmma=262144, ffma=4194304)
+TF32_GEMV = kernel("internal::kernel<float>", hmma=2112, ffma=4196352)
+
+
+@pytest.mark.meta
+@pytest.mark.mutant_for("MC04")
+def test_a_thin_product_read_as_its_gemm_is_not_a_shape_that_decides():
+    """The H200's TF32 GEMV is FFMA work; read with its GEMM's counters (or the GEMM off the tensor
+    pipe too) the shape no longer decides, and the card's recorded case fails."""
+    recorded = per_gpu.SHAPE_DECIDES["NVIDIA H200"]
+    judges.assert_shape_decides({recorded: ([TF32_GEMM], [TF32_GEMV])}, recorded)
+    for wrong in (([TF32_GEMM], [TF32_GEMM]), ([FP32_GEMM], [TF32_GEMV])):
+        with pytest.raises(AssertionError, match="1 x N product"):
+            judges.assert_shape_decides({recorded: wrong}, recorded)
+
+
 @pytest.mark.meta
 @pytest.mark.mutant_for("MC05")
 def test_relu_on_the_tensor_pipe_is_caught():

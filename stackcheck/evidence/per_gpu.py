@@ -118,6 +118,17 @@ def fusion_loses_line(profile: Profile) -> float | None:
     return profile.line(FUSION_LOSES)
 
 
+# MC04, the case whose 1 x N product leaves the tensor pipe while its N^3 GEMM uses it. Recorded on the
+# H200 (cuBLAS of CUDA 13): the TF32 GEMV is FFMA work (2112 stray HMMA against 4.2M FFMA: 5e-4 of the
+# line's 1e-3), its GEMM 0.0625; the bf16 and fp16 GEMVs stay on the tensor pipe. Other cards report.
+SHAPE_DECIDES = {"NVIDIA H200": "fp32-tf32"}
+
+
+def shape_decides(profile: Profile) -> str | None:
+    """MC04: the case (a test id of test_mc04_tensor_cores) where the shape decides on this card."""
+    return profile.line(SHAPE_DECIDES)
+
+
 # S6.4-sync-idle: the device's idle share submitted ahead (at most) and waited for after every step
 # (at least this factor of it), with a step sized as on the H200 (``sync_step``). Recorded there over 9
 # runs of 3 series: 0.011-0.019 submitted ahead, 7.2-43x that waited for; a forward with a hidden sync

@@ -113,6 +113,38 @@ def assert_tensor_cores(kernels: list[counters.Kernel], expected: bool, what: st
     return {"judged": [judged.line("tensor-pipe over FFMA instructions", tensor / max(ffma, 1), **side)]}
 
 
+def shape_decided(by_case: dict[str, tuple[list[counters.Kernel], list[counters.Kernel]]]) -> list[str]:
+    """MC04: the cases (a dtype and setting: (N^3 GEMM kernels, 1 x N product kernels)) whose GEMM is
+    on the tensor pipe while their 1 x N product is FFMA work, by ``assert_tensor_cores``'s line."""
+
+    def share(kernels):
+        return sum(k.tensor_pipe for k in kernels) / max(counters.total(kernels, "ffma"), 1)
+
+    return [
+        case
+        for case, (square, thin) in by_case.items()
+        if share(square) > 1e-3 and counters.total(thin, "ffma") > 0 and share(thin) <= 1e-3
+    ]
+
+
+def assert_shape_decides(by_case: dict, recorded: str | None) -> dict:
+    """MC04: on a GPU whose run recorded a case where the shape decides (``recorded``), that case's
+    GEMM is on the tensor pipe and its 1 x N product is not; elsewhere the cases found are reported."""
+    decided = shape_decided(by_case)
+    found = {
+        "shape_decides_in": decided,
+        "tensor_pipe_over_ffma": {
+            case: [round(sum(k.tensor_pipe for k in ks) / max(counters.total(ks, "ffma"), 1), 6) for ks in pair]
+            for case, pair in by_case.items()
+        },
+    }
+    assert recorded is None or recorded in decided, (
+        f"{recorded}: the N^3 GEMM should run on the tensor pipe and the 1 x N product of the same dtype and "
+        f"setting on the FFMA pipe (tensor-pipe over FFMA instructions, line 1e-3, as [GEMM, 1 x N]): {found}"
+    )
+    return found
+
+
 def assert_general_pipes_only(kernels: list[counters.Kernel], what: str) -> None:
     """MC05: ``what`` (an elementwise kernel) runs on the general ALUs, never the tensor pipe."""
     tensor, alu = sum(k.tensor_pipe for k in kernels), counters.total(kernels, "alu")
