@@ -22,12 +22,12 @@ PROFILES = device_profile.recorded()
 EXPECTED_GATES = {
     "t4": {"bf16-tensor-cores", "tf32", "flash-attention", "gemm-templates", "triton-bf16"},
     "l4": {"gemm-templates"},  # 58 SMs: Inductor keeps its GEMM templates for 68 and more
-    "a100": set(),
+    "a100": {"memory-without-hbm"},  # HBM2: S7.2-memory-kind shows on GDDR and LPDDR cards
     "rtx4090": set(),
     "rtx4060laptop": {"gemm-templates"},
     "rtx3070laptop": {"gemm-templates"},  # 40 SMs
-    "h100pcie": set(),
-    "h200": set(),
+    "h100pcie": {"memory-without-hbm"},
+    "h200": {"memory-without-hbm"},
 }
 # The published FP32 peaks (TFLOPS) of the data sheets each profile cites: its SMs, lanes and clock must give them.
 DATASHEET_FP32_TFLOPS = {

@@ -74,6 +74,15 @@ NEEDS = {
         lambda p: p.capability >= (8, 0) and p.sms >= 68,
     ),
     "triton-bf16": Need("bf16 in Triton kernels (sm_80+)", lambda p: p.capability >= (8, 0)),
+    # §7.2: the memory bus the driver reports, or where it reports none the architecture's usual memory
+    "memory-without-hbm": Need(
+        "memory other than HBM (GDDR, LPDDR or the host's)",
+        lambda p: (
+            hardware.memory_kind(p.memory_bus_bits, p.integrated) != "HBM"
+            if p.memory_bus_bits or p.integrated
+            else not p.arch.memory.startswith("HBM")
+        ),
+    ),
 }
 
 
@@ -98,6 +107,8 @@ class Profile:
     # memory free when the driver was asked (a display, another process take the rest); 0: not asked
     # (a recorded profile), the whole memory counts
     free_bytes: int = 0
+    memory_bus_bits: int = 0  # the memory bus's width (CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH); 0: unknown
+    integrated: bool = False  # an integrated GPU, using the host's memory (CU_DEVICE_ATTRIBUTE_INTEGRATED)
 
     @property
     def sm(self) -> str:
@@ -230,7 +241,8 @@ asked = cuda.cuDevicePrimaryCtxRetain(ctypes.byref(context), dev) == 0 and cuda.
 asked = asked and cuda.cuMemGetInfo_v2(ctypes.byref(free), ctypes.byref(total)) == 0
 print(json.dumps({"name": name.value.decode(), "capability": [attr(75), attr(76)], "sms": attr(16),
                   "l2_bytes": attr(38), "shared_per_block_optin": attr(97), "memory_bytes": memory.value,
-                  "clock_khz": attr(13, needed=False), "free_bytes": free.value if asked else 0}))
+                  "clock_khz": attr(13, needed=False), "free_bytes": free.value if asked else 0,
+                  "memory_bus_bits": attr(37, needed=False), "integrated": bool(attr(18, needed=False))}))
 """
 
 
