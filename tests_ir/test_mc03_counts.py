@@ -5,9 +5,11 @@ import re
 import numpy as np
 import pytest
 
-from stackcheck.evidence.numerics import assert_matches_reference, reference_forward, uniform
+from stackcheck import judges
+from stackcheck.evidence.numerics import assert_matches_reference, make_inputs, reference_forward, uniform
 from stackcheck.stacks.available import need
 from stackcheck.stacks.params import device_params
+from stackcheck.stacks.records import jax_in, jax_out
 from stackcheck.toolchains import ir, mojo_build
 from stackcheck.toolchains.inductor import compile_and_read
 
@@ -36,6 +38,26 @@ def test_ops_nodes_kernels_and_instructions_differ(impl, torch_inputs, example_i
     if instructions is not None:  # the other three counts stand without it
         assert instructions > 10 * kernels, counts
     assert_matches_reference(gen.result.cpu().numpy(), reference_forward(*example_inputs), dtype="float32", k=32)
+
+
+@pytest.mark.claim("MC03")
+@pytest.mark.jax
+def test_the_learners_jax_forward_counts_four_different_numbers(impl, evidence):
+    """The implementation's JAX forward compiled for the CPU: three math ops, its jaxpr's nodes, XLA's
+    kernels and library calls, and the machine instructions of the kernels XLA generated."""
+    jax = need("jax")
+    arrays = make_inputs(64, 32, 16, seed=33)
+    args = jax_in(arrays, "cpu", "float32")
+    found = ir.jax_counts(impl.jax_forward, *args)
+    counts = {
+        "ops": len(FORMULA_OPS),
+        "nodes": len(found["nodes"]),
+        "kernels": len(found["kernels"]),
+        "instructions": found["instructions_at_least"],
+    }
+    evidence(counts=judges.assert_four_counts_differ(counts), graph_nodes=found["nodes"], xla_kernels=found["kernels"])
+    y = jax_out(jax.jit(impl.jax_forward)(*args), "float32")
+    assert_matches_reference(y, reference_forward(*arrays), dtype="float32", k=32)
 
 
 def instruction_count(ptx: str) -> int:

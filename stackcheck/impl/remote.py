@@ -171,14 +171,15 @@ class Worker:
         if self.process is not None and self.process.poll() is None:
             self._request(("reset",), "torch._dynamo.reset", [])
 
-    def jax_stages(self, helper: Callable, name: str, args: tuple):
-        """JAX's stages of the student's function, built here from the program the worker exported
-        (StableHLO, optimized HLO and the executable are the judge's own); only the jaxpr, which the
-        export does not carry, is the worker's."""
+    def jax_program(self, helper: Callable, name: str, args: tuple):
+        """A JAX helper's reading of the student's function (``JAX_PROGRAM_HELPERS``), built here from the
+        program the worker exported (StableHLO, optimized HLO, kernels and the executable are the
+        judge's own); only what the jaxpr gives, which the export does not carry, is the worker's."""
         exported = self._exported(name, args, {})
-        stages = helper(lambda *a: exported.call(*a), *args)
-        stages["jaxpr"] = self.evidence(helper, name, args, {})["jaxpr"]
-        return stages
+        found = helper(lambda *a: exported.call(*a), *args)
+        told = self.evidence(helper, name, args, {})
+        found.update({key: told[key] for key in JAX_PROGRAM_HELPERS[helper.__name__]})
+        return found
 
     def eager_ops(self, helper: Callable, name: str, args: tuple, kwargs: dict):
         """``eager_ops`` of the student's torch function, recorded by the judge's own eager mode on a
@@ -490,9 +491,14 @@ def proxy(owner: Worker, name: str) -> Callable:
     return torch.compiler.disable(call) if torch is not None else call
 
 
+# JAX helpers that read a compiled program: the judge compiles the worker's export itself and takes
+# from the worker only these keys, read from the jaxpr (stackcheck.toolchains.ir).
+JAX_PROGRAM_HELPERS = {"jax_stages": ("jaxpr",), "jax_counts": ("nodes",)}
+
+
 def _evidence(owner: Worker, name: str, helper: Callable, *args, **kwargs):
-    if helper.__name__ == "jax_stages" and not kwargs:
-        return owner.jax_stages(helper, name, args)
+    if helper.__name__ in JAX_PROGRAM_HELPERS and not kwargs:
+        return owner.jax_program(helper, name, args)
     if helper.__name__ == "eager_ops" and args and all(type(a).__name__ == "Tensor" for a in args):
         return owner.eager_ops(helper, name, args, kwargs)
     return owner.evidence(helper, name, args, kwargs)

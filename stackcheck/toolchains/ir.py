@@ -562,6 +562,64 @@ def jaxpr_ops(jaxpr) -> dict[str, int]:
     return counts
 
 
+def jaxpr_leaves(jaxpr) -> list[str]:
+    """The primitives of a (closed) jaxpr that compute, in order, nested jaxprs opened: a call that
+    wraps one (jit, custom_jvp_call, ...) is opened, not counted itself."""
+    found = []
+    for eqn in getattr(jaxpr, "jaxpr", jaxpr).eqns:
+        subs = [
+            sub
+            for value in eqn.params.values()
+            for sub in (value if isinstance(value, (tuple, list)) else (value,))
+            if hasattr(sub, "eqns") or hasattr(getattr(sub, "jaxpr", None), "eqns")
+        ]
+        found += [name for sub in subs[:1] for name in jaxpr_leaves(sub)] if subs else [eqn.primitive.name]
+    return found
+
+
+# The longest machine instruction, in bytes, by ELF machine: x86-64's 15, AArch64's fixed 4.
+LONGEST_INSTRUCTION = {62: 15, 183: 4}
+
+
+def elf_code_bytes(obj: bytes) -> tuple[int, int]:
+    """(bytes of executable sections, the ELF machine number) of a 64-bit little-endian object file."""
+    import struct
+
+    if obj[:4] != b"\x7fELF" or obj[4] != 2 or obj[5] != 1:
+        raise ValueError("not a 64-bit little-endian ELF object")
+    machine = struct.unpack_from("<H", obj, 0x12)[0]
+    table = struct.unpack_from("<Q", obj, 0x28)[0]
+    size, count = struct.unpack_from("<HH", obj, 0x3A)
+    headers = (struct.unpack_from("<IIQQQQ", obj, table + i * size) for i in range(count))
+    return sum(h[5] for h in headers if h[2] & 0x4), machine  # SHF_EXECINSTR
+
+
+def jax_counts(forward, *args) -> dict:
+    """MC03's counts of one JAX forward compiled for the CPU (``args`` CPU arrays): the jaxpr's nodes
+    (``jaxpr_leaves``), the optimized HLO's kernels and library calls (``hlo_kernels``), and the
+    machine instructions XLA generated for its kernels, at least: the bytes of code in the object
+    files it wrote over the longest instruction (a library call's own code is not among them)."""
+    far = where.elsewhere(jax_counts, forward, *args)
+    if far is not where.HERE:
+        return far
+    import pathlib
+    import tempfile
+
+    import jax
+
+    with tempfile.TemporaryDirectory() as folder:
+        names = xla_dump(forward, *args, folder=pathlib.Path(folder))
+        optimized = next(n for n in names if n.endswith("cpu_after_optimizations.txt"))
+        hlo = (pathlib.Path(folder) / optimized).read_text()
+        code = [elf_code_bytes((pathlib.Path(folder) / n).read_bytes()) for n in names if n.endswith(".o")]
+    return {
+        "nodes": jaxpr_leaves(jax.make_jaxpr(forward)(*args)),
+        "kernels": hlo_kernels(hlo),
+        "code_bytes": sum(b for b, _ in code),
+        "instructions_at_least": sum(b // LONGEST_INSTRUCTION.get(m, 15) for b, m in code),
+    }
+
+
 def llvm_vector_ops(llvm: str, function: str) -> dict[str, set[int]]:
     """The float32 lanes of ``function``'s loads, stores and max calls, in unoptimized LLVM IR
     (the first definition whose name holds ``function``): {"load": {8}, "store": {8}, "max": {8}}."""
