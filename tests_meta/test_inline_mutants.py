@@ -838,3 +838,17 @@ def test_s4_1_order_check_refuses_a_program_that_carries_no_order():
         judges.assert_callbacks_ordered_by_the_program(unordered, unordered, callbacks=3)
     with pytest.raises(AssertionError, match="carries no token"):
         judges.assert_callbacks_ordered_by_the_program(ordered, ordered, callbacks=3)
+
+
+@pytest.mark.meta
+@pytest.mark.mutant_for("MC03")
+def test_four_counts_check_refuses_counts_that_coincide():
+    """MC03's check, fed counts where the kernels are the ops (no fusion), the nodes are the ops, or the
+    instructions no more than the nodes, refuses each; an object file it cannot read leaves three."""
+    right = {"ops": 3, "nodes": 4, "kernels": 2, "instructions": 41}
+    judges.assert_four_counts_differ(right)
+    judges.assert_four_counts_differ({**right, "instructions": None})
+    for wrong in ({"kernels": 3}, {"nodes": 3}, {"instructions": 4}):
+        with pytest.raises(AssertionError):
+            judges.assert_four_counts_differ({**right, **wrong})
+    assert ir.elf_code_bytes(b"\xcf\xfa\xed\xfe" + bytes(60)) is None  # a Mach-O object

@@ -339,12 +339,14 @@ def assert_four_counts_differ(counts: dict[str, int]) -> dict[str, int]:
     """MC03 (§2.3): "연산 개수, 그래프 노드 개수, 커널 개수, 기계 명령 개수는 서로 다른 수치다", on one compiled
     forward: fewer kernels than math ops (fusion), more graph nodes than ops (one source op, the bias
     add, is a broadcast and an add), and more machine instructions than nodes. ``counts``: "ops",
-    "nodes", "kernels", "instructions" (at least)."""
+    "nodes", "kernels", "instructions" (at least; None where the object code could not be read)."""
     ops, nodes, kernels, instructions = (counts[k] for k in ("ops", "nodes", "kernels", "instructions"))
     assert 0 < kernels < ops, (
         f"{kernels} kernels for {ops} math ops: fusion should leave fewer kernels than ops (keep the forward one "
         f"traced program, no host step between its ops): {counts}"
     )
     assert nodes > ops, f"{nodes} graph nodes for {ops} math ops: the bias add alone is two nodes: {counts}"
-    assert instructions > nodes, f"at least {instructions} machine instructions for {nodes} graph nodes: {counts}"
+    assert instructions is None or instructions > nodes, (
+        f"{instructions} machine instructions for {nodes} nodes: {counts}"
+    )
     return counts

@@ -581,12 +581,13 @@ def jaxpr_leaves(jaxpr) -> list[str]:
 LONGEST_INSTRUCTION = {62: 15, 183: 4}
 
 
-def elf_code_bytes(obj: bytes) -> tuple[int, int]:
-    """(bytes of executable sections, the ELF machine number) of a 64-bit little-endian object file."""
+def elf_code_bytes(obj: bytes) -> tuple[int, int] | None:
+    """(bytes of executable sections, the ELF machine number) of a 64-bit little-endian object file;
+    None for another format (macOS writes Mach-O)."""
     import struct
 
     if obj[:4] != b"\x7fELF" or obj[4] != 2 or obj[5] != 1:
-        raise ValueError("not a 64-bit little-endian ELF object")
+        return None
     machine = struct.unpack_from("<H", obj, 0x12)[0]
     table = struct.unpack_from("<Q", obj, 0x28)[0]
     size, count = struct.unpack_from("<HH", obj, 0x3A)
@@ -598,7 +599,8 @@ def jax_counts(forward, *args) -> dict:
     """MC03's counts of one JAX forward compiled for the CPU (``args`` CPU arrays): the jaxpr's nodes
     (``jaxpr_leaves``), the optimized HLO's kernels and library calls (``hlo_kernels``), and the
     machine instructions XLA generated for its kernels, at least: the bytes of code in the object
-    files it wrote over the longest instruction (a library call's own code is not among them)."""
+    files it wrote over the longest instruction (a library call's own code is not among them; None
+    where they are not ELF)."""
     far = where.elsewhere(jax_counts, forward, *args)
     if far is not where.HERE:
         return far
@@ -612,11 +614,11 @@ def jax_counts(forward, *args) -> dict:
         optimized = next(n for n in names if n.endswith("cpu_after_optimizations.txt"))
         hlo = (pathlib.Path(folder) / optimized).read_text()
         code = [elf_code_bytes((pathlib.Path(folder) / n).read_bytes()) for n in names if n.endswith(".o")]
+    readable = bool(code) and None not in code
     return {
         "nodes": jaxpr_leaves(jax.make_jaxpr(forward)(*args)),
         "kernels": hlo_kernels(hlo),
-        "code_bytes": sum(b for b, _ in code),
-        "instructions_at_least": sum(b // LONGEST_INSTRUCTION.get(m, 15) for b, m in code),
+        "instructions_at_least": sum(b // LONGEST_INSTRUCTION.get(m, 15) for b, m in code) if readable else None,
     }
 
 
