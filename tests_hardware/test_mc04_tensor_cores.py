@@ -66,6 +66,7 @@ TENSOR_CASES = [c for c in CASES if c.values[2]]
 @pytest.mark.cuda
 @pytest.mark.torch
 @pytest.mark.ncu(*(r for c in TENSOR_CASES for r in (gemm(*c.values[:2]), gemv(*c.values[:2]))))
+@pytest.mark.gpu_needs(line=per_gpu.shape_decides)
 def test_the_shape_decides_too(evidence):
     """Each dtype and setting whose N^3 GEMM is on Tensor Cores, at the shape 1 x N: on the H200 the
     TF32 product leaves the tensor pipe for FFMAs (per_gpu.SHAPE_DECIDES); a card without a recorded

@@ -1,11 +1,13 @@
 """§7.2: a GPU is many SMs, each with its own registers and shared memory, in front of one L2 and
-HBM, each level larger and farther than the last. Read from the device's properties, and seen in
-the DRAM counters: a working set inside L2 is read from HBM once; one far larger, every pass."""
+HBM, each level larger and farther than the last. Read from the device's properties, seen in the
+DRAM counters (a working set inside L2 is read from HBM once; one far larger, every pass), and
+measured: the same bytes read from one SM's L1, from L2 and from device memory take longer at each
+level out (stackcheck.toolchains.levels)."""
 
 import pytest
 
 from stackcheck import judges
-from stackcheck.evidence import hardware
+from stackcheck.evidence import device_profile, hardware, judged, per_gpu, timing
 from stackcheck.evidence.numerics import as_numpy, assert_matches_reference
 from stackcheck.stacks.available import need
 from stackcheck.stacks.params import device_params
@@ -55,3 +57,70 @@ def test_each_level_is_larger_than_the_last(device, evidence):
         k=x.numel(),
         what="sum of the working set",
     )
+
+
+@pytest.mark.claim("S7.2-hierarchy")
+@pytest.mark.parametrize("device", device_params("triton", devices=("cuda",)))
+@pytest.mark.gpu_needs(line=per_gpu.level_lines)
+def test_each_level_out_is_slower_to_read(device, evidence):
+    torch = need("torch")
+    from stackcheck.toolchains import levels
+
+    profile = device_profile.current()
+    programs = torch.cuda.get_device_properties(device).multi_processor_count * levels.PROGRAMS_PER_SM
+    generator = torch.Generator(device).manual_seed(72)
+    sets = levels.working_sets(profile.l2_bytes, profile.budget_bytes)
+    xs = {level: torch.rand(n // 4, device=device, generator=generator) for level, n in sets.items()}
+    out = torch.empty(programs, levels.BLOCK, device=device)
+    for level, x in xs.items():  # the kernels timed sum what they read
+        assert_matches_reference(
+            levels.reread(x, out, level),
+            levels.expected(x, programs, level),
+            dtype="float32",
+            k=levels.PASSES,
+            what=f"the sums of the blocks read from {level}",
+        )
+    timers = {
+        level: timing.cuda_event_timer(lambda x=x, level=level: levels.reread(x, out, level)) for level, x in xs.items()
+    }
+    runs = timing.interleaved(timers, "device-events", trials=9, warmup=2)
+    found = {
+        "working_set_bytes": sets,
+        "tb_per_s": {level: round(levels.bytes_read(programs) / m.median / 1e12, 2) for level, m in runs.items()},
+        **{level: m.summary() for level, m in runs.items()},
+    }
+    lines = per_gpu.level_lines(profile)
+    if lines is None:
+        device_profile.no_line(profile, found)
+    names = list(runs)
+    evidence(
+        **found,
+        judged=[
+            judged.line(f"{far} over {near}", timing.ratio(runs[far], runs[near]), at_least=line, of=(far, near))
+            for (near, far), line in zip(zip(names, names[1:]), lines)
+        ],
+    )
+    for (near, far), line in zip(zip(names, names[1:]), lines):
+        ratio = timing.ratio(runs[far], runs[near])
+        if ratio < line:
+            timing.call_it(ratio, line, max(timing.scatter(runs[far]), timing.scatter(runs[near])), found)
+    judges.assert_each_level_slower({level: m.median for level, m in runs.items()}, lines)
+
+
+@pytest.mark.claim("S7.2-hierarchy")
+@pytest.mark.triton
+def test_the_reread_kernel_sums_the_blocks_it_reads():
+    """The kernel the levels are timed with, in Triton's interpreter on the CPU: its sums are right."""
+    torch = need("torch")
+    from stackcheck.toolchains import levels
+
+    x = torch.rand(64 * levels.BLOCK, generator=torch.Generator().manual_seed(73))
+    out = torch.empty(8, levels.BLOCK)
+    for level in levels.STRIDES:
+        assert_matches_reference(
+            levels.reread(x, out, level, passes=16),
+            levels.expected(x, 8, level, passes=16),
+            dtype="float32",
+            k=16,
+            what=f"the sums of the blocks read ({level}'s stride)",
+        )

@@ -44,14 +44,22 @@ def test_a_growing_fusion_spills(evidence):
 
 @pytest.mark.claim("S5.2-too-big")
 @pytest.mark.parametrize("device", device_params("triton", devices=("cuda",)))
+@pytest.mark.gpu_needs(line=per_gpu.fusion_loses_line)
 def test_the_spilling_fusion_loses_to_the_unfused_pair_on_the_gpu(device, evidence):
     torch = need("torch")
+    from triton.runtime.errors import OutOfResources
+
     from stackcheck.toolchains import fused_mlp as fm
 
     x = torch.randn(ROWS, fm.K, device=device, generator=torch.Generator(device).manual_seed(52))
     timers, layers = {}, {}
     for h in (GPU_FITS, GPU_SPILLS):
-        checked(fm, h, device)
+        try:
+            checked(fm, h, device)
+        except OutOfResources as refused:  # a T4's 64 KB a block: the tile of H
+            pytest.skip(
+                f"this GPU cannot hold the fused pair's tiles at H = {h} in one block's shared memory: {refused}"
+            )
         layers[h] = fm.weights(h, device, seed=h)
         timers[f"fused_{h}"] = timing.cuda_event_timer(lambda w=layers[h]: fm.fused(x, *w))
         timers[f"unfused_{h}"] = timing.cuda_event_timer(lambda w=layers[h]: fm.unfused(x, *w))

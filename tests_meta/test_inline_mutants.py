@@ -852,3 +852,16 @@ def test_four_counts_check_refuses_counts_that_coincide():
         with pytest.raises(AssertionError):
             judges.assert_four_counts_differ({**right, **wrong})
     assert ir.elf_code_bytes(b"\xcf\xfa\xed\xfe" + bytes(60)) is None  # a Mach-O object
+
+
+@pytest.mark.meta
+@pytest.mark.mutant_for("S7.2-hierarchy")
+def test_levels_check_refuses_a_level_read_as_fast_as_the_one_before():
+    """The H200's level times (19.9, 8.75 and 4.45 TB/s of one read), then L2 timed as if its set had
+    stayed in L1, and device memory as if it had stayed in L2: each is refused."""
+    lines = per_gpu.LEVELS_SLOWER["NVIDIA H200"]
+    right = {"L1": 1 / 19.9, "L2": 1 / 8.75, "device memory": 1 / 4.45}
+    judges.assert_each_level_slower(right, lines)
+    for wrong in ({"L2": right["L1"]}, {"device memory": right["L2"]}):
+        with pytest.raises(AssertionError, match="farther out"):
+            judges.assert_each_level_slower({**right, **wrong}, lines)

@@ -129,6 +129,18 @@ def shape_decides(profile: Profile) -> str | None:
     return profile.line(SHAPE_DECIDES)
 
 
+# S7.2-hierarchy, the same bytes read from one SM's L1, a quarter of the L2 and 1 GiB of device memory
+# (stackcheck.toolchains.levels): L2 over L1 and device memory over L2, in device time. Recorded on the
+# H200 over 6 series of 9 (idle GPU): 19.9, 8.75 and 4.45 TB/s; the ratios 2.27-2.30 and 1.96-1.97
+# (median / line 1.51 and 1.40, the spreads squared 1.03 and 1.01). Another card's levels differ.
+LEVELS_SLOWER = {"NVIDIA H200": (1.5, 1.4)}
+
+
+def level_lines(profile: Profile) -> tuple[float, float] | None:
+    """S7.2-hierarchy: (L2 over L1, device memory over L2) at least, None where no line is set."""
+    return profile.line(LEVELS_SLOWER)
+
+
 # S6.4-sync-idle: the device's idle share submitted ahead (at most) and waited for after every step
 # (at least this factor of it), with a step sized as on the H200 (``sync_step``). Recorded there over 9
 # runs of 3 series: 0.011-0.019 submitted ahead, 7.2-43x that waited for; a forward with a hidden sync

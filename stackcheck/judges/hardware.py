@@ -145,6 +145,18 @@ def assert_shape_decides(by_case: dict, recorded: str | None) -> dict:
     return found
 
 
+def assert_each_level_slower(seconds: dict[str, float], lines: tuple[float, float]) -> dict:
+    """§7.2: the same bytes read from one SM's L1, from L2 and from device memory (``seconds``, by
+    level, in that order): each level out takes at least its line's factor longer than the one
+    before (``lines``: L2 over L1, device memory over L2)."""
+    names = list(seconds)
+    ratios = {f"{far} over {near}": seconds[far] / seconds[near] for near, far in zip(names, names[1:])}
+    found = {"time_ratios": {k: round(v, 2) for k, v in ratios.items()}, "lines": list(lines)}
+    short = [name for (name, ratio), line in zip(ratios.items(), lines) if ratio < line]
+    assert not short, f"reading farther out should take longer: {', '.join(short)} under its line: {found}"
+    return found
+
+
 def assert_general_pipes_only(kernels: list[counters.Kernel], what: str) -> None:
     """MC05: ``what`` (an elementwise kernel) runs on the general ALUs, never the tensor pipe."""
     tensor, alu = sum(k.tensor_pipe for k in kernels), counters.total(kernels, "alu")
