@@ -8,7 +8,7 @@ import pytest
 
 from stackcheck import judges
 from stackcheck.evidence import device_profile, hardware, judged, per_gpu, timing
-from stackcheck.evidence.numerics import as_numpy, assert_matches_reference
+from stackcheck.evidence.numerics import as_numpy, assert_exact, assert_matches_reference
 from stackcheck.stacks.available import need
 from stackcheck.stacks.params import device_params
 from stackcheck.toolchains import counters
@@ -70,16 +70,14 @@ def test_each_level_out_is_slower_to_read(device, evidence):
     programs = torch.cuda.get_device_properties(device).multi_processor_count * levels.PROGRAMS_PER_SM
     generator = torch.Generator(device).manual_seed(72)
     sets = levels.working_sets(profile.l2_bytes, profile.budget_bytes)
-    xs = {level: torch.rand(n // 4, device=device, generator=generator) for level, n in sets.items()}
+    # small integers: every sum is exact in float32, so the kernel's sums are checked bit for bit
+    xs = {
+        level: torch.randint(0, 8, (n // 4,), device=device, generator=generator).float() for level, n in sets.items()
+    }
     out = torch.empty(programs, levels.BLOCK, device=device)
     for level, x in xs.items():  # the kernels timed sum what they read
-        assert_matches_reference(
-            levels.reread(x, out, level),
-            levels.expected(x, programs, level),
-            dtype="float32",
-            k=levels.PASSES,
-            what=f"the sums of the blocks read from {level}",
-        )
+        expected = levels.expected(x, programs, level)
+        assert_exact(levels.reread(x, out, level), expected, what=f"the sums of the blocks read from {level}")
     timers = {
         level: timing.cuda_event_timer(lambda x=x, level=level: levels.reread(x, out, level)) for level, x in xs.items()
     }
@@ -114,13 +112,8 @@ def test_the_reread_kernel_sums_the_blocks_it_reads():
     torch = need("torch")
     from stackcheck.toolchains import levels
 
-    x = torch.rand(64 * levels.BLOCK, generator=torch.Generator().manual_seed(73))
+    x = torch.randint(0, 8, (64 * levels.BLOCK,), generator=torch.Generator().manual_seed(73)).float()
     out = torch.empty(8, levels.BLOCK)
     for level in levels.STRIDES:
-        assert_matches_reference(
-            levels.reread(x, out, level, passes=16),
-            levels.expected(x, 8, level, passes=16),
-            dtype="float32",
-            k=16,
-            what=f"the sums of the blocks read ({level}'s stride)",
-        )
+        expected = levels.expected(x, 8, level, passes=16)
+        assert_exact(levels.reread(x, out, level, passes=16), expected, what=f"the sums read ({level}'s stride)")
