@@ -4,11 +4,12 @@ DRAM counters (a working set inside L2 is read from HBM once; one far larger, ev
 measured: the same bytes read from one SM's L1, from L2 and from device memory take longer at each
 level out (stackcheck.toolchains.levels)."""
 
+import numpy as np
 import pytest
 
 from stackcheck import judges
 from stackcheck.evidence import device_profile, hardware, judged, per_gpu, timing
-from stackcheck.evidence.numerics import as_numpy, assert_exact, assert_matches_reference
+from stackcheck.evidence.numerics import as_numpy, assert_exact, assert_matches_reference, uniform
 from stackcheck.stacks.available import need
 from stackcheck.stacks.params import device_params
 from stackcheck.toolchains import counters
@@ -68,12 +69,11 @@ def test_each_level_out_is_slower_to_read(device, evidence):
 
     profile = device_profile.current()
     programs = torch.cuda.get_device_properties(device).multi_processor_count * levels.PROGRAMS_PER_SM
-    generator = torch.Generator(device).manual_seed(72)
     sets = levels.working_sets(profile.l2_bytes, profile.budget_bytes)
-    # small integers: every sum is exact in float32, so the kernel's sums are checked bit for bit
-    xs = {
-        level: torch.randint(0, 8, (n // 4,), device=device, generator=generator).float() for level, n in sets.items()
-    }
+    # small integers: every sum is exact in float32, so the kernel's sums are checked bit for bit; one
+    # seeded MiB repeated fills each set (what a read costs does not depend on the values)
+    tile = torch.from_numpy(np.floor(uniform((2**18,), seed=72, low=0, high=8))).to(device)
+    xs = {level: tile.repeat(-(-(n // 4) // tile.numel()))[: n // 4] for level, n in sets.items()}
     out = torch.empty(programs, levels.BLOCK, device=device)
     for level, x in xs.items():  # the kernels timed sum what they read
         expected = levels.expected(x, programs, level)
@@ -112,7 +112,7 @@ def test_the_reread_kernel_sums_the_blocks_it_reads():
     torch = need("torch")
     from stackcheck.toolchains import levels
 
-    x = torch.randint(0, 8, (64 * levels.BLOCK,), generator=torch.Generator().manual_seed(73)).float()
+    x = torch.from_numpy(np.floor(uniform((64 * levels.BLOCK,), seed=73, low=0, high=8)))
     out = torch.empty(8, levels.BLOCK)
     for level in levels.STRIDES:
         expected = levels.expected(x, 8, level, passes=16)

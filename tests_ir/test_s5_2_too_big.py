@@ -8,7 +8,7 @@ import pytest
 
 from stackcheck import judges
 from stackcheck.evidence import device_profile, judged, per_gpu, timing
-from stackcheck.evidence.numerics import assert_matches_reference
+from stackcheck.evidence.numerics import assert_matches_reference, uniform
 from stackcheck.stacks.available import need
 from stackcheck.stacks.params import device_params
 
@@ -20,7 +20,7 @@ ROWS = 1 << 16
 def checked(fm, h: int, device: str) -> None:
     """The fused program at width ``h`` computes the pair's numbers (float64 reference)."""
     torch = need("torch")
-    x = torch.randn(300, fm.K, device=device, generator=torch.Generator(device).manual_seed(h))
+    x = torch.from_numpy(uniform((300, fm.K), seed=h)).to(device)
     w1, b1, w2 = fm.weights(h, device, seed=h + 1)
     expected = fm.unfused(*(t.double() for t in (x, w1, b1, w2)))
     assert_matches_reference(fm.fused(x, w1, b1, w2), expected, dtype="float32", k=h, what=f"the fused pair at H = {h}")
@@ -51,7 +51,7 @@ def test_the_spilling_fusion_loses_to_the_unfused_pair_on_the_gpu(device, eviden
 
     from stackcheck.toolchains import fused_mlp as fm
 
-    x = torch.randn(ROWS, fm.K, device=device, generator=torch.Generator(device).manual_seed(52))
+    x = torch.from_numpy(uniform((ROWS, fm.K), seed=52)).to(device)
     timers, layers = {}, {}
     for h in (GPU_FITS, GPU_SPILLS):
         try:

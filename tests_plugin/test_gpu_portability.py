@@ -82,6 +82,9 @@ def test_a_declared_line_comes_from_a_per_gpu_table(cuda_tests, key):
         "block_line": per_gpu.BLOCK_256_BEATEN,
         "tile_margin": per_gpu.TILE_MARGIN,
         "sync_idle_lines": per_gpu.SYNC_IDLE,
+        "fusion_loses_line": per_gpu.FUSION_LOSES,
+        "shape_decides": per_gpu.SHAPE_DECIDES,
+        "level_lines": per_gpu.LEVELS_SLOWER,
     }
     declared = {name for row in cuda_tests for name in row["lines"]}
     assert declared - {"bf16_line"} <= set(tables), f"lines not from per_gpu's tables: {declared - set(tables)}"

@@ -46,12 +46,12 @@ def compiled_sm90(h: int):
 
 
 def weights(h: int, device: str, seed: int):
-    """W1 [K, H], b1 [H], W2 [H, M], float32, seeded, scaled so Y stays of order one."""
-    g = torch.Generator(device).manual_seed(seed)
-    w1 = torch.randn(K, h, device=device, generator=g) / K**0.5
-    b1 = torch.randn(h, device=device, generator=g)
-    w2 = torch.randn(h, M, device=device, generator=g) / h**0.5
-    return w1, b1, w2
+    """W1 [K, H], b1 [H], W2 [H, M], float32, seeded (stackcheck.evidence.numerics.uniform), scaled so
+    Y stays of order one."""
+    from stackcheck.evidence.numerics import uniform
+
+    w1, b1, w2 = (uniform(shape, seed=seed + i) for i, shape in enumerate(((K, h), (h,), (h, M))))
+    return tuple(torch.from_numpy(a).to(device) for a in (w1 / K**0.5, b1, w2 / h**0.5))
 
 
 def fused(x: torch.Tensor, w1: torch.Tensor, b1: torch.Tensor, w2: torch.Tensor) -> torch.Tensor:
