@@ -94,6 +94,11 @@ def assert_programs_run_at_once(counted: int, atomic: int, programs: int, most: 
     return found
 
 
+def tensor_share(kernels: list[counters.Kernel]) -> float:
+    """Tensor-pipe instructions over FP32 FFMA instructions of ``kernels`` (MC04's reading)."""
+    return sum(k.tensor_pipe for k in kernels) / max(counters.total(kernels, "ffma"), 1)
+
+
 def assert_tensor_cores(kernels: list[counters.Kernel], expected: bool, what: str) -> dict:
     """MC04: ``expected`` says whether ``what`` does its multiply-adds on Tensor Cores. One warp-level
     MMA does the work of thousands of FFMAs, so the line is tensor-pipe instructions at 0.1 % of
@@ -110,20 +115,16 @@ def assert_tensor_cores(kernels: list[counters.Kernel], expected: bool, what: st
         ]
     )
     side = {"at_least": 1e-3} if expected else {"at_most": 1e-3}
-    return {"judged": [judged.line("tensor-pipe over FFMA instructions", tensor / max(ffma, 1), **side)]}
+    return {"judged": [judged.line("tensor-pipe over FFMA instructions", tensor_share(kernels), **side)]}
 
 
 def shape_decided(by_case: dict[str, tuple[list[counters.Kernel], list[counters.Kernel]]]) -> list[str]:
     """MC04: the cases (a dtype and setting: (N^3 GEMM kernels, 1 x N product kernels)) whose GEMM is
     on the tensor pipe while their 1 x N product is FFMA work, by ``assert_tensor_cores``'s line."""
-
-    def share(kernels):
-        return sum(k.tensor_pipe for k in kernels) / max(counters.total(kernels, "ffma"), 1)
-
     return [
         case
         for case, (square, thin) in by_case.items()
-        if share(square) > 1e-3 and counters.total(thin, "ffma") > 0 and share(thin) <= 1e-3
+        if tensor_share(square) > 1e-3 and counters.total(thin, "ffma") > 0 and tensor_share(thin) <= 1e-3
     ]
 
 
@@ -133,10 +134,7 @@ def assert_shape_decides(by_case: dict, recorded: str | None) -> dict:
     decided = shape_decided(by_case)
     found = {
         "shape_decides_in": decided,
-        "tensor_pipe_over_ffma": {
-            case: [round(sum(k.tensor_pipe for k in ks) / max(counters.total(ks, "ffma"), 1), 6) for ks in pair]
-            for case, pair in by_case.items()
-        },
+        "tensor_pipe_over_ffma": {case: [round(tensor_share(ks), 6) for ks in pair] for case, pair in by_case.items()},
     }
     assert recorded is None or recorded in decided, (
         f"{recorded}: the N^3 GEMM should run on the tensor pipe and the 1 x N product of the same dtype and "

@@ -551,15 +551,22 @@ def jaxpr_ops(jaxpr) -> dict[str, int]:
     """Each primitive's count in a (closed) jaxpr, nested jaxprs included as often as they are called
     (the printed form names a repeated sub-jaxpr once); a while loop's body counts once."""
     counts: dict[str, int] = {}
-    inner = getattr(jaxpr, "jaxpr", jaxpr)
-    for eqn in inner.eqns:
+    for eqn in getattr(jaxpr, "jaxpr", jaxpr).eqns:
         counts[eqn.primitive.name] = counts.get(eqn.primitive.name, 0) + 1
-        for value in eqn.params.values():
-            for sub in value if isinstance(value, (tuple, list)) else (value,):
-                if hasattr(sub, "eqns") or hasattr(getattr(sub, "jaxpr", None), "eqns"):
-                    for name, n in jaxpr_ops(sub).items():
-                        counts[name] = counts.get(name, 0) + n
+        for sub in _sub_jaxprs(eqn):
+            for name, n in jaxpr_ops(sub).items():
+                counts[name] = counts.get(name, 0) + n
     return counts
+
+
+def _sub_jaxprs(eqn) -> list:
+    """The jaxprs (open or closed) an equation's parameters hold: a call's body, a cond's branches."""
+    return [
+        sub
+        for value in eqn.params.values()
+        for sub in (value if isinstance(value, (tuple, list)) else (value,))
+        if hasattr(sub, "eqns") or hasattr(getattr(sub, "jaxpr", None), "eqns")
+    ]
 
 
 def jaxpr_leaves(jaxpr) -> list[str]:
@@ -567,13 +574,8 @@ def jaxpr_leaves(jaxpr) -> list[str]:
     wraps one (jit, custom_jvp_call, ...) is opened, not counted itself."""
     found = []
     for eqn in getattr(jaxpr, "jaxpr", jaxpr).eqns:
-        subs = [
-            sub
-            for value in eqn.params.values()
-            for sub in (value if isinstance(value, (tuple, list)) else (value,))
-            if hasattr(sub, "eqns") or hasattr(getattr(sub, "jaxpr", None), "eqns")
-        ]
-        found += [name for sub in subs[:1] for name in jaxpr_leaves(sub)] if subs else [eqn.primitive.name]
+        subs = _sub_jaxprs(eqn)
+        found += jaxpr_leaves(subs[0]) if subs else [eqn.primitive.name]
     return found
 
 
