@@ -350,3 +350,23 @@ def assert_four_counts_differ(counts: dict[str, int]) -> dict[str, int]:
         f"{instructions} machine instructions for {nodes} nodes: {counts}"
     )
     return counts
+
+
+LINE = ["matmul", "add", "relu"]
+
+
+def assert_layers_hand_off(stack: str, found: dict) -> dict:
+    """Q4 and MC11 (§12.1): one stack's layers, each read from what it produced. The captured program
+    and the high-level IR each hold the line's matmul, add and ReLU in order (the ReLU by what it
+    computes), and the compiler runs the IR's ops in fewer kernels than there are ops (it fused)."""
+    __tracebackhide__ = True
+    missing = [layer for layer in ("captured", "IR") if not ir.is_subsequence(LINE, found[layer])]
+    assert not missing, (
+        f"{stack}: the {' and the '.join(missing)} should hold {' -> '.join(LINE)} in order; read: {found}"
+    )
+    ops = sum(1 for family in found["IR"] if family != "broadcast")
+    assert 1 <= len(found["kernels"]) < ops, (
+        f"{stack}: the compiler should run the IR's {ops} ops in fewer kernels (it fuses); it runs "
+        f"{len(found['kernels'])}: {found['kernels']}"
+    )
+    return {f"{stack} {layer}": value for layer, value in found.items()}

@@ -536,6 +536,13 @@ def max_custom_ops(graph) -> list[str]:
     return re.findall(r'mo\.custom\b[^\n]*?\bsymbol = "(\w+)"', str(graph))
 
 
+def max_kernels(model) -> list[list[str]]:
+    """The kernels a compiled MAX model runs that compute the graph's ops: each as the mo ops (and
+    custom ops) its summary names, in order; the shape and buffer bookkeeping left out."""
+    found = (re.findall(r"\bmo\.(?!static\b)[\w.]+|\bcustom__\w+", summary) for summary in model.kernel_summaries)
+    return [ops for ops in found if ops]
+
+
 def max_recorded_steps(graph) -> dict[str, tuple[str, list[str]]]:
     """What a MAX graph's first three outputs (A, Z, Y of ``max_steps``) were recorded as: each its op
     and operands, with an operand that is another of the three named by it ("a") and an input by

@@ -1,13 +1,15 @@
-"""What the elementwise ops of a JAX program compute, read from its IR (course §4.3, §5.2, §9.3).
+"""What the elementwise ops of a JAX program or a MAX graph compute, read from its IR (course §4.3,
+§5.2, §9.3, §12.1).
 
 JAX's three stages are read into one flat graph each: a jaxpr's equations, StableHLO's ops (parsed
-by MLIR's own parser), XLA's optimized HLO instructions; calls, nested jits, custom_jvp bodies and
-fusions are inlined where they are used (a node keeps the fusion it came from). Op families come
-from the canonical op names (``dot_general`` and ``dot`` are a matmul, ``broadcast_in_dim`` and
-``broadcast`` a broadcast, ``add`` an add). The ReLU is not read from a name: a node is a ReLU where,
-evaluated on probe values (negative, zero, positive, NaN, +-inf) in place of an earlier node z, it
-gives max(z, 0) with NaN kept, whatever spells it: ``max``, ``maximum``, ``where``/``select``,
-``clamp``, a call of ``jax.nn.relu``."""
+by MLIR's own parser), XLA's optimized HLO instructions; a MAX graph's mo ops too. Calls, nested
+jits, custom_jvp bodies and fusions are inlined where they are used (a node keeps the fusion it
+came from). Op families come from the canonical op names (``dot_general``, ``dot`` and mo's
+``matmul`` are a matmul, ``broadcast_in_dim`` and ``broadcast`` a broadcast, ``add`` an add). The
+ReLU is not read from a name: a node is a ReLU where, evaluated on probe values (negative, zero,
+positive, NaN, +-inf) in place of an earlier node z, it gives max(z, 0) with NaN kept, whatever
+spells it: ``max``, ``maximum``, ``where``/``select``, ``clamp``, a call of ``jax.nn.relu``, mo's
+``relu``."""
 
 from __future__ import annotations
 
@@ -76,8 +78,9 @@ COMPARISONS = {"lt": "LT", "le": "LE", "gt": "GT", "ge": "GE", "eq": "EQ", "ne":
 
 
 def graph(text: str, form: str) -> list[Node]:
-    """The flat graph of ``text``, a JAX program's ``form``: "jaxpr", "stablehlo" or "hlo"."""
-    return {"jaxpr": _jaxpr, "stablehlo": _stablehlo, "hlo": _hlo}[form](text)
+    """The flat graph of ``text``, a program's ``form``: JAX's "jaxpr", "stablehlo" or "hlo", or "mo"
+    (a MAX graph, as ``str(graph)`` prints it)."""
+    return {"jaxpr": _jaxpr, "stablehlo": _stablehlo, "hlo": _hlo, "mo": _mo}[form](text)
 
 
 def families(text: str, form: str) -> list[str]:
@@ -178,6 +181,10 @@ def _apply(node: Node, args: list):
         return args[1] if args[0] else args[2]
     if op == "select_n" and len(args) >= 2:
         return args[1 + int(args[0])]
+    if op == "not" and len(args) == 1:
+        return not args[0]
+    if op == "relu" and len(args) == 1:  # mo's ReLU primitive
+        return _max(float(args[0]), 0.0)
     if op == "clamp" and len(args) == 3:
         return _min(_max(args[1], args[0]), args[2])
     binary = {"add": lambda a, b: a + b, "sub": lambda a, b: a - b, "mul": _mul, "div": _div, "max": _max, "min": _min}
@@ -303,6 +310,26 @@ def _splat(attribute):
         form = {"f16": ">e", "f32": ">f", "f64": ">d"}[kind]
         return struct.unpack(form, bits.to_bytes(struct.calcsize(form), "big"))[0]
     return _number(text)
+
+
+# ---- a MAX graph (the mo dialect), as text ----
+
+MO_OP = re.compile(r"^\s*(%\w+) = (?:r?mo\.)+([\w.]+)(?: \[[^\]]*\])?(?:\(([^)]*)\)| <#M\.dense_array<([^<>]*)>)", re.M)
+# mo's op names that differ from the normalized ones; its ReLU primitive is max(z, 0), NaN kept
+MO_NAMES = {"broadcast_to": "broadcast", "static.broadcast_to": "broadcast", "cast": "convert", "negative": "neg"}
+MO_COMPARISONS = {"greater": "GT", "greater_equal": "GE", "equal": "EQ", "not_equal": "NE"}
+
+
+def _mo(text: str) -> list[Node]:
+    nodes = [Node(name, "parameter") for name in dict.fromkeys(re.findall(r"%arg\d+\b", text))]
+    for name, op, operands, constant in MO_OP.findall(text):
+        node = Node(name, MO_NAMES.get(op, NAMES.get(op, op)), re.findall(r"%\w+", operands or ""))
+        if op == "constant":
+            node.attrs["value"] = _number(constant) if "," not in constant else None
+        if op in MO_COMPARISONS:
+            node.op, node.attrs["direction"] = "compare", MO_COMPARISONS[op]
+        nodes.append(node)
+    return nodes
 
 
 # ---- XLA's optimized HLO, as text ----
