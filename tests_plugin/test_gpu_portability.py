@@ -85,6 +85,7 @@ def test_a_declared_line_comes_from_a_per_gpu_table(cuda_tests, key):
         "fusion_loses_line": per_gpu.FUSION_LOSES,
         "shape_decides": per_gpu.SHAPE_DECIDES,
         "level_lines": per_gpu.LEVELS_SLOWER,
+        "many_requests_line": per_gpu.MANY_REQUESTS,
     }
     declared = {name for row in cuda_tests for name in row["lines"]}
     assert declared - {"bf16_line"} <= set(tables), f"lines not from per_gpu's tables: {declared - set(tables)}"

@@ -4,9 +4,10 @@ measure different things, and give different numbers in the expected order for t
 import numpy as np
 import pytest
 
-from stackcheck.evidence import judged, timing
+from stackcheck import judges
+from stackcheck.evidence import device_profile, judged, per_gpu, timing
 from stackcheck.evidence.compiles import fresh_jit
-from stackcheck.evidence.numerics import assert_exact
+from stackcheck.evidence.numerics import assert_exact, assert_matches_reference
 from stackcheck.stacks.available import need
 from stackcheck.stacks.params import device_params
 from stackcheck.stacks.records import jax_device
@@ -139,6 +140,63 @@ def test_device_events_expose_the_unsynced_timers_error(impl, torch_matmul, evid
     )
     assert events / synced >= 0.5, f"for a GEMM this large the kernel is most of the synced time: {report}"
     assert unsynced / events <= 0.2, f"events expose the unsynced timer: it saw the launch, not the GEMM: {report}"
+
+
+def queued_and_waited(impl, stack: str, device: str) -> dict[str, timing.Measurement]:
+    """Per request: ``COUNT`` requests of tanh(A @ A) at a size where the host's share counts, each
+    waited for ("one") and all queued with one wait ("many"), interleaved A B A B, timed by the
+    learner's timed_call and sync; and the requests' result, to check."""
+    n, count = per_gpu.MANY_REQUESTS_N, per_gpu.MANY_REQUESTS_COUNT
+    a_np = np.full((n, n), 0.5 / n, dtype=np.float32)
+    if stack == "jax":
+        jax = need("jax")
+        a = jax.device_put(a_np, jax_device(device))
+        f = jax.jit(lambda p: jax.numpy.tanh(p @ p))
+        request, sync = lambda: f(a), impl.jax_sync
+    else:
+        torch = need("torch")
+        a = torch.from_numpy(a_np).to(device)
+        request, sync = lambda: torch.tanh(a @ a), lambda _: impl.torch_sync(device)
+    runs = timing.interleaved(
+        {
+            "one": lambda: sum(impl.timed_call(request, sync) for _ in range(count)) / count,
+            "many": lambda: impl.timed_call(lambda: [request() for _ in range(count)][-1], sync) / count,
+        },
+        "host-sync",
+        trials=7,
+        warmup=1,
+    )
+    return runs, np.asarray(request().tolist() if stack == "torch" else request())
+
+
+QUEUED = [
+    pytest.param(stack, *p.values, id=p.id, marks=p.marks)
+    for stack in ("jax", "torch")
+    for p in device_params(stack, devices=("cuda",))
+]
+
+
+@pytest.mark.claim("S6.5-regimes")
+@pytest.mark.parametrize(("stack", "device"), QUEUED)
+@pytest.mark.gpu_needs(line=per_gpu.many_requests_line)
+def test_the_mean_over_many_requests_is_its_own_number(impl, evidence, device, stack):
+    """§6.5: the mean over many requests shows queued submission and throughput: requests queued
+    behind one wait cost less each than the same requests each waited for, since the host submits
+    the next while the device runs the last and waits once (a sync that does not wait times both
+    as submission alone: the same number)."""
+    profile = device_profile.current()
+    runs, y = queued_and_waited(impl, stack, device)
+    many = timing.ratio(runs["many"], runs["one"])
+    found = {"stack": stack, "many_over_one": round(many, 3), **{k: m.summary() for k, m in runs.items()}}
+    line = per_gpu.many_requests_line(profile)
+    if line is None:
+        device_profile.no_line(profile, found)
+    evidence(**found, judged=[judged.line("mean over many requests over one at a time", many, at_most=line)])
+    if many > line:  # at most: the reciprocal falls short; undecidable within the series' scatter
+        timing.call_shortfall(1 / many, 1 / line, list(runs.values()), found)
+    judges.assert_many_requests_cheaper(many, line, found)
+    n = per_gpu.MANY_REQUESTS_N
+    assert_matches_reference(y, np.tanh(np.full((n, n), 0.25 / n)), dtype="float32", k=n, what="tanh(A @ A)")
 
 
 SMALL_KERNEL_MOST = 0.6  # a 64^2 GEMM: its kernel's time over the host-synced wall clock, far below one

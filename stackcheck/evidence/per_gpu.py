@@ -143,6 +143,21 @@ def level_lines(profile: Profile) -> tuple[float, float] | None:
     return profile.line(LEVELS_SLOWER)
 
 
+# S6.5-regimes, the mean over many requests: 20 requests of tanh(A @ A) at n = 128 queued with one wait,
+# per request, over the same 20 each waited for (the learner's timed_call and sync). Recorded on the
+# H200 over 5 runs of 7 interleaved trials, alone: JAX 0.53-0.62, torch 0.64-0.69 (0.61-0.81 at
+# 10 requests); with 3 more processes timing on the GPU: 0.11-0.60 and 0.04-0.22. The line's margin
+# over the worst (0.69) is 1.22, past twice the runs' spread (1.08 torch, 1.12 JAX). A card whose
+# host and driver differ: no line.
+MANY_REQUESTS = {"NVIDIA H200": 0.85}
+MANY_REQUESTS_N, MANY_REQUESTS_COUNT = 128, 20
+
+
+def many_requests_line(profile: Profile) -> float | None:
+    """S6.5-regimes: queued requests, each, over waited ones, at most."""
+    return profile.line(MANY_REQUESTS)
+
+
 # S6.4-sync-idle: the device's idle share submitted ahead (at most) and waited for after every step
 # (at least this factor of it), with a step sized as on the H200 (``sync_step``). Recorded there over 9
 # runs of 3 series: 0.011-0.019 submitted ahead, 7.2-43x that waited for; a forward with a hidden sync

@@ -103,3 +103,14 @@ def assert_put_returns_first(returned: list[float], ready: list[float], line: fl
         f"jax.device_put returned only once its copy was done, or the wait did not wait for it: {found}"
     )
     return found
+
+
+def assert_many_requests_cheaper(many_over_one: float, line: float, found: dict) -> None:
+    """§6.5: requests queued behind one wait cost, each, at most ``line`` of the same requests each
+    waited for: the mean over many requests is a number of its own (submission overlaps the device's
+    work, and the wait is paid once)."""
+    __tracebackhide__ = True
+    assert many_over_one <= line, (
+        f"queued requests should cost less each than waited ones (at most {line} of them); measured "
+        f"{many_over_one:.3f}: {found}"
+    )
