@@ -8,7 +8,7 @@ from stackcheck import judges
 from stackcheck.evidence import device_profile, device_queue, per_gpu
 from stackcheck.evidence.timing import Measurement, call_shortfall, not_faster_somewhere
 from stackcheck.stacks.available import need
-from stackcheck.toolchains import counters, ir, mojo_build
+from stackcheck.toolchains import counters, ir, mojo_build, tiles
 
 
 @pytest.fixture(autouse=True)
@@ -865,3 +865,42 @@ def test_levels_check_refuses_a_level_read_as_fast_as_the_one_before():
     for wrong in ({"L2": right["L1"]}, {"device memory": right["L2"]}):
         with pytest.raises(AssertionError, match="farther out"):
             judges.assert_each_level_slower({**right, **wrong}, lines)
+
+
+@pytest.mark.meta
+@pytest.mark.triton
+@pytest.mark.mutant_for("S7.2-shared")
+def test_a_tile_read_straight_from_global_memory_is_not_staged_in_shared():
+    """The staging check refuses a "tiled" kernel whose PTX never goes through shared memory (the
+    elementwise kernel's, as a matmul that reads every operand from global memory would be), one that
+    keeps less than a stage of its tiles there, and an elementwise kernel that shares."""
+    from stackcheck.toolchains import triton_kernels as tk
+
+    tile = tiles.REUSED[1].tile
+    compiled = tk.tile_compiled_sm90(tile)
+    right = {"ptx": compiled.asm["ptx"], "shared": compiled.metadata.shared, "tiles": (tile.n + tile.m) * tile.k * 4}
+    elementwise = tk.bias_relu_ptx_sm90()
+    judges.assert_tiles_staged_in_shared({"64x64": right}, elementwise)
+    for wrong in ({"ptx": elementwise}, {"shared": right["tiles"] - 4}):
+        with pytest.raises(AssertionError, match="stage their input tiles"):
+            judges.assert_tiles_staged_in_shared({"64x64": {**right, **wrong}}, elementwise)
+    with pytest.raises(AssertionError, match="shares nothing"):
+        judges.assert_tiles_staged_in_shared({"64x64": right}, right["ptx"])
+
+
+@pytest.mark.meta
+@pytest.mark.mutant_for("S7.2-shared")
+def test_reads_that_do_not_fall_with_the_tile_are_no_reuse():
+    """The H200's L2 reads of the three tiles at n = 2048 (121.3M, 32.0M, 15.6M sectors) pass; reads of
+    every operand for every multiply-add (no reuse), and the small tile's reads for every tile, are
+    refused."""
+    n, reused = per_gpu.TILE_READS_N, [t.tile for t in tiles.REUSED]
+    window = per_gpu.TILE_READS["NVIDIA H200"]
+
+    def kernels(sectors):
+        return [counters.Kernel("_matmul_bias_relu_kernel", {"l2_reads": s, "time_ns": 1e5}) for s in sectors]
+
+    judges.assert_tiles_reused(kernels([121.3e6, 31.96e6, 15.56e6]), reused, n, window)
+    for wrong in ([8 * n**3 / 32] * 3, [121.3e6] * 3):
+        with pytest.raises(AssertionError, match="once|reuses"):
+            judges.assert_tiles_reused(kernels(wrong), reused, n, window)

@@ -30,7 +30,7 @@ IDS = {
     "S10.4-special S10.4-gpu-target S10.1-not-python S10.4-out-types S11.3-async S11.2-contract S10.4-width "
     "S10.3-no-backward S10.4-not-faster",
     "hardware": "MC04 MC05 MC08 Q3 Q5 S7.2-hierarchy S7.3-tpu S5.3-tiling S3.1-flash S2.3-split S12.5-perf-portability "
-    "S12.4-bottleneck S4.1-accelerator S7.2-l1 S7.1-execution-model S10.5-block "
+    "S12.4-bottleneck S4.1-accelerator S7.2-l1 S7.2-shared S7.1-execution-model S10.5-block "
     "S7.2-memory-kind",
     "course": "MC11 Q4 S14.4-repro S14.3-env",
 }

@@ -86,6 +86,7 @@ def test_a_declared_line_comes_from_a_per_gpu_table(cuda_tests, key):
         "shape_decides": per_gpu.SHAPE_DECIDES,
         "level_lines": per_gpu.LEVELS_SLOWER,
         "many_requests_line": per_gpu.MANY_REQUESTS,
+        "tile_reads_window": per_gpu.TILE_READS,
     }
     declared = {name for row in cuda_tests for name in row["lines"]}
     assert declared - {"bf16_line"} <= set(tables), f"lines not from per_gpu's tables: {declared - set(tables)}"

@@ -143,6 +143,18 @@ def level_lines(profile: Profile) -> tuple[float, float] | None:
     return profile.line(LEVELS_SLOWER)
 
 
+# S7.2-shared, what a tiled matmul's SMs read from L2 over one read of each input tile per program
+# (ncu's lts__t_sectors_srcunit_tex_op_read): on the H200 at n = 2048, tiles 16x16 / 64x64 / 128x128:
+# 0.90 / 0.95 / 0.93 (L1 hits lower it; counts, not timings). Another card's L1: no line.
+TILE_READS = {"NVIDIA H200": (0.6, 1.2)}
+TILE_READS_N = 2048
+
+
+def tile_reads_window(profile: Profile) -> tuple[float, float] | None:
+    """S7.2-shared: (least, most) of L2 reads over one read of each input tile per program."""
+    return profile.line(TILE_READS)
+
+
 # S6.5-regimes, the mean over many requests: 20 requests of tanh(A @ A) at n = 128 queued with one wait,
 # per request, over the same 20 each waited for (the learner's timed_call and sync). Recorded on the
 # H200 over 5 runs of 7 interleaved trials, alone: JAX 0.53-0.62, torch 0.64-0.69 (0.61-0.81 at

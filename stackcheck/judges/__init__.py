@@ -19,6 +19,8 @@ from stackcheck.judges.hardware import (
     assert_split_into_kernels,
     assert_tensor_cores,
     assert_tile_fits_some_devices_only,
+    assert_tiles_reused,
+    assert_tiles_staged_in_shared,
     block_beaten,
     most_beaten,
 )
@@ -124,6 +126,8 @@ __all__ = [
     "assert_split_into_kernels",
     "assert_steps_recorded",
     "assert_tensor_cores",
+    "assert_tiles_reused",
+    "assert_tiles_staged_in_shared",
     "assert_tile_fits_some_devices_only",
     "assert_torch_math_ops",
     "assert_unrolled_and_looped",

@@ -3,6 +3,7 @@ peaks, tiles and timings, judged against the device profile's lines."""
 
 from __future__ import annotations
 
+import re
 import statistics
 
 from stackcheck.evidence import judged
@@ -355,3 +356,64 @@ def most_beaten(beaten: dict[int, tuple[float, int]]) -> tuple[int, float, int]:
     """The element count of ``beaten`` where the block is slowest against another: (count, ratio, block)."""
     n = max(beaten, key=lambda k: beaten[k][0])
     return n, *beaten[n]
+
+
+# PTX of a tile's path through shared memory: copied in from global memory, a barrier of the block's
+# threads, read back (ld.shared, ldmatrix, or a warpgroup MMA, whose operands are in shared memory)
+TO_SHARED = re.compile(r"\bcp\.async[\w.]*\.shared|\bst\.shared\b")
+BLOCK_BARRIER = re.compile(r"\b(?:bar|barrier)\.sync\b|\bmbarrier\.try_wait\b")
+FROM_SHARED = re.compile(r"\bld\.shared\b|\bldmatrix\b|\bwgmma\.mma_async\b")
+
+
+def shared_path(ptx: str) -> dict[str, int]:
+    """How often a kernel's PTX copies into shared memory, waits at a block barrier and reads it back."""
+    return {what: len(pattern.findall(ptx)) for what, pattern in (
+        ("to_shared", TO_SHARED), ("barrier", BLOCK_BARRIER), ("from_shared", FROM_SHARED)
+    )}  # fmt: skip
+
+
+def assert_tiles_staged_in_shared(tiled: dict[str, dict], elementwise_ptx: str) -> dict:
+    """§7.2: each tiled matmul (``tiled``: a tile's name -> its PTX and shared bytes, and one stage of
+    its input tiles' bytes) copies its input tiles into shared memory, where the block's threads wait
+    for each other and read them back, and keeps at least one stage of them there; an elementwise
+    kernel, which reuses nothing, does none of it."""
+    found = {name: {**shared_path(t["ptx"]), "shared": t["shared"], "tiles": t["tiles"]} for name, t in tiled.items()}
+    found["elementwise"] = shared_path(elementwise_ptx)
+    staged = {name: all(f[k] for k in ("to_shared", "barrier", "from_shared")) and f["shared"] >= f["tiles"]
+              for name, f in found.items() if name != "elementwise"}  # fmt: skip
+    wrong = [name for name, ok in staged.items() if not ok]
+    assert not wrong, f"tiled matmuls should stage their input tiles through shared memory: {wrong} do not: {found}"
+    assert not any(found["elementwise"].values()), f"an elementwise kernel shares nothing: {found['elementwise']}"
+    return found
+
+
+def assert_tiles_reused(kernels: list[counters.Kernel], tiles: list, n: int, window: tuple[float, float]) -> dict:
+    """§5.3, §7.2: an [n, n] @ [n, n] tiled matmul brings into its SMs each input tile once per
+    program, 4 n^3 (1/tile rows + 1/tile columns) bytes, within ``window`` of it (L1 hits lower it);
+    so what it reads from L2 falls as the tile grows, and each value brought in is reused from shared
+    memory by as many multiply-adds as the tile is wide (without reuse: 8 n^3 bytes)."""
+    assert len(kernels) == len(tiles), f"one kernel per tile expected: {len(kernels)} kernels for {len(tiles)} tiles"
+    found = {}
+    for kernel, tile in zip(kernels, tiles):
+        predicted = 4 * n**3 * (1 / tile.n + 1 / tile.m)
+        read = kernel.values["l2_reads"] * 32
+        found[f"{tile.n}x{tile.m}"] = {
+            "read_bytes": int(read),
+            "one_read_per_tile": round(read / predicted, 3),
+            "reuse": round(8 * n**3 / read, 1),
+        }
+    ratios = [f["one_read_per_tile"] for f in found.values()]
+    reads = [f["read_bytes"] for f in found.values()]
+    found["judged"] = [
+        judged.line(f"{name}: L2 reads over one read per tile", f["one_read_per_tile"], **bound)
+        for name, f in found.items()
+        for bound in ({"at_least": window[0]}, {"at_most": window[1]})
+    ]
+    assert all(window[0] <= r <= window[1] for r in ratios), (
+        f"each program should bring in its input tiles once (L2 reads over 4 n^3 (1/rows + 1/cols), within {window}): "
+        f"{found}\n{counters._readings(kernels)}"
+    )
+    assert reads == sorted(reads, reverse=True) and len(set(reads)) == len(reads), (
+        f"a larger tile reuses each value more and must read less from L2: {found}"
+    )
+    return found

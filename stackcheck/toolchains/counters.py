@@ -44,13 +44,18 @@ METRICS = {
     # Global loads looked up in L1 (each SM's own), in 32-byte sectors: found there, or not (§7.2).
     "l1_hit": "l1tex__t_sectors_pipe_lsu_mem_global_op_ld_lookup_hit.sum",
     "l1_miss": "l1tex__t_sectors_pipe_lsu_mem_global_op_ld_lookup_miss.sum",
+    # 32-byte sectors the SMs read from L2 (their L1 misses, their copies into shared memory): what an
+    # SM brings in from outside it (§5.3, §7.2).
+    "l2_reads": "lts__t_sectors_srcunit_tex_op_read.sum",
     # Speed of light (ncu's first section): each unit's throughput, in % of its peak (course §12.4).
     "sm_pct": "sm__throughput.avg.pct_of_peak_sustained_elapsed",
     "dram_pct": "gpu__dram_throughput.avg.pct_of_peak_sustained_elapsed",
 }
 SPEED_OF_LIGHT = ["sm_pct", "dram_pct", "time_ns"]
 L1 = ["l1_hit", "l1_miss", "time_ns"]
-DEFAULT_METRICS = tuple(m for m in METRICS if m not in SPEED_OF_LIGHT[:2] + L1[:2])  # read unless a request asks
+SM_READS = ["l2_reads", "time_ns"]
+# read unless a request asks
+DEFAULT_METRICS = tuple(m for m in METRICS if m not in SPEED_OF_LIGHT[:2] + L1[:2] + SM_READS[:1])
 TRAFFIC = ["dram_read", "dram_write", "time_ns"]  # one replay pass: for workloads of GiB-sized buffers
 TIMEOUT_S = 120  # one workload; a batch gets this for each workload it holds, up to BATCH_TIMEOUT_S
 BATCH_TIMEOUT_S = 540

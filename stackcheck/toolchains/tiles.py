@@ -54,6 +54,8 @@ class TileLaunch:
 
 
 FUSED = TileLaunch(FUSED_TILE, "fp32", "tf32")  # the fused forward the chip's counters read (Q3, MC05)
+# S7.2-shared: the tiles whose reads from outside the SM are counted, small to large
+REUSED = [TileLaunch(Tile(16, 16, 16, 2), "fp32", "tf32"), TileLaunch(Tile(64, 64, 32, 3), "fp32", "tf32"), FUSED]
 _OPEN: list[tuple[int, list[TileLaunch]]] = []  # (thread, its launches) of each recording open
 
 

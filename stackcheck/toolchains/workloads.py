@@ -72,6 +72,15 @@ def fused_forward(n: int, m: int, k: int):
     return _warm(lambda: matmul_bias_relu(x, w, b, tiles.FUSED.tile, precision=tiles.FUSED.precision), x, w, b)
 
 
+def tiled_matmuls(n: int):
+    """ReLU(X @ W + b) at n^3 by the tiled Triton kernel once for each tile of ``tiles.REUSED``, in
+    that order: what each program brings into its SM's shared memory (§5.3, §7.2)."""
+    from stackcheck.toolchains.triton_kernels import matmul_bias_relu
+
+    x, w, b = _uniform(n, n, seed=1), _uniform(n, n, seed=2), _uniform(n, seed=3)
+    return _warm(lambda: [matmul_bias_relu(x, w, b, t.tile, precision=t.precision) for t in tiles.REUSED], x, w, b)
+
+
 def bias_relu(n: int, m: int):
     """The course's Triton bias + ReLU kernel (§11.2) on an [n, m] A (MC05)."""
     from stackcheck.toolchains.triton_kernels import bias_relu as kernel
@@ -119,10 +128,12 @@ def gather(table_bytes: int, count: int):
     return _warm(lambda: torch.index_select(table, 0, index), table, index)
 
 
-WORKLOADS = {f.__name__: f for f in (matmul, eager_forward, fused_forward, bias_relu, chain, reread, gather)}
+WORKLOADS = {
+    f.__name__: f for f in (matmul, eager_forward, fused_forward, tiled_matmuls, bias_relu, chain, reread, gather)
+}
 # The tiled launches each workload makes (stackcheck.toolchains.tiles): checked as it is built and run, and
 # compiled for every GPU generation by tests_plugin/test_cross_compile.py for the tests that profile it.
-TILES = {"fused_forward": [tiles.FUSED]}
+TILES = {"fused_forward": [tiles.FUSED], "tiled_matmuls": tiles.REUSED}
 
 
 def build(name: str, kwargs: dict) -> Prepared:
