@@ -802,6 +802,7 @@ def test_the_wrapper_contract_check_fails_when_the_listing_loses_its_device_chec
         assert_refused(wrapper, launches, (a, b), "CPU tensors", ("CUDA",))
 
 
+@pytest.mark.meta
 @pytest.mark.mutant_for("S9.3-hlo")
 @pytest.mark.jax
 def test_s9_3_hlo_check_refuses_one_ir_shown_as_the_other():
@@ -821,6 +822,7 @@ def test_s9_3_hlo_check_refuses_one_ir_shown_as_the_other():
         judges.assert_stablehlo_and_hlo_are_different_irs(stablehlo, no_relu)
 
 
+@pytest.mark.meta
 @pytest.mark.mutant_for("S4.1-jax-control")
 @pytest.mark.jax
 def test_s4_1_order_check_refuses_a_program_that_carries_no_order():

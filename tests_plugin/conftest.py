@@ -10,6 +10,7 @@ import pytest
 
 from stackcheck.claims import mutation
 from stackcheck.evidence import device_profile
+from stackcheck.homework import reach
 
 ROOT = Path(__file__).resolve().parent.parent
 # stackcheck installed with its pytest11 entry point; the H200's image runs it from PYTHONPATH
@@ -134,7 +135,8 @@ def cuda_tests(tmp_path_factory) -> list[dict]:
     )
     environ.pop(device_profile.ENV, None)
     done = subprocess.run(
-        [sys.executable, "-m", "pytest", "-m", "cuda", "-p", "stackcheck_cuda_dump", "-q", "-p", "no:cacheprovider"],
+        [sys.executable, "-m", "pytest", *reach.CLAIM_FOLDERS, *reach.SELF_TEST_FOLDERS, "-m", "cuda"]
+        + ["-p", "stackcheck_cuda_dump", "-q", "-p", "no:cacheprovider"],
         cwd=ROOT,
         capture_output=True,
         text=True,

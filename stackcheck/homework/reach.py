@@ -12,6 +12,7 @@ from pathlib import Path
 from stackcheck.impl.contract import TASKS
 
 CLAIM_FOLDERS = ("tests_math", "tests_ir", "tests_runtime", "tests_kernels", "tests_hardware", "tests_course")
+SELF_TEST_FOLDERS = ("tests_plugin", "tests_meta")  # the suite's own proof: never a homework's
 RUNNER_SURFACE = {"numpy_steps", "numpy_forward", "torch_steps", "torch_forward", "torch_compiled_forward"}
 RUNNER_SURFACE |= {"jax_steps", "jax_forward", "triton_forward", "check_operands"}
 GRAPH_BUILDERS = {"max_steps", "mojo_relu", "mojo_package"}

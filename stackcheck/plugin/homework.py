@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 
 from stackcheck.claims.results import Report
-from stackcheck.homework import assignment, checkpoints, sandbox, scoring
+from stackcheck.homework import assignment, checkpoints, reach, sandbox, scoring
 from stackcheck.impl import contract, integrity, isolation, kernel_source
 from stackcheck.impl.loader import JUDGE, Impl, ImplError, check_names, deepest_frame_in, load_module
 from stackcheck.paths import data
@@ -361,7 +361,7 @@ def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool 
         top = collection_path.relative_to(config.rootpath).parts[0]
     except (ValueError, IndexError):
         return None
-    suite = {*config.getini("testpaths"), *assignment.PARTS.values()}  # the suite's own folders
+    suite = {*reach.CLAIM_FOLDERS, *reach.SELF_TEST_FOLDERS, *assignment.PARTS.values()}  # the suite's own folders
     if top in suite and top not in assignment.folders(work.parts):
         return True
     return None
