@@ -81,8 +81,9 @@ def test_torch_hands_the_forward_from_dynamo_to_inductor(impl, device, evidence)
 @pytest.mark.parametrize("device", device_params("max"))
 def test_max_hands_the_forward_from_layer_to_layer(impl, device, evidence):
     """The learner's max_steps runs while the graph is built and records symbols (capture); the graph
-    is MO, MLIR of MAX's own dialect (the high-level IR); InferenceSession compiles it to kernels, the
-    Mojo custom op one of its own; the model runs on the MAX device."""
+    is MO, MLIR of MAX's own dialect (the high-level IR; in MAX, capture and IR are this one graph);
+    InferenceSession compiles it to kernels, read from the model's kernel summaries; the model runs on
+    the MAX device."""
     need("max")
     kind = max_graphs.on_device("structure", device)
     graph, model, _ = max_graphs.model(kind, impl)
