@@ -7,10 +7,25 @@ import pytest
 from stackcheck import judges
 from stackcheck.evidence import device_profile, judged, per_gpu, timing
 from stackcheck.evidence.compiles import fresh_jit
-from stackcheck.evidence.numerics import assert_exact, assert_matches_reference
+from stackcheck.evidence.numerics import as_numpy, assert_exact, assert_matches_reference
 from stackcheck.stacks.available import need
 from stackcheck.stacks.params import device_params
 from stackcheck.stacks.records import jax_device
+
+
+def one_and_many(impl, request, sync, count: int, trials: int) -> dict[str, timing.Measurement]:
+    """Seconds per request: ``count`` requests each waited for ("one") and the same ``count`` queued
+    behind one wait ("many"), timed by the learner's timed_call and ``sync``, A B A B: drift hits both,
+    and each trial keeps the device as long as the other (a GPU shared under -n auto slows both alike)."""
+    return timing.interleaved(
+        {
+            "one": lambda: sum(impl.timed_call(request, sync) for _ in range(count)) / count,
+            "many": lambda: impl.timed_call(lambda: [request() for _ in range(count)][-1], sync) / count,
+        },
+        "host-sync",
+        trials=trials,
+        warmup=1,
+    )
 
 
 def regimes_jax(impl, device):
@@ -36,17 +51,7 @@ def regimes_jax(impl, device):
     ]
     first_calls = [impl.timed_call(lambda g=fresh_jit(jax, work): g(a, a), impl.jax_sync) for _ in range(3)]
     firsts = timing.Measurement("first", "first-call", first_calls)
-    many = 10
-    beside = timing.interleaved(
-        {  # many requests each waited for, and the same many queued, A B A B: drift hits both, and each
-            # trial keeps the device as long as the other (a GPU shared under -n auto slows both alike)
-            "one": lambda: sum(impl.timed_call(lambda: f(a, a), impl.jax_sync) for _ in range(many)) / many,
-            "many": lambda: impl.timed_call(lambda: [f(a, a) for _ in range(many)][-1], impl.jax_sync) / many,
-        },
-        "host-sync",
-        trials=5,
-        warmup=1,
-    )
+    beside = one_and_many(impl, lambda: f(a, a), impl.jax_sync, count=10, trials=5)
     unsynced = [timing.drained_timer(impl.timed_call, lambda: f(a, a), impl.jax_sync, synced=False)() for _ in range(5)]
     return (max(m.spread for m in beside.values()), firsts.spread * steady.spread), {
         "first call": firsts.median,
@@ -142,10 +147,9 @@ def test_device_events_expose_the_unsynced_timers_error(impl, torch_matmul, evid
     assert unsynced / events <= 0.2, f"events expose the unsynced timer: it saw the launch, not the GEMM: {report}"
 
 
-def queued_and_waited(impl, stack: str, device: str) -> dict[str, timing.Measurement]:
-    """Per request: ``COUNT`` requests of tanh(A @ A) at a size where the host's share counts, each
-    waited for ("one") and all queued with one wait ("many"), interleaved A B A B, timed by the
-    learner's timed_call and sync; and the requests' result, to check."""
+def queued_and_waited(impl, stack: str, device: str) -> tuple[dict[str, timing.Measurement], np.ndarray]:
+    """``one_and_many`` of tanh(A @ A) at a size where the host's share counts, on ``stack``; and the
+    requests' result, to check."""
     n, count = per_gpu.MANY_REQUESTS_N, per_gpu.MANY_REQUESTS_COUNT
     a_np = np.full((n, n), 0.5 / n, dtype=np.float32)
     if stack == "jax":
@@ -157,16 +161,7 @@ def queued_and_waited(impl, stack: str, device: str) -> dict[str, timing.Measure
         torch = need("torch")
         a = torch.from_numpy(a_np).to(device)
         request, sync = lambda: torch.tanh(a @ a), lambda _: impl.torch_sync(device)
-    runs = timing.interleaved(
-        {
-            "one": lambda: sum(impl.timed_call(request, sync) for _ in range(count)) / count,
-            "many": lambda: impl.timed_call(lambda: [request() for _ in range(count)][-1], sync) / count,
-        },
-        "host-sync",
-        trials=7,
-        warmup=1,
-    )
-    return runs, np.asarray(request().tolist() if stack == "torch" else request())
+    return one_and_many(impl, request, sync, count, trials=7), as_numpy(request())
 
 
 QUEUED = [
