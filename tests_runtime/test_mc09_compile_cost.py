@@ -6,7 +6,7 @@ import pytest
 
 from stackcheck import judges
 from stackcheck.evidence import judged, timing
-from stackcheck.evidence.compiles import fresh_jit
+from stackcheck.evidence.compiles import fresh_compile, fresh_jit
 from stackcheck.evidence.numerics import make_inputs
 from stackcheck.stacks.available import need
 from stackcheck.stacks.params import device_params
@@ -61,8 +61,7 @@ def test_torch_compile_first_call(impl, evidence, device):
         return impl.torch_forward(x, w, b)
 
     def fresh():
-        torch._dynamo.reset()
-        compiled = torch.compile(course_forward)
+        compiled = fresh_compile(torch, course_forward)
         return lambda: compiled(x, w, b)
 
     check(impl, evidence, lambda: impl.torch_forward(x, w, b), fresh, lambda _: impl.torch_sync(device), device)

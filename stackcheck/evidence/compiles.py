@@ -132,6 +132,29 @@ def counted_compile(fn, **options):
     return torch.compile(fn, backend=inductor, **options), counter
 
 
+def fresh_compile(torch, fn):
+    """``torch.compile(fn)`` anew, whose first call really traces and compiles: Dynamo forgets what it
+    compiled before, and every cache of Inductor's is off while the first call compiles (fresh cache
+    folders). Otherwise the FX graph and AOT autograd caches, warm from any earlier compile of the same
+    graph in any process, load its code from disk and the first call skips most of the compile."""
+    import warnings
+
+    torch._dynamo.reset()
+    compiled = torch.compile(fn)
+    cold = [True]
+
+    def call(*args):
+        if not cold[0]:
+            return compiled(*args)
+        with torch._inductor.config.patch(force_disable_caches=True), warnings.catch_warnings():
+            warnings.filterwarnings("ignore", message=".*force_disable_caches")
+            out = compiled(*args)
+        cold[0] = False
+        return out
+
+    return call
+
+
 def fresh_jit(jax, fn):
     """A jitted ``fn`` that JAX has never seen: jit caches programs per Python function, and this
     wrapper is a new function each time, so its first call really traces and compiles. Its name is
