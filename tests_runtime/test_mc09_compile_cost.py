@@ -13,15 +13,17 @@ from stackcheck.stacks.params import device_params
 from stackcheck.stacks.records import jax_device
 
 MARGIN = 5.0
+ROUNDS, TRIALS = 5, 3  # steady samples per series: ROUNDS * TRIALS
 
 
 def check(impl, evidence, eager, fresh_compiled, sync, device):
     """``fresh_compiled()`` returns a compiled callable that has never run."""
     eager_first = impl.timed_call(eager, sync)
-    steady = {
-        "eager": impl.steady_state(eager, sync, trials=15),
-        "compiled": impl.steady_state(fresh_compiled(), sync, trials=15),
-    }  # its warm-up pays the compile
+    compiled = fresh_compiled()
+    steady = {"eager": [], "compiled": []}
+    for _ in range(ROUNDS):  # A B A B: a burst of another process's work slows both series alike
+        steady["eager"] += impl.steady_state(eager, sync, trials=TRIALS)
+        steady["compiled"] += impl.steady_state(compiled, sync, trials=TRIALS)  # the first warm-up compiles
     first = impl.timed_call(fresh_compiled(), sync)  # tracing + compiling + the first run
     runs = {k: timing.Measurement(k, "host-sync", v) for k, v in steady.items()}
     evidence(
