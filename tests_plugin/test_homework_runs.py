@@ -395,3 +395,19 @@ def test_the_compiled_steps_compile_the_students_own_function(homework, graded, 
         "test_hand_example_a_z_y_exact[torch-cpu]": "passed",
         "test_hand_example_a_z_y_exact[torch_compile-cpu]": "failed",
     }, done.stdout[-3000:]
+
+
+def test_a_failure_told_in_one_line_is_not_rendered_as_a_traceback_first(run, homework, monkeypatch):
+    """A not-attempted function's failure is reported in one line: pytest is not asked for the
+    traceback that line replaces (rendering one parses every frame's whole source file again)."""
+    (homework / "homework.py").write_text(
+        'ASSIGNED = ("math",)\n\n\ndef numpy_steps(x, w, b):\n    raise NotImplementedError\n'
+    )
+    rendered = []
+    original = pytest.ExceptionInfo.getrepr
+    monkeypatch.setattr(
+        pytest.ExceptionInfo, "getrepr", lambda self, *a, **k: rendered.append(1) or original(self, *a, **k)
+    )
+    code, out, _ = run(homework, "--homework=.", "-k", "test_hand_example_a_z_y_exact and numpy")
+    assert code != 0 and "not attempted yet: numpy_steps" in out, out[-3000:]
+    assert not rendered, f"{len(rendered)} traceback(s) rendered for failures reported in one line:\n{out[-3000:]}"

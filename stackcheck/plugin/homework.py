@@ -475,11 +475,21 @@ def _worker_of(impl):
 
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
-    report = yield
     impl = item.config.stash[RUN].impl
     if impl.module is None:
-        return report
+        return (yield)
     work = item.config.stash.get(HOMEWORK, None)
+    line = None
+    if call.excinfo is not None and not call.excinfo.errisinstance((pytest.skip.Exception, pytest.xfail.Exception)):
+        line = _one_line(call.excinfo, _student_file(work, impl), item)
+    if line is not None and call.when == "call":
+        # the one line is the report: pytest need not render the traceback it replaces (each frame's
+        # whole source file parsed again, 66 ms for torch.compiler.disable's, on every failing test)
+        item.repr_failure = lambda excinfo, style=None: line[0]
+    try:
+        report = yield
+    finally:
+        item.__dict__.pop("repr_failure", None)
     if work is not None:
         report.user_properties.append((STUDENT, impl.student_names(impl.touched)))
     worker = _worker_of(impl)
@@ -487,14 +497,11 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
         report.user_properties.append((EVIDENCE, {"measured by the submission's worker": sorted(worker.measured)}))
     if call.excinfo is not None and getattr(call.excinfo.value, "source", None):  # a stripped solution called
         impl.borrowed.setdefault(call.excinfo.value.student, call.excinfo.value.source)
-    if call.excinfo is not None and report.failed:
-        student_file = _student_file(work, impl)
-        line = _one_line(call.excinfo, student_file, item)
-        if line is not None:
-            text, untried = line
-            report.longrepr = text
-            if untried:
-                report.user_properties.append((NOT_ATTEMPTED, untried))
+    if line is not None and report.failed:
+        text, untried = line
+        report.longrepr = text
+        if untried:
+            report.user_properties.append((NOT_ATTEMPTED, untried))
     report.sections = [
         (title, _capped(content) if title.startswith("Captured") else content) for title, content in report.sections
     ]
