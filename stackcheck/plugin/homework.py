@@ -479,17 +479,21 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
     if impl.module is None:
         return (yield)
     work = item.config.stash.get(HOMEWORK, None)
-    line = None
-    if call.excinfo is not None and not call.excinfo.errisinstance((pytest.skip.Exception, pytest.xfail.Exception)):
-        line = _one_line(call.excinfo, _student_file(work, impl), item)
-    if line is not None and call.when == "call":
+    # judged before pytest builds the report where it is a failure: not a skip, and not a test marked
+    # xfail (which may pass as expected: that one is judged once its report says it failed)
+    ahead = call.excinfo is not None and not call.excinfo.errisinstance((pytest.skip.Exception, pytest.xfail.Exception))
+    ahead = ahead and (item.get_closest_marker("xfail") is None or item.config.option.runxfail)
+    line = _one_line(call.excinfo, _student_file(work, impl), item) if ahead else None
+    told = line is not None and call.when == "call" and "repr_failure" not in item.__dict__
+    if told:
         # the one line is the report: pytest need not render the traceback it replaces (each frame's
         # whole source file parsed again, 66 ms for torch.compiler.disable's, on every failing test)
         item.repr_failure = lambda excinfo, style=None: line[0]
     try:
         report = yield
     finally:
-        item.__dict__.pop("repr_failure", None)
+        if told:
+            del item.repr_failure
     if work is not None:
         report.user_properties.append((STUDENT, impl.student_names(impl.touched)))
     worker = _worker_of(impl)
@@ -497,6 +501,8 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
         report.user_properties.append((EVIDENCE, {"measured by the submission's worker": sorted(worker.measured)}))
     if call.excinfo is not None and getattr(call.excinfo.value, "source", None):  # a stripped solution called
         impl.borrowed.setdefault(call.excinfo.value.student, call.excinfo.value.source)
+    if not ahead and call.excinfo is not None and report.failed:
+        line = _one_line(call.excinfo, _student_file(work, impl), item)
     if line is not None and report.failed:
         text, untried = line
         report.longrepr = text
