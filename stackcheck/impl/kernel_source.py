@@ -579,23 +579,23 @@ def _value(node, arguments: dict, buffers: list):
 
 
 def _built(module: str, interpreted: bool) -> dict:
-    """The judge's module text compiled here once (per launch mode): its kernels by name."""
-    import importlib.util
-    import os
-    import tempfile
+    """The judge's module text compiled here once (per launch mode): its kernels by name. It is
+    compiled from memory, its lines in ``linecache`` under a name no file has (Triton reads a
+    kernel's source through ``inspect``), so nothing is written to disk or left behind."""
+    import linecache
+    import types
 
     from stackcheck.toolchains.triton_kernels import interpreter
 
     key = (module, interpreted)
     if key not in _BUILT:
-        folder = tempfile.mkdtemp(prefix="stackcheck-kernels-")
-        path = os.path.join(folder, f"judged_kernels_{len(_BUILT)}.py")
-        with open(path, "w", encoding="utf-8") as f:
-            f.write(module)
-        spec = importlib.util.spec_from_file_location(f"judged_kernels_{len(_BUILT)}", path)
-        loaded = importlib.util.module_from_spec(spec)
+        name = f"judged_kernels_{len(_BUILT)}"
+        filename = f"<stackcheck {name}>"
+        linecache.cache[filename] = (len(module), None, module.splitlines(keepends=True), filename)
+        loaded = types.ModuleType(name)
+        loaded.__file__ = filename
         with interpreter(interpreted):
-            spec.loader.exec_module(loaded)
+            exec(compile(module, filename, "exec"), vars(loaded))
         _BUILT[key] = {n: v for n, v in vars(loaded).items() if _python_function(v, None) is not None}
     return _BUILT[key]
 
