@@ -36,6 +36,12 @@ def test_finds_none_of_it():
 """
 HANGS = "import time\n\ndef test_hangs():\n    time.sleep(600)\n"
 RUNS = "def test_runs():\n    pass\n"
+USES = """
+import os
+
+def test_uses_a_temp_folder(tmp_path):
+    open(os.path.join(os.path.dirname(__file__), "tmp"), "w").write(str(tmp_path))
+"""
 
 
 @pytest.fixture(scope="module")
@@ -71,6 +77,25 @@ def test_a_run_past_its_limit_is_killed_and_the_batch_goes_on(runner, tmp_path):
     results = runner.run_batch([(args(hangs), hangs), (args(after), after)], timeout=3)
     assert results[0].ret == -9 and "passed its time limit of 3 s" in results[0].outlines[-1]
     assert results[1].ret == 0, "\n".join(results[1].outlines[-20:])
+
+
+def test_a_run_leaves_nothing_in_the_temp_folder(tmp_path, monkeypatch):
+    """A forked child leaves with os._exit, and no exit handler of its session runs: what one would
+    remove or unlock (pytest's numbered temp folders) must not be left in the temp folder instead.
+    The server gets a temp folder of its own, which must be as empty after a run as before (Inductor's
+    cache, which by default lives there and is meant to stay, is put elsewhere)."""
+    temp = tmp_path / "temp"
+    temp.mkdir()
+    monkeypatch.setenv("TMPDIR", str(temp))
+    monkeypatch.setenv("TORCHINDUCTOR_CACHE_DIR", str(tmp_path / "inductor"))
+    uses = folder(tmp_path, "uses", test_uses=USES)
+    runner = Runner(ROOT, timeout=60)
+    try:
+        result = runner.run(args(uses), uses)
+    finally:
+        runner.close()
+    assert result.ret == 0, "\n".join(result.outlines[-20:])
+    assert not list(temp.iterdir())
 
 
 def test_no_batch_holds_two_runs_of_one_claim():

@@ -233,7 +233,7 @@ def _one_session(run: dict) -> None:
         os.dup2(fd, 1)
         os.dup2(fd, 2)
         os.close(fd)
-        code = int(pytest.main(run["args"], plugins=[_NoGcAtExit()]))
+        code = int(pytest.main(_own_basetemp(run["args"], run["cwd"]), plugins=[_NoGcAtExit()]))
     except BaseException as error:  # noqa: BLE001 - the next run must still happen
         print(f"stackcheck.claims.mutation: the run raised {type(error).__name__}: {error}", file=sys.stderr)
     finally:
@@ -255,6 +255,15 @@ def _one_session(run: dict) -> None:
     staged = Path(run["out"] + ".rc.part")
     staged.write_text(reply)
     staged.rename(run["out"] + ".rc")  # whole or absent: the parent reads it while the child runs
+
+
+def _own_basetemp(args: list[str], cwd: str) -> list[str]:
+    """``args`` with a ``--basetemp`` in the run's folder, unless they name one. pytest's numbered
+    temp folders are unlocked by an exit handler, which a forked child never runs (it leaves with
+    ``os._exit``): locked, each would stay three days in the temp folder, one a run."""
+    if any(a == "--basetemp" or a.startswith("--basetemp=") for a in args):
+        return args
+    return [*args, f"--basetemp={Path(cwd) / '.pytest-tmp'}"]
 
 
 # ---- the client ---------------------------------------------------------------------------
