@@ -1,7 +1,9 @@
 """stackcheck.toolchains.counters: ncu's CSV read per kernel, ncu's refusals as skips that --require ncu fails, and
 every other ncu error as a failure that says what went wrong."""
 
+import json
 import re
+import subprocess
 import tomllib
 
 import pytest
@@ -155,3 +157,73 @@ def test_a_request_is_checked_as_it_is_made():
         counters.request("matmul", metrics=["dram_bytes"], n=8)
     same = counters.request("matmul", n=8, dtype="float32"), counters.request("matmul", dtype="float32", n=8)
     assert same[0] == same[1] and hash(same[0]) == hash(same[1])
+
+
+def test_one_session_per_cache_control_reads_the_union_of_its_requests_metrics(monkeypatch):
+    """A session is a process that starts Python, CUDA and ncu (about 6 s on an H200): the requests of
+    one cache control share one, reading every metric any of them reads."""
+    sessions = []
+
+    def session(members, read, shared):
+        sessions.append(read)
+        return [{"kernels": [(str(r), dict.fromkeys(read[1], 1.0))]} for r in members]
+
+    monkeypatch.setattr(counters, "_shared_session", session)
+    monkeypatch.setattr(counters, "_PROFILED", {})
+    traffic = counters.request("matmul", metrics=counters.TRAFFIC, n=8)
+    l1 = counters.request("gather", metrics=counters.L1, count=8, table_bytes=64)
+    foreground = counters.request("reread", cache="none", metrics=counters.TRAFFIC, passes=2, nbytes=64)
+    counters.prefetch([traffic, l1, foreground], background=False)
+    assert [counters.profile(r)[0].name for r in (traffic, l1, foreground)] == [str(traffic), str(l1), str(foreground)]
+    assert sorted(sessions) == [
+        ("all", ("dram_read", "dram_write", "time_ns", "l1_hit", "l1_miss")),
+        ("none", ("dram_read", "dram_write", "time_ns")),
+    ]
+
+
+def ncu_csv(workloads: list, metrics: list[str], lacking: str) -> str:
+    """ncu's CSV for a marker kernel and one kernel a workload; ``lacking`` read as ncu 2025.3 reads a
+    metric the GPU has not: n/a, no unit."""
+    header = (
+        '"ID","Process ID","Process Name","Host Name","Kernel Name","Context","Stream","Block Size",'
+        '"Grid Size","Device","CC","Section Name","Metric Name","Metric Unit","Metric Value"'
+    )
+    rows, kid = [header], 0
+    for i, _ in enumerate(workloads):
+        for name in ("void at::cuda::<unnamed>::spin_kernel(long)", f"work_{i}"):
+            for m in metrics:
+                unit, value = ("", "n/a") if m == lacking else ("byte", "7")
+                rows.append(
+                    f'"{kid}","1","p","h","{name}","1","7","(1,1,1)","(1,1,1)","0","7.5","s",'
+                    f'"{counters.METRICS[m]}","{unit}","{value}"'
+                )
+            kid += 1
+    return "\n".join(rows) + "\n"
+
+
+def test_a_metric_the_gpu_lacks_fails_only_the_requests_that_read_it(monkeypatch):
+    """With sessions shared, one request's metric that this GPU has not (a GPU before Hopper, say)
+    must not cost the other requests their counters: the session runs again without it."""
+    runs = []
+
+    def run(cmd, **kwargs):
+        metrics = [s for s, full in counters.METRICS.items() if full in cmd[cmd.index("--metrics") + 1].split(",")]
+        workloads = json.loads(cmd[-1])
+        runs.append([w[0] for w in workloads])
+        return subprocess.CompletedProcess(cmd, 0, ncu_csv(workloads, metrics, lacking="l1_hit"), "")
+
+    monkeypatch.setattr(counters, "ncu_missing", lambda: None)
+    monkeypatch.setattr(counters, "usable_metrics", list)
+    monkeypatch.setattr(counters.subprocess, "run", run)
+    members = [
+        counters.request("matmul", metrics=counters.TRAFFIC, n=8),
+        counters.request("gather", metrics=counters.L1, count=8, table_bytes=64),
+        counters.request("chain", metrics=counters.TRAFFIC, n=8, compiled=False),
+    ]
+    first, lacked, last = counters._session(members, ("all", tuple(counters.METRICS)))
+    assert runs == [["matmul", "gather", "chain"], ["matmul", "chain"]]
+    assert [name for name, _ in first["kernels"]] == ["work_0"] and first["kernels"][0][1]["dram_read"] == 7.0
+    assert [name for name, _ in last["kernels"]] == ["work_1"]
+    assert lacked == {
+        "error": f"ncu has no metric {counters.METRICS['l1_hit']} on this GPU (compute capability 7.5): it read n/a"
+    }

@@ -3,7 +3,7 @@ under Nsight Compute in a subprocess and read their metrics per kernel.
 
 A test names what it profiles as a ``Request`` and lists it in its ``ncu`` marker; the plugin hands
 every selected request to ``prefetch`` at collection, which profiles them all in one ncu session per
-(cache control, metrics) pair, on a background thread, while the other tests run. ``profile``
+cache control, reading the union of their metrics, on a background thread, while the other tests run. ``profile``
 then waits for its request's kernels (a request nobody prefetched is profiled on its own).
 
 Each session's workloads compile and warm up first; then one cudaProfilerStart/Stop brackets them
@@ -56,7 +56,7 @@ L1 = ["l1_hit", "l1_miss", "time_ns"]
 SM_READS = ["l2_reads", "time_ns"]
 # read unless a request asks
 DEFAULT_METRICS = tuple(m for m in METRICS if m not in SPEED_OF_LIGHT[:2] + L1[:2] + SM_READS[:1])
-TRAFFIC = ["dram_read", "dram_write", "time_ns"]  # one replay pass: for workloads of GiB-sized buffers
+TRAFFIC = ["dram_read", "dram_write", "time_ns"]  # one replay pass, alone: for workloads of GiB-sized buffers
 TIMEOUT_S = 120  # one workload; a batch gets this for each workload it holds, up to BATCH_TIMEOUT_S
 BATCH_TIMEOUT_S = 540
 MARKER = re.compile(r"\bspin_kernel\b")  # torch.cuda._sleep's kernel, launched before each batched workload
@@ -114,11 +114,6 @@ class Request:
         if self.cache not in ("all", "none") or unknown or not self.metrics:
             raise ValueError(f"ncu request {self}: cache must be 'all' or 'none', metrics among {list(METRICS)}")
 
-    @property
-    def session(self) -> tuple:
-        """What one ncu session must share: its cache control and the metrics it reads."""
-        return self.cache, self.metrics
-
     def __str__(self) -> str:
         return f"{self.workload}({', '.join(f'{k}={v!r}' for k, v in self.kwargs)})"
 
@@ -175,6 +170,9 @@ def _failure(stdout: str, stderr: str, returncode: int) -> str | None:
         return f"the profiled workload crashed (exit {returncode}; {(crashed or ['no ncu error'])[0]}):\n{tail}"
     metric = [e for e in errors if "metric" in e.lower()]
     if metric:
+        named = [short for short, full in METRICS.items() if full in metric[0]]
+        if named:
+            raise NoSuchMetric(f"ncu has no such metric on this GPU: {metric[0]}", named[0])
         return f"ncu has no such metric on this GPU: {metric[0]}"
     if errors or returncode != 0:
         return f"ncu failed (exit {returncode}): {(errors or [tail])[0]}"
@@ -189,6 +187,8 @@ def command(workloads: list[tuple[str, dict]], session: tuple) -> list[str]:
         "none",
         "--profile-from-start",
         "off",
+        "--target-processes",  # not the compile workers a workload starts (Inductor's): each one
+        "application-only",  # that ncu attached to cost seconds, and none of them is profiled
         "--cache-control",
         cache,
         "--print-units",
@@ -208,21 +208,24 @@ LANE = "ncu"  # the background service's lane: one ncu session at a time
 
 
 def prefetch(requests, shared: str | None = None, background: bool = True) -> None:
-    """Profile ``requests``, one ncu session per (cache, metrics) pair, one after another (ncu
-    replays each kernel alone; two sessions at once would time-slice the GPU). In the background,
+    """Profile ``requests``, one ncu session per cache control, one after another (ncu replays
+    each kernel alone; two sessions at once would time-slice the GPU). A session reads the union of
+    its requests' metrics: a metric more costs a replay pass of each kernel, a session more a process
+    that starts Python, CUDA and ncu (about 6 s of an H200's 8 s workload session). In the background,
     requests with cache control "none" are left out: what one kernel leaves in L2 for the next is
     only measured while this process launches nothing else (other tests' kernels evicted the L2 in
     most passes on the H200), so ``profile`` runs them while its caller waits. With ``shared`` (a
     folder of this test run, for xdist workers), the first process to get there profiles and writes
     what it read, and the others read that instead of profiling again."""
     todo = sorted({r for r in requests if r not in _PROFILED and not (background and r.cache == "none")}, key=str)
-    sessions: dict[tuple, list[Request]] = {}
+    sessions: dict[str, list[Request]] = {}
     for r in todo:
-        sessions.setdefault(r.session, []).append(r)
+        sessions.setdefault(r.cache, []).append(r)
     service = work_ahead.service()
     service.forget_on_close(_PROFILED)
-    for session, members in sorted(sessions.items()):
-        results = service.submit(LANE, _shared_session, members, session, shared)
+    for cache, members in sorted(sessions.items()):
+        metrics = tuple(m for m in METRICS if any(m in r.metrics for r in members))
+        results = service.submit(LANE, _shared_session, members, (cache, metrics), shared)
         for i, r in enumerate(members):
             _PROFILED[r] = _member(results, i)
 
@@ -274,27 +277,48 @@ def _shared_session(members: list[Request], session: tuple, shared: str | None) 
 
 
 def _session(members: list[Request], session: tuple) -> list[dict]:
-    """One ncu run of ``members``: a result dict per member ("kernels", or "missing"/"error")."""
+    """One ncu run of ``members``: a result dict per member ("kernels", or "missing"/"error"). A
+    metric this GPU lacks fails only the members that read it: the session runs again without it."""
     reason = ncu_missing()
     if reason:
         return [{"missing": reason}] * len(members)
     path = os.pathsep.join(filter(None, [str(data.ROOT), os.environ.get("PYTHONPATH")]))
     environ = {**os.environ, "PYTHONPATH": path}
     timeout = min(BATCH_TIMEOUT_S, TIMEOUT_S * len(members))
-    workloads = [(r.workload, dict(r.kwargs)) for r in members]
+    lacked: dict[str, str] = {}  # a metric this GPU lacks: ncu's words
     try:
         metrics = usable_metrics(session[1])
-        done = subprocess.run(
-            command(workloads, (session[0], metrics)), capture_output=True, text=True, timeout=timeout, env=environ
-        )
-        kernels = parse(done.stdout, done.stderr, done.returncode, metrics)
+        while True:
+            reading = [r for r in members if not lacked.keys() & set(r.metrics)]
+            asked = [m for m in metrics if m not in lacked and any(m in r.metrics for r in reading)]
+            if not reading:
+                break
+            workloads = [(r.workload, dict(r.kwargs)) for r in reading]
+            done = subprocess.run(
+                command(workloads, (session[0], asked)), capture_output=True, text=True, timeout=timeout, env=environ
+            )
+            try:
+                kernels = parse(done.stdout, done.stderr, done.returncode, asked)
+            except NoSuchMetric as error:
+                lacked[error.metric] = str(error)
+                continue
+            break
     except subprocess.TimeoutExpired:
         return [{"error": f"ncu on {', '.join(map(str, members))} ran past {timeout} s"}] * len(members)
     except available.Missing as missing:
         return [{"missing": missing.msg}] * len(members)
     except AssertionError as error:
         return [{"error": str(error)}] * len(members)
-    return split(kernels, members, done.stdout)
+    read = iter(split(kernels, reading, done.stdout) if reading else [])
+    return [{"error": lacked[min(lacked.keys() & set(r.metrics))]} if r not in reading else next(read) for r in members]
+
+
+class NoSuchMetric(AssertionError):
+    """ncu has no ``metric`` (a short name of METRICS) on this GPU."""
+
+    def __init__(self, message: str, metric: str):
+        super().__init__(message)
+        self.metric = metric
 
 
 def split(kernels: list[Kernel], members: list[Request], stdout: str) -> list[dict]:
@@ -340,8 +364,9 @@ def parse(stdout: str, stderr: str, returncode: int, metrics: list[str]) -> list
             continue
         value = row["Metric Value"].replace(",", "")
         if value == "n/a" and not row.get("Metric Unit"):  # how ncu 2025.3 answers a name it does not know
-            raise AssertionError(
-                f"ncu has no metric {row['Metric Name']} on this GPU (compute capability {row.get('CC')}): it read n/a"
+            raise NoSuchMetric(
+                f"ncu has no metric {row['Metric Name']} on this GPU (compute capability {row.get('CC')}): it read n/a",
+                names[row["Metric Name"]],
             )
         kernel = kernels.setdefault(row["ID"], Kernel(row["Kernel Name"], {}))
         kernel.values[names[row["Metric Name"]]] = float(value) if value not in ("", "n/a") else float("nan")
