@@ -36,6 +36,16 @@ def test_finds_none_of_it():
 """
 HANGS = "import time\n\ndef test_hangs():\n    time.sleep(600)\n"
 RUNS = "def test_runs():\n    pass\n"
+DIES_ONCE = """
+import os, signal
+
+
+def test_dies_the_first_time():
+    mark = os.path.join(os.path.dirname(__file__), "died")
+    if not os.path.exists(mark):
+        open(mark, "w").close()
+        os.kill(os.getpid(), signal.SIGSEGV)
+"""
 USES = """
 import os
 
@@ -47,6 +57,7 @@ def test_uses_a_temp_folder(tmp_path):
 @pytest.fixture(scope="module")
 def runner():
     runner = Runner(ROOT, timeout=60)
+    runner.start()
     yield runner
     runner.close()
 
@@ -77,6 +88,16 @@ def test_a_run_past_its_limit_is_killed_and_the_batch_goes_on(runner, tmp_path):
     results = runner.run_batch([(args(hangs), hangs), (args(after), after)], timeout=3)
     assert results[0].ret == -9 and "passed its time limit of 3 s" in results[0].outlines[-1]
     assert results[1].ret == 0, "\n".join(results[1].outlines[-20:])
+
+
+def test_a_forked_run_killed_by_a_signal_is_run_again_in_a_fresh_interpreter(runner, tmp_path):
+    """A library whose state does not survive a fork (MAX's threaded model load segfaulted once in a
+    forked run) costs a fresh run, not a verdict: the run's result is the fresh one's."""
+    dies = folder(tmp_path, "dies", test_dies=DIES_ONCE)
+    after = folder(tmp_path, "after", test_runs=RUNS)
+    died, ran = runner.run_batch([(args(dies), dies), (args(after), after)])
+    assert died.ret == 0 and "the forked run died (exit code -11)" in died.outlines[0], died.outlines[-20:]
+    assert ran.ret == 0, "\n".join(ran.outlines[-20:])
 
 
 def test_a_run_leaves_nothing_in_the_temp_folder(tmp_path, monkeypatch):

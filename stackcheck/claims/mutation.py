@@ -323,7 +323,36 @@ class Runner:
         answer = self.process.stdout.readline()
         if not answer:
             raise RuntimeError(f"the mutant server died (exit code {self.process.wait()})")
-        return [_result(reply, out, timeout) for reply, out in zip(json.loads(answer)["runs"], outs)]
+        return [
+            self._fresh(args, cwd, out, timeout, reply["rc"]) if _killed(reply["rc"]) else _result(reply, out, timeout)
+            for reply, out, (args, cwd) in zip(json.loads(answer)["runs"], outs, runs)
+        ]
+
+    def _fresh(self, args: list[str], cwd: Path, out: Path, timeout: float, signal_rc: int) -> pytest.RunResult:
+        """The run again in a fresh interpreter, after its forked child was killed by a signal the
+        runner did not send: a library's state that does not survive a fork (on a loaded 2-core
+        machine, MAX's threaded model load segfaulted in one forked run of Q4 in a self-test run of
+        2026-12-05). The run's own verdict is the fresh run's; the first line says what happened."""
+        started = time.monotonic()
+        environ = _own_environ() | CPU_ONLY
+        environ["PYTHONPATH"] = os.pathsep.join(filter(None, [str(self.root), environ.get("PYTHONPATH")]))
+        note = (
+            f"stackcheck.claims.mutation: the forked run died (exit code {signal_rc}); run again in a fresh interpreter"
+        )
+        with open(out, "w", encoding="utf-8") as f:
+            print(note, file=f, flush=True)
+            try:
+                rc = subprocess.run(
+                    [sys.executable, "-m", "pytest", *_own_basetemp([str(a) for a in args], str(cwd))],
+                    cwd=cwd,
+                    env=environ,
+                    stdout=f,
+                    stderr=subprocess.STDOUT,
+                    timeout=timeout,
+                ).returncode
+            except subprocess.TimeoutExpired:
+                rc = "timeout"
+        return _result({"rc": rc, "seconds": round(time.monotonic() - started, 2)}, out, timeout)
 
     def close(self) -> None:
         if self.process is not None and self.process.poll() is None:
@@ -332,6 +361,12 @@ class Runner:
                 self.process.wait(timeout=30)
             except subprocess.TimeoutExpired:
                 self.process.kill()
+
+
+def _killed(rc) -> bool:
+    """A forked run's exit code when a signal ended it (the runner's own kill at the time limit is
+    "timeout")."""
+    return isinstance(rc, int) and rc < 0
 
 
 def _result(reply: dict, out: Path, timeout: float) -> pytest.RunResult:
