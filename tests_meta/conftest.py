@@ -2,6 +2,7 @@ from pathlib import Path
 
 import pytest
 
+from stackcheck.claims.fresh_interpreters import pytest_runtest_call  # noqa: F401 - its hook, for this folder
 from stackcheck.claims.mutation import Mutant, Runner, mutant_args
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -11,6 +12,7 @@ ROOT = Path(__file__).resolve().parent.parent
 def mutant_runner():
     """One server per process that imports the stacks once and forks a pytest run per mutant."""
     runner = Runner(ROOT)
+    runner.start()  # here, not in the first test's call: the one fresh interpreter the runs share
     yield runner
     runner.close()
 

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from stackcheck.claims import mutation
+from stackcheck.claims.fresh_interpreters import pytest_runtest_call  # noqa: F401 - its hook, for this folder
 from stackcheck.evidence import device_profile
 from stackcheck.homework import reach
 

@@ -61,7 +61,8 @@ def nested_venv(where: Path, site_dirs: list[str]) -> Path:
 def test_a_nested_venv_runs_the_outer_site_folders_import_hooks(tmp_path):
     """Issue 55: with the venv outside the clone, the editable install's import hook is a .pth file in
     that venv's site-packages; listed as a plain path, that folder's .pth files never ran and the
-    nested venv could not import stackcheck."""
+    nested venv could not import stackcheck. A fresh interpreter of the nested venv: how a new Python's site
+    module processes its folders is what is judged, and this process did that at its own start."""
     outer, hooked = tmp_path / "outer-site-packages", tmp_path / "hooked"
     outer.mkdir()
     hooked.mkdir()
@@ -75,6 +76,8 @@ def test_a_nested_venv_runs_the_outer_site_folders_import_hooks(tmp_path):
 
 
 def test_the_path_sensitive_tests_pass_from_a_folder_named_stackcheck_with_a_space_and_a_venv(tmp_path):
+    """Fresh interpreters of a venv inside a copied clone: the paths are what is judged, and a process's own
+    paths are fixed when it starts."""
     clone = tmp_path / "with space" / "stackcheck"
     for name in checkout_files():
         (clone / name).parent.mkdir(parents=True, exist_ok=True)

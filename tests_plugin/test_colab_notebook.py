@@ -53,6 +53,8 @@ def execute(modules, notebook, tmp_path, kernel="python3"):
 
 
 def test_every_cell_runs_from_a_wheel_built_here(notebook_modules, tmp_path, monkeypatch):
+    """A fresh process by necessity: the notebook's kernel is a new venv's Python, as on Colab, that installs
+    the wheel built here."""
     nbformat, _ = notebook_modules
     for name in set(mutation.PRIVATE) & set(os.environ):
         monkeypatch.delenv(name)  # the notebook's pytest is a run of its own, not this run's worker

@@ -41,6 +41,8 @@ print(json.dumps(seen))
 
 
 def test_a_persistent_cache_does_not_hide_the_compiles_tests_time_or_dump(tmp_path):
+    """Fresh interpreters with a cache folder of their own: JAX reads its persistent cache from a process's
+    first compile on, and this process's caches are warm."""
     need("jax")
     env = {k: v for k, v in os.environ.items() if not k.startswith(("JAX_", "XLA_"))}
     env.update(JAX_PLATFORMS="cpu", JAX_COMPILATION_CACHE_DIR=str(tmp_path / "cache"))
@@ -84,6 +86,8 @@ print(json.dumps(seen))
 
 
 def test_a_warm_inductor_cache_does_not_hide_the_compile_mc09_times(tmp_path):
+    """A fresh interpreter with a cache folder of its own: Inductor's caches are read from a process's first
+    compile on, and this process's are warm."""
     need("torch")
     env = {k: v for k, v in os.environ.items() if not k.startswith(("TORCHINDUCTOR_", "TORCH_COMPILE"))}
     env.update(TORCHINDUCTOR_CACHE_DIR=str(tmp_path / "cache"))

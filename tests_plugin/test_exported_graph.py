@@ -87,7 +87,8 @@ HONEST = "    return torch.relu(torch.addmm(b, x, w))\n"
 def test_a_graded_forward_is_judged_on_the_judges_own_run_of_its_graph(tmp_path, body, outcome, graded_command):
     """Graded (issue 50): S2.3-broadcast's eager test reads the ops the judge's eager mode ran on the
     exported graph (no "measured by the submission's worker" in its evidence); an N-fold copy of b
-    made by ``expand(...).contiguous()`` fails it, an addmm passes it."""
+    made by ``expand(...).contiguous()`` fails it, an addmm passes it. A fresh judge process, as `stackcheck
+    grade` starts it."""
     from stackcheck.homework import assignment
 
     homework = tmp_path / "hw"

@@ -15,6 +15,7 @@ BROKEN = 'ASSIGNED = ("math",)\n\n\ndef numpy_forward(x, w, b):\n    return (x @
 
 
 def test_a_file_that_does_not_parse_is_graded_at_once_with_its_line(tmp_path, bubblewrap):
+    """A fresh process: `stackcheck grade` as an instructor runs it, its command line included."""
     submissions = tmp_path / "subs"
     (submissions / "bob").mkdir(parents=True)
     (submissions / "bob" / "homework.py").write_text(BROKEN)

@@ -181,6 +181,8 @@ def test_bad_homework_gets_one_line_of_feedback(pytester, suite_file, body, expe
 
 
 def test_homework_runs_only_its_parts_and_the_stacks_it_touches(tmp_path):
+    """A fresh interpreter: which stacks a homework run imports is what is judged, and this process holds them
+    all."""
     hw = solution(tmp_path / "hw")
     collected = subprocess.run(
         [sys.executable, "-m", "pytest", f"--homework={hw}", "--co", "-q", "-p", "no:cacheprovider"],

@@ -249,7 +249,7 @@ def test_a_test_that_waits_for_a_compile_gets_the_compiles_time_not_the_homework
 def test_a_torch_compile_test_gets_inductors_cold_compile_time(pytester, suite_file):
     """On the H200's 16-core host, loaded, a correct torch_compiled_forward ran past 60 s in its cold
     compile and the solution scored 80 %: a torch.compile test gets 300 s, an eager one keeps 60 s.
-    In a process of its own: an in-process run after the MAX one above aborts in MAX's bindings."""
+    In a fresh process of its own: an in-process run after the MAX one above aborts in MAX's bindings."""
     folder = pytester.path / "hw"
     folder.mkdir()
     (folder / "homework.py").write_text(
@@ -308,7 +308,8 @@ def test_a_call_that_kills_the_worker_costs_that_test_only(homework, graded_comm
     """A graded run (issue 50): the student's code runs in a worker; a call that kills it (native code
     reading address 0) fails that test, naming the signal and the function, and the next test gets a
     new worker. (Two small tests of the instructor's kind, beside the homework; sandboxed where
-    Bubblewrap works, the same without it: the GPU image has none.)"""
+    Bubblewrap works, the same without it: the GPU image has none.) A fresh judge process, as `stackcheck
+    grade` starts it."""
     from stackcheck.impl import reference
 
     (homework / "homework.py").write_text(Path(reference.__file__).read_text() + "\nASSIGNED = ('math',)\n" + SEGFAULTS)
@@ -342,7 +343,8 @@ def numpy_steps(x, w, b):
 def test_an_error_in_the_students_code_names_its_file_and_line_first(homework, graded, graded_command):
     """Issue 52 item 4: a NameError in the homework is no course concept: its failure says where in the
     student's file it was raised (the submission's own name when graded, the worker's frame), with no
-    course section before it, and the claim's feedback names that line, not another test's pointer."""
+    course section before it, and the claim's feedback names that line, not another test's pointer. Fresh
+    processes, both runs: the graded one as `stackcheck grade` starts its judge, the student's as typed."""
     (homework / "homework.py").write_text(SLIP)
     plain = [sys.executable, "-m", "pytest", f"--homework={homework}", "-p", "no:cacheprovider"]
     command = graded_command(homework) if graded else plain
@@ -377,7 +379,8 @@ def test_the_compiled_steps_compile_the_students_own_function(homework, graded, 
     """§8.2's compiled path runs the student's torch_steps through torch.compile, graded too: there
     the worker compiles it (stackcheck.impl.remote.compiled), since compiling the judge's proxy would
     only run it eagerly. A slip that exists only in the compiled program fails the torch_compile test,
-    and the eager test of the same function passes."""
+    and the eager test of the same function passes. Fresh processes, both runs: the graded one as `stackcheck
+    grade` starts its judge, the student's as typed."""
     from stackcheck.claims.results import Report
     from stackcheck.impl import reference
 

@@ -1,7 +1,8 @@
 """Installing stackcheck changes nothing for a project that does not use it: no environment
 variable set, no framework imported, no header, no claim table, no list of foreign tests; and
 ``-p no:stackcheck`` switches it off, ``-p stackcheck`` (or the ini key, STACKCHECK=1, one of its
-options, or the suite's own test paths) switches it on."""
+options, or the suite's own test paths) switches it on. Each project runs in a fresh interpreter: the
+plugin's silence is judged where stackcheck was never imported, which this process cannot be."""
 
 import re
 import sys

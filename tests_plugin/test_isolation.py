@@ -104,7 +104,8 @@ def test_cuda_tensors_and_other_functions_stay_in_process():
 )
 def test_tests_math_runs_to_its_end_with_a_module_that_defines_its_own_kernel(module, code, verdict):
     """The reproduction of issue 23: the unmasked kernel corrupted the heap, and the run ended in
-    'Fatal Python error: Aborted' (exit 134) in a later test. Now its tests fail and the run ends."""
+    'Fatal Python error: Aborted' (exit 134) in a later test. Now its tests fail and the run ends. In a fresh
+    process: the old failure ended its run with a fatal error, which must not be this run."""
     from stackcheck.toolchains.triton_kernels import interpreter_problem
 
     if interpreter_problem():

@@ -186,7 +186,8 @@ FORGED = (
 def test_a_submission_is_judged_on_what_its_checked_kernels_compute(tmp_path, body, outcome, graded, graded_command):
     """Graded, the judge launches the checked kernels in its launcher; in the student's own run the
     same check runs in-process. The honest kernel passes S11.2-mask's boundary test either way; a host
-    that computes the answer in torch and copies it with a kernel fails it either way."""
+    that computes the answer in torch and copies it with a kernel fails it either way. Fresh processes, both
+    runs: the graded one as `stackcheck grade` starts its judge, the student's as typed."""
     homework = homework_with(tmp_path, "import torch\nimport triton\nimport triton.language as tl\n" + body)
     report = tmp_path / "report.json"
     plain = [__import__("sys").executable, "-m", "pytest", f"--homework={homework}", "-p", "no:cacheprovider"]

@@ -14,6 +14,7 @@ pytestmark = pytest.mark.meta
 
 
 def test_importing_the_compile_and_profile_modules_starts_no_thread():
+    """A fresh interpreter: what importing the modules starts shows only where they were not imported yet."""
     code = (
         "import threading, stackcheck.run.max_graphs, stackcheck.toolchains.counters\n"
         "print(sorted(t.name for t in threading.enumerate()))"
@@ -44,6 +45,7 @@ def test_an_inner_run_leaves_the_outer_runs_service_open(pytester):
 
 
 def test_the_recorder_lives_on_the_controller_only(pytester):
+    """Fresh processes: xdist's controller and workers are processes of their own."""
     pytest.importorskip("xdist")
     pytester.makepyfile(
         "from stackcheck.plugin.recorder import RECORDER, RUN\n\n"

@@ -27,6 +27,7 @@ def test_the_set_up_is_what_ci_runs():
 
 
 def test_the_first_run_verifies_its_claim(tmp_path):
+    """The README's command run as printed, in a fresh interpreter, as a newcomer runs it."""
     (command,) = readme_blocks()[1]
     args = shlex.split(command)
     assert args[:3] == ["python3", "-m", "pytest"], command

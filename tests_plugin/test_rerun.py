@@ -58,6 +58,7 @@ def _rerun_lines(output: str) -> list[str]:
     spelled=st.sampled_from(["--impl={}", "--impl {}"]),
 )
 def test_a_printed_rerun_line_runs_that_test_as_the_run_judged_it(pytester, extras, impl_first, spelled):
+    """The printed rerun line run as printed, in a fresh interpreter, as a student pastes it."""
     pytester.makepyfile(test_claimed=TEST)
     (pytester.path / "buggy.py").write_text(BUGGY)
     impl = spelled.format("buggy.py").split(" ")

@@ -1,7 +1,8 @@
 """Sandboxed grading (stackcheck.homework.sandbox): each limit proved on a tiny program, not a whole
 grading run: the environment's allow-list, memory, CPU time, wall time, processes, the network, the
 namespaces (what outlives the run, writes outside, reads of what is hidden), the copy; and a whole
-grading of a submission that tries all of it, twice."""
+grading of a submission that tries all of it, twice. Every test starts a fresh interpreter in the
+sandbox, or grades in fresh processes: a limit is proved on a process of its own."""
 
 import csv
 import json

@@ -63,7 +63,8 @@ def test_hypothesis_profile_follows_ci(pytester, monkeypatch, ci, profile):
 
 def test_xdist_workers_report_claims_to_the_controller(pytester, suite_file, tmp_path):
     """... and are handed tests one at a time (loadgroup, hooks.balance_workers), not in xdist's runs; the
-    workers name each test's xdist_group, so a group stays on one worker in every -n run."""
+    workers name each test's xdist_group, so a group stays on one worker in every -n run. Fresh processes:
+    xdist's controller and workers are processes of their own."""
     pytest.importorskip("xdist")
     path = tmp_path / "report.json"
     pytester.makepyfile(

@@ -35,7 +35,8 @@ def test_an_edit_names_only_the_functions_it_changed(tmp_path):
 
 def test_a_save_reruns_what_it_reaches_faster_than_a_fresh_pytest(tmp_path):
     """Trials interleaved (a fresh pytest of the same selection, then a save), judged on the median
-    ratio: the warm process must save most of what a new process pays; too noisy is inconclusive."""
+    ratio: the warm process must save most of what a new process pays; too noisy is inconclusive. Fresh
+    interpreters by design: a fresh pytest is what the warm process is timed against."""
     folder = tmp_path / "hw"
     folder.mkdir()
     source = Path(reference.__file__).read_text() + "\nASSIGNED = ('math',)\n"

@@ -30,6 +30,7 @@ def readers() -> list[str]:
 
 
 def test_the_tests_that_read_the_course_skip_without_sybil(tmp_path):
+    """A fresh interpreter whose import path blocks Sybil: this process has imported it."""
     files = readers()
     assert len(files) >= 3, files  # S9.3's names, S11.2's contract, the inline mutant of S11.2
     blocked = tmp_path / "blocked" / "sybil"

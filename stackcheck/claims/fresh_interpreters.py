@@ -1,0 +1,76 @@
+"""A self-test that starts a fresh Python says why in its docstring (issue 55, item 2).
+
+A fresh interpreter costs seconds of imports, and the forked warm runner (stackcheck.claims.mutation)
+serves most runs, so each test that starts one must have a reason that a warm or in-process run
+cannot serve: grading's judge and workers (fresh by design), a printed command run as printed, an
+environment this process cannot have. The hook below, loaded by this folder's and tests_meta's
+conftest, watches each test's call: a Python process the test starts itself (its code, its
+helpers and fixtures here, pytester's subprocess runs) fails a test whose docstring, or its
+module's where one reason holds for every test there, does not name a fresh interpreter, process
+or Python. What the suite's code starts by design (grading's judge and workers, MAX's compile
+child, a printed command run as printed) or a library's pool (Inductor's compile workers) is not
+the test's choice, and says why where it is written.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+
+import pytest
+
+from stackcheck.paths import data
+
+ROOT = data.ROOT
+TESTS = (ROOT / "tests_plugin", ROOT / "tests_meta")  # the self-tests, their conftests and helpers
+SAYS_WHY = re.compile(r"\bfresh (interpreter|process|python)", re.I)
+PYTHON = re.compile(r"python[\d.]*$")
+
+
+def starts_python(args) -> bool:
+    """Whether a Popen's ``args`` run a Python interpreter, directly or through a wrapper
+    (bwrap, timeout, ncu, sudo: any argument that is one)."""
+    if isinstance(args, (str, bytes, os.PathLike)):
+        args = os.fsdecode(args).split()
+    return any(os.fsdecode(a) == sys.executable or PYTHON.search(os.path.basename(os.fsdecode(a))) for a in args)
+
+
+def started_by_the_test(frame) -> bool:
+    """Whether the first caller outside ``subprocess`` is a self-test's code or pytester's."""
+    while frame is not None and frame.f_code.co_filename == subprocess.__file__:
+        frame = frame.f_back
+    if frame is None:
+        return False
+    file = os.path.realpath(frame.f_code.co_filename)
+    if file.endswith(os.path.join("_pytest", "pytester.py")):
+        return True
+    library = file.startswith(os.path.realpath(sys.prefix) + os.sep)  # a venv inside the clone
+    return any(file.startswith(str(folder) + os.sep) for folder in TESTS) and not library
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_call(item: pytest.Item):
+    started: list = []
+    original = subprocess.Popen.__init__
+
+    def watched(self, args, *more, **options):
+        if starts_python(args) and started_by_the_test(sys._getframe(1)):
+            started.append(args)
+        original(self, args, *more, **options)
+
+    subprocess.Popen.__init__ = watched
+    try:
+        result = yield
+    finally:
+        subprocess.Popen.__init__ = original
+    doc = f"{getattr(getattr(item, 'function', None), '__doc__', None)} {getattr(item.module, '__doc__', None)}"
+    if started and not SAYS_WHY.search(doc):
+        first = started[0] if isinstance(started[0], str) else " ".join(map(os.fsdecode, started[0]))
+        raise AssertionError(
+            f"{item.nodeid} started {len(started)} fresh Python process(es) (the first: {first[:200]}), "
+            "and neither its docstring nor its module's says why: name the fresh interpreter and the reason "
+            "a warm or in-process run cannot serve (stackcheck/claims/fresh_interpreters.py)"
+        )
+    return result

@@ -1,0 +1,59 @@
+"""stackcheck.claims.fresh_interpreters: a self-test that starts a fresh Python says why (issue 55, item 2)."""
+
+import sys
+
+import pytest
+
+from stackcheck.claims import fresh_interpreters
+
+pytestmark = pytest.mark.meta
+
+SPAWNS = '''
+import subprocess, sys
+
+
+def test_silent():
+    subprocess.run([sys.executable, "-c", "pass"], check=True)
+
+
+def test_says_why():
+    """A fresh interpreter: the reason this one has."""
+    subprocess.run([sys.executable, "-c", "pass"], check=True)
+
+
+def test_wrapped():
+    subprocess.run(["env", "A=1", sys.executable, "-c", "pass"], check=True)
+
+
+def test_another_tool():
+    subprocess.run(["true"], check=True)
+'''
+
+
+def test_a_test_that_starts_python_without_saying_why_fails(pytester, monkeypatch):
+    """The inner tests start fresh interpreters (that is what the guard watches); the project's
+    folder stands for the suite's."""
+    monkeypatch.setattr(fresh_interpreters, "TESTS", (pytester.path,))
+    pytester.makepyfile(test_spawns=SPAWNS)
+    result = pytester.runpytest("-p", "stackcheck.claims.fresh_interpreters", "-q")
+    result.assert_outcomes(passed=2, failed=2)
+    failed = "\n".join(result.outlines)
+    assert "test_silent started 1 fresh Python process(es)" in failed
+    assert "test_wrapped started 1 fresh Python process(es) (the first: env A=1 " in failed
+
+
+@pytest.mark.parametrize(
+    "args, python",
+    [
+        ([sys.executable, "-m", "pytest"], True),
+        (["/usr/bin/python3.11", "-c", "pass"], True),
+        (["bwrap", "--ro-bind", "/", "/", "--", "/opt/venv/bin/python", "-m", "x"], True),
+        ("python3 -c pass", True),
+        (["ncu", "--csv", sys.executable, "-m", "stackcheck.toolchains.workloads", '{"a": "/usr/bin/python3"}'], True),
+        (["mojo", "build", "x.mojo"], False),
+        (["nvidia-smi", "--query-gpu=name"], False),
+        (["git", "log", "--", "pythonic.py"], False),
+    ],
+)
+def test_a_python_is_recognized_through_its_wrappers(args, python):
+    assert fresh_interpreters.starts_python(args) is python
