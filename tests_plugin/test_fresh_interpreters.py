@@ -17,7 +17,8 @@ def test_silent():
 
 
 def test_says_why():
-    """A fresh interpreter: the reason this one has."""
+    """A docstring that says why in a fresh
+    judge process: the reason this one has, across a line."""
     subprocess.run([sys.executable, "-c", "pass"], check=True)
 
 

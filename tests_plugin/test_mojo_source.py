@@ -189,7 +189,8 @@ def _outcome(folder: Path, graded: bool) -> tuple[str, str]:
 def test_a_graded_package_is_judged_on_what_the_launcher_built(tmp_path):
     """Graded (sandboxed where Bubblewrap runs): the honest package passes S10.3's test, a kernel that
     computes max(z, -1) fails it, and the suite's own folder is not there (refused); in the student's own run
-    the suite's folder is borrowed."""
+    the suite's folder is borrowed. Fresh processes, both runs: the graded one as `stackcheck grade` starts
+    its judge, the student's as typed."""
     pytest.importorskip("max.experimental.torch")
     own = (data.path("mojo", "study_relu") / "__init__.mojo").read_text().replace("# Course", "# mine, after")
     wrong = own.replace("SIMD[z.dtype, width](0)", "SIMD[z.dtype, width](-1)")

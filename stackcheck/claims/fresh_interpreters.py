@@ -25,7 +25,7 @@ from stackcheck.paths import data
 
 ROOT = data.ROOT
 TESTS = (ROOT / "tests_plugin", ROOT / "tests_meta")  # the self-tests, their conftests and helpers
-SAYS_WHY = re.compile(r"\bfresh (interpreter|process|python)", re.I)
+SAYS_WHY = re.compile(r"\bfresh\s+(?:[\w-]+\s+)?(?:interpreter|process|python)", re.I)  # "a fresh judge process"
 PYTHON = re.compile(r"python[\d.]*$")
 
 
