@@ -3,13 +3,14 @@
 A fresh interpreter costs seconds of imports, and the forked warm runner (stackcheck.claims.mutation)
 serves most runs, so each test that starts one must have a reason that a warm or in-process run
 cannot serve: grading's judge and workers (fresh by design), a printed command run as printed, an
-environment this process cannot have. The hook below, loaded by this folder's and tests_meta's
-conftest, watches each test's call: a Python process the test starts itself (its code, its
-helpers and fixtures here, pytester's subprocess runs) fails a test whose docstring, or its
-module's where one reason holds for every test there, does not name a fresh interpreter, process
-or Python. What the suite's code starts by design (grading's judge and workers, MAX's compile
-child, a printed command run as printed) or a library's pool (Inductor's compile workers) is not
-the test's choice, and says why where it is written.
+environment this process cannot have. The hook below, loaded by the conftests of tests_plugin and
+tests_meta, watches each test's call (not its fixtures' set-up): a Python process started from
+code in those folders (the test, a helper, a function a fixture handed it) or by pytester's
+subprocess runs fails a test whose docstring, or its module's where one reason holds for every
+test there, does not name a fresh interpreter, process or Python. What the suite's code starts by
+design (grading's judge and workers, MAX's compile child, a printed command run as printed) or a
+library's pool (Inductor's compile workers) is not the test's choice, and says why where it is
+written.
 """
 
 from __future__ import annotations
