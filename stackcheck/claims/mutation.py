@@ -324,35 +324,21 @@ class Runner:
         if not answer:
             raise RuntimeError(f"the mutant server died (exit code {self.process.wait()})")
         return [
-            self._fresh(args, cwd, out, timeout, reply["rc"]) if _killed(reply["rc"]) else _result(reply, out, timeout)
+            self._fresh(args, cwd, timeout, reply["rc"]) if _killed(reply["rc"]) else _result(reply, out, timeout)
             for reply, out, (args, cwd) in zip(json.loads(answer)["runs"], outs, runs)
         ]
 
-    def _fresh(self, args: list[str], cwd: Path, out: Path, timeout: float, signal_rc: int) -> pytest.RunResult:
+    def _fresh(self, args: list[str], cwd: Path, timeout: float, signal_rc: int) -> pytest.RunResult:
         """The run again in a fresh interpreter, after its forked child was killed by a signal the
         runner did not send: a library's state that does not survive a fork (on a loaded 2-core
         machine, MAX's threaded model load segfaulted in one forked run of Q4 in a self-test run of
         2026-12-05). The run's own verdict is the fresh run's; the first line says what happened."""
-        started = time.monotonic()
         environ = _own_environ() | CPU_ONLY
         environ["PYTHONPATH"] = os.pathsep.join(filter(None, [str(self.root), environ.get("PYTHONPATH")]))
-        note = (
-            f"stackcheck.claims.mutation: the forked run died (exit code {signal_rc}); run again in a fresh interpreter"
-        )
-        with open(out, "w", encoding="utf-8") as f:
-            print(note, file=f, flush=True)
-            try:
-                rc = subprocess.run(
-                    [sys.executable, "-m", "pytest", *_own_basetemp([str(a) for a in args], str(cwd))],
-                    cwd=cwd,
-                    env=environ,
-                    stdout=f,
-                    stderr=subprocess.STDOUT,
-                    timeout=timeout,
-                ).returncode
-            except subprocess.TimeoutExpired:
-                rc = "timeout"
-        return _result({"rc": rc, "seconds": round(time.monotonic() - started, 2)}, out, timeout)
+        result = _fresh_run(_own_basetemp([str(a) for a in args], str(cwd)), cwd, environ, timeout)
+        said = f"the forked run died (exit code {signal_rc}); run again in a fresh interpreter"
+        result.outlines.insert(0, f"stackcheck.claims.mutation: {said}")
+        return result
 
     def close(self) -> None:
         if self.process is not None and self.process.poll() is None:
@@ -404,13 +390,15 @@ def _own_environ() -> dict[str, str]:
 def run_on_gpu(root: Path, mutant: Mutant, cwd: Path, timeout: float = 600.0) -> pytest.RunResult:
     """A cuda mutant's run: a pytest process of its own (the forked server is CPU-only: a CUDA
     context does not survive a fork), on the GPU this machine has."""
-    import time
+    return _fresh_run(mutant_args(root, mutant), cwd, _own_environ(), timeout)
 
-    environ = _own_environ()
+
+def _fresh_run(args: list[str], cwd: Path, environ: dict[str, str], timeout: float) -> pytest.RunResult:
+    """``python -m pytest ARGS`` in a fresh interpreter, within ``timeout`` seconds."""
     start = time.monotonic()
     try:
         done = subprocess.run(
-            [sys.executable, "-m", "pytest", *mutant_args(root, mutant)],
+            [sys.executable, "-m", "pytest", *args],
             cwd=cwd,
             env=environ,
             capture_output=True,
