@@ -56,7 +56,8 @@ L1 = ["l1_hit", "l1_miss", "time_ns"]
 SM_READS = ["l2_reads", "time_ns"]
 # read unless a request asks
 DEFAULT_METRICS = tuple(m for m in METRICS if m not in SPEED_OF_LIGHT[:2] + L1[:2] + SM_READS[:1])
-TRAFFIC = ["dram_read", "dram_write", "time_ns"]  # one replay pass, alone: for workloads of GiB-sized buffers
+# the GiB-sized workloads' metrics: one replay pass where a session reads no more (the cache="none" one)
+TRAFFIC = ["dram_read", "dram_write", "time_ns"]
 TIMEOUT_S = 120  # one workload; a batch gets this for each workload it holds, up to BATCH_TIMEOUT_S
 BATCH_TIMEOUT_S = 540
 MARKER = re.compile(r"\bspin_kernel\b")  # torch.cuda._sleep's kernel, launched before each batched workload
