@@ -37,7 +37,7 @@ REPORTS = {"cpu": "baselines/cpu.json", "h200": "baselines/h200.json", "homework
 
 
 @pytest.fixture(scope="module")
-def browser(tmp_path_factory):
+def browser():
     missing = [name for name in ("chromium", "chromedriver") if not shutil.which(name)]
     try:
         from selenium import webdriver
@@ -58,12 +58,7 @@ def browser(tmp_path_factory):
     ):
         options.add_argument(flag)
     options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
-    # Chromium's profile and its other temp folders in this test's, which pytest removes in time:
-    # left to itself, Chromium leaves an org.chromium.Chromium.* folder in the temp folder a run
-    own = tmp_path_factory.mktemp("chromium")
-    options.add_argument(f"--user-data-dir={own / 'profile'}")
-    service = Service(shutil.which("chromedriver"), env={**os.environ, "TMPDIR": str(own)})
-    driver = webdriver.Chrome(service=service, options=options)
+    driver = webdriver.Chrome(service=Service(shutil.which("chromedriver")), options=options)
     yield driver
     driver.quit()
 
