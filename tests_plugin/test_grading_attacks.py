@@ -5,7 +5,9 @@ reference's source, as the grading trial of test_sandbox.py builds it; what git 
 symlinks, devices, bad bytes, is made from the manifest), graded at --jobs 2 with a hidden test as
 root and again as an ordinary user, and judged: each attack earns what its work earns, no file
 outside its copy changes, nothing hidden reaches any feedback, grades.csv lists every submission in
-fixed columns, and the re-grade is byte-identical."""
+fixed columns, and the re-grade is byte-identical. Each grading runs the grader in a fresh process, as an
+instructor's command does: its sandboxed workers and another user's interpreter are the separation under
+test, which no in-process run has."""
 
 from __future__ import annotations
 

@@ -41,7 +41,8 @@ def test_programs_built_for_another_gpu_fail_in_one_line_naming_the_build(pytest
 
 @pytest.mark.max_compiles
 def test_the_printed_build_command_builds_for_that_gpu(tmp_path):
-    """The command the failure prints, run as printed (Mojo cross-compiles for a GPU it does not have)."""
+    """The command the failure prints, run as printed in a fresh interpreter, as the learner would type it
+    (Mojo cross-compiles for a GPU it does not have)."""
     pytest.importorskip("mojo")
     folder = tmp_path / "prebuilt"
     line = mojo_build.prebuilt_misfit(folder, (7, 5))

@@ -1,7 +1,9 @@
 """One score everywhere (issue 52): the same homework file earns the same points from ``pytest
 --homework``, from ``stackcheck watch`` (its whole-file grade, kept up to date by reruns) and from
 ``stackcheck grade`` (a judge that never holds the code). All three score with
-stackcheck.homework.scoring.score; this runs the three and compares what they print and write."""
+stackcheck.homework.scoring.score; this runs the three, each in a fresh interpreter as a student or an
+instructor types it (a command's own start-up, its options and plugins, is part of what is compared), and
+compares what they print and write."""
 
 import csv
 import re
