@@ -168,3 +168,25 @@ def graded_command():
         ]
 
     return command
+
+
+SOCKET_ROOM = 60  # of a unix socket path's 107 bytes, what a folder may take: Chromium's singleton socket adds 46
+
+
+@pytest.fixture(scope="module")
+def short_tmp():
+    """A new folder (one a module) whose path leaves room for unix sockets in it, removed afterwards. pytest's
+    tmp_path sits under TMPDIR, which on a learner's machine may be long (macOS: /var/folders/…/T/,
+    49 bytes; .ci/run gives the README's commands one as long): a socket path past 107 bytes cannot be
+    bound, and Chromium aborts at start when its TMPDIR leaves less than 46 bytes for its own."""
+    import shutil
+    import tempfile
+
+    for parent in (tempfile.gettempdir(), "/tmp", "/dev/shm"):
+        if len(parent) < SOCKET_ROOM - 12 and os.access(parent, os.W_OK):
+            folder = tempfile.mkdtemp(prefix="sc-", dir=parent)
+            break
+    else:
+        pytest.skip(f"no writable temp folder with a path under {SOCKET_ROOM - 12} bytes (TMPDIR, /tmp, /dev/shm)")
+    yield Path(folder)
+    shutil.rmtree(folder, ignore_errors=True)

@@ -37,7 +37,9 @@ REPORTS = {"cpu": "baselines/cpu.json", "h200": "baselines/h200.json", "homework
 
 
 @pytest.fixture(scope="module")
-def browser():
+def browser(short_tmp):
+    """Headless Chromium, its profile and temp files in a short folder (short_tmp's reason),
+    removed afterwards: left to itself it leaves an org.chromium.Chromium.* folder in TMPDIR."""
     missing = [name for name in ("chromium", "chromedriver") if not shutil.which(name)]
     try:
         from selenium import webdriver
@@ -58,7 +60,9 @@ def browser():
     ):
         options.add_argument(flag)
     options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
-    driver = webdriver.Chrome(service=Service(shutil.which("chromedriver")), options=options)
+    options.add_argument(f"--user-data-dir={short_tmp / 'profile'}")
+    service = Service(shutil.which("chromedriver"), env={**os.environ, "TMPDIR": str(short_tmp)})
+    driver = webdriver.Chrome(service=service, options=options)
     yield driver
     driver.quit()
 
