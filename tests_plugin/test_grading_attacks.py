@@ -14,8 +14,10 @@ from __future__ import annotations
 import csv
 import hashlib
 import json
+import marshal
 import os
 import py_compile
+import re
 import shutil
 import socket
 import stat
@@ -66,6 +68,18 @@ PRELUDE = '''
 
 # ---- written by tests_plugin/test_grading_attacks.py: where things are on this machine
 _PLACES = {places!r}
+
+
+def _secret(text):
+    """Whether ``text`` is the key or holds what this run planted (the hidden test's token, a marker), told by
+    fingerprint: the words an attack might look for (``instructor_only``, ``[Q5]``) are in the suite's own
+    public files too, which a clone under /tmp or an installed copy puts within its reach."""
+    import hashlib
+    import re
+
+    words = set(re.findall(r"MARKER-[A-Za-z0-9_-]+|[0-9a-f]{{32}}", text))
+    words.add(text)
+    return any(hashlib.sha256(w.encode(errors="replace")).hexdigest() in _PLACES["fingerprints"] for w in words)
 
 
 def _spoil(found):
@@ -287,6 +301,24 @@ def grade(prefix: list[str], env: dict, subs: Path, out: Path, hidden: Path) -> 
     return time.monotonic() - start, said
 
 
+def fingerprints(planted: list[str]) -> list[str]:
+    """What the attacks' ``_secret`` knows a secret by: the sha256 of each thing a grading plants, of the key
+    and of the key as git's HEAD holds it."""
+    key = data.path(*checkpoints.KEY_FILE)
+    texts = [*planted, key.read_text(encoding="utf-8") if key.is_file() else None, git_key()]
+    return sorted({hashlib.sha256(t.encode()).hexdigest() for t in texts if t})
+
+
+def git_key() -> str | None:
+    """The key as the checkout's HEAD holds it (what ``git show`` would give a reader), None outside git."""
+    done = subprocess.run(
+        ["git", "-C", str(grading.suite_root()), "show", f"HEAD:{'/'.join(checkpoints.KEY_FILE)}"],
+        capture_output=True,
+        text=True,
+    )
+    return done.stdout if done.returncode == 0 else None
+
+
 def secrets(token: str, markers: dict[str, str], places: dict) -> dict[str, str]:
     """What no feedback may hold: {text: whose it is} (a student's own marker is theirs to see)."""
     found = {token: "the hidden test's token", "stackcheck-grade-": "the grader's scratch folder"}
@@ -421,6 +453,7 @@ def grade_corpus(
         "abstract": listeners.abstract,
     }
     markers = {"ana": f"MARKER-ana-{uuid.uuid4().hex}"}
+    places["fingerprints"] = fingerprints([token, *markers.values(), *home_markers.values()])
     subs.mkdir()
     specs = build(subs, places, markers)
     assert len(specs) >= 30 and {"ana", "carl", "ben", "wrong"} <= set(specs)
@@ -520,3 +553,28 @@ def verdicts(graded: dict, listeners: Listeners) -> tuple[dict[str, list[str]], 
 def owned_by(path: str, name: str) -> bool:
     """Whether a changed ``path`` is ``name``'s doing or damage: its folder, or a file named for its attack."""
     return f"/subs/{name}/" in path or Path(path).name.startswith(f"ESCAPED-{name}")
+
+
+def test_an_attack_knows_each_planted_secret_and_no_public_file_for_one():
+    """The attacks' detector (``_secret``, in every built homework.py): each secret a grading plants (the
+    hidden test's token, in its source and its compiled constants; a marker; the key) is one, and no other
+    file of the checkout is: a detector that took public words for a secret turned honest work wrong
+    wherever the checkout came within a submission's reach (a clone under /tmp)."""
+    token, marker = uuid.uuid4().hex, f"MARKER-ana-{uuid.uuid4().hex}"
+    code = PRELUDE.format(places={"fingerprints": fingerprints([token, marker])})
+    found: dict = {}
+    exec(compile(code, "<prelude>", "exec"), found)
+    secret = found["_secret"]
+    compiled = marshal.dumps(compile(HIDDEN_TEST.format(token=token), "test_hidden.py", "exec"))
+    key = data.path(*checkpoints.KEY_FILE)
+    assert secret(HIDDEN_TEST.format(token=token)) and any(
+        secret(s.decode()) for s in re.findall(rb"[ -~]{8,}", compiled)
+    )
+    assert secret(f"# {marker}\n") and secret(key.read_text(encoding="utf-8"))
+    assert not secret(HIDDEN_TEST.format(token=uuid.uuid4().hex)) and not secret(f"# MARKER-ana-{uuid.uuid4().hex}")
+    listed = subprocess.run(["git", "-C", str(grading.suite_root()), "ls-files"], capture_output=True, text=True)
+    public = [grading.suite_root() / f for f in listed.stdout.splitlines()] or list(CORPUS.parent.glob("*.py"))
+    flagged = [
+        str(p) for p in public if p.is_file() and p != key and secret(p.read_text(encoding="utf-8", errors="replace"))
+    ]
+    assert not flagged, f"public files a detector takes for a secret: {flagged[:10]}"

@@ -18,5 +18,5 @@ for _root in _roots:
         _found[_root] = _done.stdout
     except (OSError, _subprocess.SubprocessError):
         pass
-if any("[Q5]" in t for t in _found.values()):
+if any(_secret(t) for t in _found.values()):
     _spoil(_found)

