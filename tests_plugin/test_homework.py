@@ -4,6 +4,7 @@ grading, one-line feedback for bad homework, the score, and batch grading."""
 import ast
 import csv
 import json
+import re
 import subprocess
 import sys
 import time
@@ -22,23 +23,12 @@ from stackcheck.impl.loader import Impl
 
 pytestmark = pytest.mark.meta
 ROOT = Path(__file__).resolve().parent.parent
-KEYS = """
-[Q1]
-always_stored = false
-eager_intermediates = 2
-[Q2]
-measured = "the submission of the work (launch), not the work"
-fix = "synchronize before stopping the clock"
-[Q3]
-mb_after_fusion = 0
-[Q4]
-Dynamo = "capture"
-StableHLO = "high-level IR"
-Inductor = "compiler"
-PJRT = "device runtime"
-[Q5]
-reason = "ops are fused, so intermediate HBM round trips and launches disappear"
-"""
+
+
+def right_answers() -> dict:
+    """Every checkpoint answered right: the key's answers read from the key at run time, never written in a
+    shipped file (a students' copy keeps this one, without the key)."""
+    return checkpoints.expected_answers()
 
 
 def solution(folder: Path, parts=("math",)) -> Path:
@@ -47,7 +37,7 @@ def solution(folder: Path, parts=("math",)) -> Path:
     folder.mkdir(parents=True, exist_ok=True)
     source = Path(reference.__file__).read_text() + f"\n\nASSIGNED = {tuple(parts)!r}\n"
     (folder / "homework.py").write_text(source)
-    (folder / "answers.toml").write_text(KEYS)
+    (folder / "answers.toml").write_text(checkpoints.answers_file(right_answers()))
     return folder
 
 
@@ -304,15 +294,13 @@ def test_an_instructors_hidden_test_is_never_quoted_where_the_student_sees_it():
 
 
 def test_checkpoints_are_graded_against_keys_analytics_and_measurements():
-    right = checkpoints.grade(tomllib.loads(KEYS), reference.timed_call)
+    right = checkpoints.grade(right_answers(), reference.timed_call)
     assert all(q["passed"] for q in right), [q["feedback"] for q in right if not q["passed"]]
-    wrong = {**tomllib.loads(KEYS), "Q3": {"mb_after_fusion": 64}}
+    wrong = {**right_answers(), "Q3": {"mb_after_fusion": 64}}
     q3 = next(q for q in checkpoints.grade(wrong) if q["id"] == "Q3")
     assert not q3["passed"] and "not right" in q3["feedback"][0] and "0.0" not in q3["feedback"][0], "no key shown"
     unsynced = next(
-        q
-        for q in checkpoints.grade(tomllib.loads(KEYS), lambda fn, sync=None: reference.timed_call(fn))
-        if q["id"] == "Q2"
+        q for q in checkpoints.grade(right_answers(), lambda fn, sync=None: reference.timed_call(fn)) if q["id"] == "Q2"
     )
     assert not unsynced["passed"] and "ratio 0.0" in " ".join(unsynced["feedback"]), "a timer ignoring sync is caught"
     assert tomllib.loads(checkpoints.template())["Q1"] == {"always_stored": "", "eager_intermediates": ""}
@@ -334,7 +322,7 @@ def test_checkpoints_are_graded_against_keys_analytics_and_measurements():
     ],
 )
 def test_a_right_answer_in_any_stated_form_is_accepted(qid, field, answer):
-    answers = tomllib.loads(KEYS)
+    answers = right_answers()
     answers[qid][field] = answer
     graded = next(q for q in checkpoints.grade(answers) if q["id"] == qid)
     assert graded["passed"], graded["feedback"]
@@ -351,7 +339,7 @@ def test_a_right_answer_in_any_stated_form_is_accepted(qid, field, answer):
     ],
 )
 def test_a_wrong_answer_is_rejected_without_showing_the_key(qid, field, answer):
-    answers = tomllib.loads(KEYS)
+    answers = right_answers()
     answers[qid][field] = answer
     graded = next(q for q in checkpoints.grade(answers) if q["id"] == qid)
     assert not graded["passed"]
@@ -396,7 +384,7 @@ def test_a_checkout_stripped_for_students_has_no_key_and_its_runs_say_answered(t
     assert not (checkout / "fixtures" / "checkpoint_key.toml").exists()
     assert "raise NotImplementedError" in (checkout / "stackcheck" / "impl" / "reference.py").read_text()
     assert cli.main(["homework", "strip", "--part", "math", "--checkout", str(tmp_path)]) == 2, "not a checkout"
-    answers = tomllib.loads(KEYS)
+    answers = right_answers()
     expected = checkpoints.expected_answers()
     monkeypatch.setattr(checkpoints, "key", dict)
     unkeyed = {q["id"]: q for q in checkpoints.grade(answers)}
@@ -457,3 +445,32 @@ def report_of(claims: list[dict]) -> Report:
         {"area": "x", "status": "untested", **c, "tests": [{"device": "cpu", **t} for t in c["tests"]]} for c in claims
     ]
     return Report.from_json({"environment": {}, "claims": filled})
+
+
+def test_no_file_a_students_copy_keeps_holds_the_keys_answers():
+    """What `homework strip` removes is the key alone, so no other file of the checkout may hold its answers:
+    every field of the key, each written as answers.toml or Python writes it (``Dynamo = "capture"``), found
+    together in one file is the key again. (This file held them as its right answers until they were read
+    from the key at run time.)"""
+    key = checkpoints.key()
+    if not key:
+        pytest.skip("this copy has no key (a students' copy): nothing of it to find")
+    pairs = [(name, value) for fields in key.values() for name, value in fields.items()]
+    written = [
+        re.compile(rf"\b{re.escape(name)}\b\s*[=:]\s*['\"]?{re.escape(str(value).lower())}", re.I)
+        for name, value in pairs
+    ]
+    listed = subprocess.run(["git", "-C", str(ROOT), "ls-files"], capture_output=True, text=True)
+    if listed.returncode:
+        pytest.skip("not a git checkout: no list of the files a copy keeps")
+    keyfile = ROOT.joinpath(*checkpoints.KEY_FILE)
+    holding = {}
+    for name in listed.stdout.splitlines():
+        path = ROOT / name
+        if path == keyfile or not path.is_file():
+            continue
+        text = path.read_text(encoding="utf-8", errors="replace")
+        found = sum(bool(w.search(text)) for w in written)
+        if found == len(written):
+            holding[name] = found
+    assert not holding, f"files that hold every answer of the key ({len(pairs)} fields): {sorted(holding)}"

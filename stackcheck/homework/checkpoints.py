@@ -232,6 +232,14 @@ def expected_answers() -> dict[str, dict[str, object]]:
     }
 
 
+def answers_file(answers: dict[str, dict[str, object]]) -> str:
+    """answers.toml holding ``answers`` ({question: {field: value}}), as a student fills it in."""
+    lines = []
+    for qid, fields in answers.items():
+        lines += [f"[{qid}]", *(f"{name} = {json.dumps(value, ensure_ascii=False)}" for name, value in fields.items())]
+    return "\n".join(lines) + "\n"
+
+
 def load_answers(path) -> tuple[dict, str | None]:
     """answers.toml's tables, or {} and one line saying what is wrong with the file."""
     try:
