@@ -2,7 +2,7 @@
 
 stackcheck homework init DIR [--part math|ir|runtime|kernels|all]   the student's starter
 stackcheck homework strip --part P [--out FILE]      reference.py without the solutions of P
-stackcheck homework strip --part P --checkout DIR    the students' checkout: that, and no checkpoint key
+stackcheck homework strip --part P --checkout DIR    the students' checkout: that, no checkpoint key, no tests_meta
 stackcheck grade SUBMISSIONS --out grades.csv [--part P] [--tests PATH] [--timeout S] [--jobs N]
 stackcheck watch DIR [-k EXPR]                      rerun what each save of DIR/homework.py changes
 stackcheck merge REPORT.json REPORT.json ... --out matrix.html   one claim x machine matrix
@@ -12,6 +12,7 @@ stackcheck report REPORT.json [--html OUT] [--md OUT]   a saved report as its ru
 from __future__ import annotations
 
 import argparse
+import shutil
 import sys
 from pathlib import Path
 
@@ -53,7 +54,7 @@ def main(argv: list[str] | None = None) -> int:
         "--checkout",
         default=None,
         metavar="DIR",
-        help="strip the copy of the checkout at DIR that students get: its reference.py, and the checkpoint key",
+        help="strip the copy of the checkout at DIR that students get: reference.py, the checkpoint key, tests_meta",
     )
     warm = steps.add_parser(
         "warm",
@@ -196,15 +197,18 @@ def init_homework(folder: Path, parts: list[str], force: bool) -> int:
 
 
 def strip_checkout(checkout: Path, parts: list[str]) -> int:
-    """The students' copy of the checkout: ``parts``' solutions stubbed in its reference.py, and its
-    checkpoint key removed (their runs then say "answered" for those fields; the grader judges them)."""
+    """The students' copy of the checkout: ``parts``' solutions stubbed in its reference.py, its checkpoint
+    key removed (their runs then say "answered" for those fields; the grader judges them), and its
+    tests_meta removed: the suite's own proof holds correct implementations of every part (the variants)
+    and a generator of them (spellings.py), and a student's run never needs it."""
     target = checkout / "stackcheck" / "impl" / "reference.py"
     if not target.is_file():
         raise ValueError(f"--checkout {checkout}: not a stackcheck checkout (no stackcheck/impl/reference.py)")
     target.write_text(assignment.stripped_reference(parts), encoding="utf-8")
     key = checkout.joinpath(*checkpoints.KEY_FILE)
     key.unlink(missing_ok=True)
-    print(f"stripped {target} ({', '.join(parts)}) and removed {key}")
+    shutil.rmtree(checkout / "tests_meta", ignore_errors=True)
+    print(f"stripped {target} ({', '.join(parts)}), removed {key} and {checkout / 'tests_meta'}")
     return 0
 
 

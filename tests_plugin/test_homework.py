@@ -5,6 +5,7 @@ import ast
 import csv
 import json
 import re
+import shutil
 import subprocess
 import sys
 import time
@@ -372,7 +373,7 @@ def test_stripped_reference_keeps_the_contracts_and_drops_the_solutions():
 
 
 def test_a_checkout_stripped_for_students_has_no_key_and_its_runs_say_answered(tmp_path, monkeypatch):
-    """Issue 38: `homework strip --checkout` stubs the part's solutions and removes the key; a run
+    """Issue 38: `homework strip --checkout` stubs the part's solutions and removes the key and tests_meta; a run
     without the key says "answered" for the key's fields and earns them nothing; the grader's
     settle, with the key, judges them from the answers as handed in and keeps the run's timer check."""
     checkout = tmp_path / "student-copy"
@@ -380,8 +381,10 @@ def test_a_checkout_stripped_for_students_has_no_key_and_its_runs_say_answered(t
     (checkout / "stackcheck" / "impl" / "reference.py").write_text(Path(reference.__file__).read_text())
     (checkout / "fixtures").mkdir()
     (checkout / "fixtures" / "checkpoint_key.toml").write_text("[Q1]\nalways_stored = false\n")
+    shutil.copytree(ROOT / "tests_meta", checkout / "tests_meta", ignore=shutil.ignore_patterns("__pycache__"))
     assert cli.main(["homework", "strip", "--part", "math", "--checkout", str(checkout)]) == 0
     assert not (checkout / "fixtures" / "checkpoint_key.toml").exists()
+    assert not (checkout / "tests_meta").exists(), "the correct variants and the spelling generator are solutions"
     assert "raise NotImplementedError" in (checkout / "stackcheck" / "impl" / "reference.py").read_text()
     assert cli.main(["homework", "strip", "--part", "math", "--checkout", str(tmp_path)]) == 2, "not a checkout"
     answers = right_answers()
