@@ -199,8 +199,8 @@ def init_homework(folder: Path, parts: list[str], force: bool) -> int:
 def strip_checkout(checkout: Path, parts: list[str]) -> int:
     """The students' copy of the checkout: ``parts``' solutions stubbed in its reference.py, its checkpoint
     key removed (their runs then say "answered" for those fields; the grader judges them), and its
-    tests_meta removed: the suite's own proof holds correct implementations of every part (the variants)
-    and a generator of them (spellings.py), and a student's run never needs it."""
+    tests_meta removed: the suite's own proof holds correct implementations of every part (the variants),
+    and a student's run never needs it."""
     target = checkout / "stackcheck" / "impl" / "reference.py"
     if not target.is_file():
         raise ValueError(f"--checkout {checkout}: not a stackcheck checkout (no stackcheck/impl/reference.py)")

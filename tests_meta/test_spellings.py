@@ -1,5 +1,5 @@
 """Issue 51: correct work in any spelling passes, by construction. Hypothesis composes spellings of the
-forward (tests_meta/spellings.py: matmul x bias add x ReLU x form x where the jit sits x how the
+forward (stackcheck/claims/spellings.py: matmul x bias add x ReLU x form x where the jit sits x how the
 module was loaded) for NumPy, torch and JAX, writes each as an --impl module, and runs the claim tests it
 reaches on it: the test functions themselves, called in this process with their fixtures' values (a
 fresh pytest per example would cost seconds each). Every correct spelling passes all of them; the same
@@ -17,10 +17,7 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 
-from stackcheck.evidence.numerics import make_inputs
-from stackcheck.impl.loader import Impl, load_module
-from stackcheck.paths import data
-from tests_meta.spellings import (
+from stackcheck.claims.spellings import (
     CAUGHT_BY,
     TRITON_CAUGHT_BY,
     importable,
@@ -28,6 +25,9 @@ from tests_meta.spellings import (
     triton_spellings,
     wrong_kinds,
 )
+from stackcheck.evidence.numerics import make_inputs
+from stackcheck.impl.loader import Impl, load_module
+from stackcheck.paths import data
 
 # Examples a run draws, per family: at least 200 correct spellings in all, and the wrong ones.
 EXAMPLES = {"numpy": 120, "torch": 40, "jax": 50, "triton": 24}

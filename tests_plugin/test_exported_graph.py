@@ -12,10 +12,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from stackcheck.claims.spellings import importable, spellings
 from stackcheck.evidence.numerics import assert_matches_reference, make_inputs
 from stackcheck.impl import aten_graph
 from stackcheck.impl.loader import load_module
-from tests_meta.spellings import importable, spellings
 
 pytestmark = pytest.mark.meta
 torch = pytest.importorskip("torch")

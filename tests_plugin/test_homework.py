@@ -384,7 +384,7 @@ def test_a_checkout_stripped_for_students_has_no_key_and_its_runs_say_answered(t
     shutil.copytree(ROOT / "tests_meta", checkout / "tests_meta", ignore=shutil.ignore_patterns("__pycache__"))
     assert cli.main(["homework", "strip", "--part", "math", "--checkout", str(checkout)]) == 0
     assert not (checkout / "fixtures" / "checkpoint_key.toml").exists()
-    assert not (checkout / "tests_meta").exists(), "the correct variants and the spelling generator are solutions"
+    assert not (checkout / "tests_meta").exists(), "the correct variants are every part's solution"
     assert "raise NotImplementedError" in (checkout / "stackcheck" / "impl" / "reference.py").read_text()
     assert cli.main(["homework", "strip", "--part", "math", "--checkout", str(tmp_path)]) == 2, "not a checkout"
     answers = right_answers()

@@ -32,6 +32,8 @@ FORMS = {
     "reference-forward": "from stackcheck.evidence.numerics import reference_forward\n\n"
     "def numpy_forward(x, w, b):\n    return reference_forward(x, w, b)\n",
     "mutant": "from tests_meta.mutants.leaky_relu import numpy_forward\n",
+    "spelling-generator": "from stackcheck.claims import spellings\n\n"
+    "def numpy_forward(x, w, b):\n    return spellings.load_one('numpy').numpy_forward(x, w, b)\n",
     "suite-kernel": "from stackcheck.toolchains import triton_kernels\n\n"
     "def triton_bias_relu(a, b, block_size=256, out=None):\n"
     "    return triton_kernels.bias_relu(a, b, block_size, out)\n",

@@ -15,11 +15,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from stackcheck.claims.spellings import importable, triton_spellings
 from stackcheck.evidence.numerics import assert_matches_reference, make_inputs
 from stackcheck.impl import kernel_source
 from stackcheck.impl.kernel_source import KernelRefused
 from stackcheck.impl.loader import load_module
-from tests_meta.spellings import importable, triton_spellings
 
 pytestmark = pytest.mark.meta
 torch = pytest.importorskip("torch")
