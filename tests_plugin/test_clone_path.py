@@ -13,6 +13,8 @@ from pathlib import Path
 
 import pytest
 
+from stackcheck.paths import data
+
 pytestmark = pytest.mark.meta
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -24,14 +26,12 @@ PATH_SENSITIVE = [
 ]
 
 
-def checkout_files() -> list[str]:
-    """The checkout's files as a clone has them: tracked, and new ones git does not ignore."""
-    if not (ROOT / ".git").exists():
+def checkout_files() -> list[Path]:
+    """The checkout's files as a clone has them."""
+    found = data.checkout_files(ROOT)
+    if found is None:
         pytest.skip("not a git checkout: nothing to clone from")
-    listed = subprocess.run(
-        ["git", "ls-files", "-co", "--exclude-standard"], cwd=ROOT, capture_output=True, text=True, check=True
-    ).stdout.splitlines()
-    return [name for name in listed if (ROOT / name).is_file()]
+    return found
 
 
 def outer_site_dirs() -> list[str]:
@@ -79,9 +79,9 @@ def test_the_path_sensitive_tests_pass_from_a_folder_named_stackcheck_with_a_spa
     """Fresh interpreters of a venv inside a copied clone: the paths are what is judged, and a process's own
     paths are fixed when it starts."""
     clone = tmp_path / "with space" / "stackcheck"
-    for name in checkout_files():
-        (clone / name).parent.mkdir(parents=True, exist_ok=True)
-        shutil.copy2(ROOT / name, clone / name)
+    for path in checkout_files():
+        (clone / path.relative_to(ROOT)).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(path, clone / path.relative_to(ROOT))
     python = nested_venv(clone / ".venv", outer_site_dirs())
     done = subprocess.run(
         [str(python), "-m", "pytest", "-p", "no:cacheprovider", "-q", *PATH_SENSITIVE],

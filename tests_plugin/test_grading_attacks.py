@@ -568,9 +568,6 @@ def test_an_attack_knows_each_planted_secret_and_no_public_file_for_one():
     )
     assert secret(f"# {marker}\n") and secret(key.read_text(encoding="utf-8"))
     assert not secret(HIDDEN_TEST.format(token=uuid.uuid4().hex)) and not secret(f"# MARKER-ana-{uuid.uuid4().hex}")
-    listed = subprocess.run(["git", "-C", str(grading.suite_root()), "ls-files"], capture_output=True, text=True)
-    public = [grading.suite_root() / f for f in listed.stdout.splitlines()] or list(CORPUS.parent.glob("*.py"))
-    flagged = [
-        str(p) for p in public if p.is_file() and p != key and secret(p.read_text(encoding="utf-8", errors="replace"))
-    ]
+    public = data.checkout_files(grading.suite_root()) or list(CORPUS.parent.glob("*.py"))
+    flagged = [str(p) for p in public if p != key and secret(p.read_text(encoding="utf-8", errors="replace"))]
     assert not flagged, f"public files a detector takes for a secret: {flagged[:10]}"

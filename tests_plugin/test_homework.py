@@ -21,6 +21,7 @@ from stackcheck.claims.results import Report
 from stackcheck.homework import assignment, checkpoints, gradescope, scoring
 from stackcheck.impl import contract, reference
 from stackcheck.impl.loader import Impl
+from stackcheck.paths import data
 
 pytestmark = pytest.mark.meta
 ROOT = Path(__file__).resolve().parent.parent
@@ -463,17 +464,16 @@ def test_no_file_a_students_copy_keeps_holds_the_keys_answers():
         re.compile(rf"\b{re.escape(name)}\b\s*[=:]\s*['\"]?{re.escape(str(value).lower())}", re.I)
         for name, value in pairs
     ]
-    listed = subprocess.run(["git", "-C", str(ROOT), "ls-files"], capture_output=True, text=True)
-    if listed.returncode:
+    kept = data.checkout_files(ROOT)
+    if kept is None:
         pytest.skip("not a git checkout: no list of the files a copy keeps")
     keyfile = ROOT.joinpath(*checkpoints.KEY_FILE)
     holding = {}
-    for name in listed.stdout.splitlines():
-        path = ROOT / name
-        if path == keyfile or not path.is_file():
+    for path in kept:
+        if path == keyfile:
             continue
         text = path.read_text(encoding="utf-8", errors="replace")
         found = sum(bool(w.search(text)) for w in written)
         if found == len(written):
-            holding[name] = found
+            holding[str(path.relative_to(ROOT))] = found
     assert not holding, f"files that hold every answer of the key ({len(pairs)} fields): {sorted(holding)}"

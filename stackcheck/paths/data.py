@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import importlib.resources
 import os
+import subprocess
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]  # what holds stackcheck/: the checkout, or site-packages
@@ -29,3 +30,15 @@ def path(folder: str, *parts: str) -> Path:
 def cache_dir() -> Path:
     """Where the suite keeps builds and locks: $STACKCHECK_CACHE, else ~/.cache/stackcheck."""
     return Path(os.environ.get("STACKCHECK_CACHE", Path.home() / ".cache" / "stackcheck"))
+
+
+def checkout_files(root: Path = ROOT) -> list[Path] | None:
+    """The files of the checkout at ``root`` as a clone or a students' copy has them: tracked, and
+    new ones git does not ignore. None where ``root`` is no git checkout (an installed wheel, an
+    exported copy)."""
+    if not (root / ".git").exists():
+        return None
+    listed = subprocess.run(["git", "ls-files", "-co", "--exclude-standard"], cwd=root, capture_output=True, text=True)
+    if listed.returncode:
+        return None
+    return [root / name for name in listed.stdout.splitlines() if (root / name).is_file()]
