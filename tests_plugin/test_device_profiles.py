@@ -285,3 +285,23 @@ def test_cuda_tests_start_with_torchs_cache_given_back(monkeypatch):
     monkeypatch.setitem(sys.modules, "torch", types.SimpleNamespace(cuda=cuda))
     device_profile.release_cached_memory()
     assert emptied == [1]
+
+
+@pytest.mark.parametrize("key", list(EXPECTED_GATES))
+def test_more_workers_on_a_gpu_than_auto_starts_shrink_each_ones_share(key, monkeypatch):
+    """``-n 16`` on one GPU: each worker's workloads fit a sixteenth of it, not the share of the few
+    workers ``-n auto`` would start there; two GPUs halve the workers on each."""
+    from stackcheck.evidence.gpus import ENV_LIST
+
+    profile = PROFILES[key]
+    auto = profile.budget_bytes
+    monkeypatch.setenv("PYTEST_XDIST_WORKER_COUNT", "16")
+    monkeypatch.setenv(ENV_LIST, "0")
+    assert 16 * profile.budget_bytes <= profile.memory_bytes and profile.budget_bytes < auto
+    monkeypatch.setenv(ENV_LIST, "0,1")
+    two_gpus = profile.budget_bytes
+    monkeypatch.setenv(ENV_LIST, "0")
+    monkeypatch.setenv("PYTEST_XDIST_WORKER_COUNT", "8")
+    assert two_gpus == profile.budget_bytes
+    monkeypatch.setenv("PYTEST_XDIST_WORKER_COUNT", "1")
+    assert profile.budget_bytes == auto

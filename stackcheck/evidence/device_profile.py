@@ -145,10 +145,12 @@ class Profile:
     def budget_bytes(self) -> int:
         """What one test may allocate: a worker's share of the memory free when the driver was asked,
         less what runs beside the test: each worker's torch and JAX contexts and caches, and the
-        child ncu profiles a workload in; a tenth left for fragmentation."""
+        child ncu profiles a workload in; a tenth left for fragmentation. The share is of the workers
+        ``-n auto`` would start, or of those this run started on the GPU where they are more (``-n 8``)."""
         free = self.free_bytes or self.memory_bytes
-        left = free - self.workers * CONTEXT_RESERVE - NCU_RESERVE
-        return max(0, int(left * 0.9 / self.workers))
+        sharing = max(self.workers, gpus.sharing_its_gpu())
+        left = free - sharing * CONTEXT_RESERVE - NCU_RESERVE
+        return max(0, int(left * 0.9 / sharing))
 
     def missing(self, *needs: str) -> list[str]:
         """The words for each of ``needs`` this GPU does not have."""

@@ -60,11 +60,17 @@ def pin(environ=os.environ) -> str | None:
     return chosen
 
 
+def sharing_its_gpu(environ=os.environ) -> int:
+    """How many xdist workers run on this process's GPU (1 without xdist): the workers, round-robin
+    over the GPUs the controller recorded."""
+    workers = int(environ.get("PYTEST_XDIST_WORKER_COUNT", "1"))
+    return -(-workers // max(1, len([g for g in environ.get(ENV_LIST, "").split(",") if g])))
+
+
 def shares_its_gpu(environ=os.environ) -> bool:
     """Whether this xdist worker's GPU runs other workers' tests too (more workers than GPUs):
     their kernels land between this process's own."""
-    workers = int(environ.get("PYTEST_XDIST_WORKER_COUNT", "1"))
-    return workers > max(1, len([g for g in environ.get(ENV_LIST, "").split(",") if g]))
+    return sharing_its_gpu(environ) > 1
 
 
 WORKERS_PER_GPU = 4  # measured on H200s: past 4 workers a GPU, the first compiles and imports dominate
