@@ -16,6 +16,14 @@ from stackcheck.evidence import device_profile, per_gpu
 
 pytestmark = pytest.mark.meta
 
+
+@pytest.fixture(autouse=True)
+def one_process(monkeypatch):
+    """The budgets judged here are a run's of one process: this run's own xdist workers (CI's -n 2 on a
+    GPU host) would otherwise share the profiles' GPU in ``budget_bytes``."""
+    monkeypatch.delenv("PYTEST_XDIST_WORKER_COUNT", raising=False)
+
+
 ROOT = Path(__file__).resolve().parent.parent
 PROFILES = device_profile.recorded()
 # What a test may never do on any of them: judge bf16 on a card without bf16 tensor cores, and so on.

@@ -85,3 +85,4 @@ def test_a_worker_shares_its_gpu_when_workers_outnumber_gpus():
     assert not shares_its_gpu({**one_gpu, "PYTEST_XDIST_WORKER_COUNT": "1"})
     assert not shares_its_gpu({ENV_LIST: "0,1", "PYTEST_XDIST_WORKER_COUNT": "2"})
     assert not shares_its_gpu({})  # no xdist
+    assert not shares_its_gpu({ENV_LIST: "", "PYTEST_XDIST_WORKER_COUNT": "2"})  # no GPU: nothing shared

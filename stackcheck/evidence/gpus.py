@@ -61,10 +61,11 @@ def pin(environ=os.environ) -> str | None:
 
 
 def sharing_its_gpu(environ=os.environ) -> int:
-    """How many xdist workers run on this process's GPU (1 without xdist): the workers, round-robin
-    over the GPUs the controller recorded."""
+    """How many xdist workers run on this process's GPU: the workers, round-robin over the GPUs the
+    controller recorded; 1 without xdist or without a recorded GPU (the workers share none)."""
+    gpus = [g for g in environ.get(ENV_LIST, "").split(",") if g]
     workers = int(environ.get("PYTEST_XDIST_WORKER_COUNT", "1"))
-    return -(-workers // max(1, len([g for g in environ.get(ENV_LIST, "").split(",") if g])))
+    return -(-workers // len(gpus)) if gpus else 1
 
 
 def shares_its_gpu(environ=os.environ) -> bool:
