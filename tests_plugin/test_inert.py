@@ -22,12 +22,7 @@ def test_x():
     loaded = sorted(name for name in sys.modules if name.startswith("stackcheck"))
     assert loaded == ["stackcheck", "stackcheck.plugin", "stackcheck.plugin.options"], loaded  # all it costs
 """
-VARIABLES = (  # what a stackcheck run sets
-    "XLA_FLAGS",
-    "XLA_PYTHON_CLIENT_PREALLOCATE",
-    "CUDA_VISIBLE_DEVICES",
-    "TORCHINDUCTOR_COMPILE_THREADS",
-)
+VARIABLES = ("XLA_FLAGS", "XLA_PYTHON_CLIENT_PREALLOCATE", "CUDA_VISIBLE_DEVICES")  # what a stackcheck run sets
 
 
 @pytest.fixture

@@ -1,11 +1,8 @@
 """Session-wide mechanics: the §14.4 header, hypothesis profiles, and xdist."""
 
 import json
-from pathlib import Path
 
 import pytest
-
-from stackcheck.stacks.available import need
 
 pytestmark = pytest.mark.meta
 
@@ -157,66 +154,3 @@ def test_framework_defaults_are_set_before_a_backend_starts_and_keep_the_users_c
     mine = {"XLA_PYTHON_CLIENT_PREALLOCATE": "true", "XLA_FLAGS": "--xla_gpu_autotune_level=4"}
     framework_defaults(chosen := dict(mine))
     assert chosen == mine
-
-
-COUNTS_CHILDREN = """
-import os
-from pathlib import Path
-
-import pytest
-
-from stackcheck.stacks.available import need
-
-
-def children():
-    me = str(os.getpid())
-    found = []
-    for stat in Path("/proc").glob("[0-9]*/stat"):
-        try:
-            fields = stat.read_text().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        if fields[1] == me:
-            found.append(stat.parent.name)
-    return found
-
-
-@pytest.mark.parametrize("n", [1, 2])
-def test_compile(n):
-    import torch
-
-    before = children()
-    torch.compile(lambda x: torch.relu(x * n + 1))(torch.ones(4, device="cuda"))
-    torch.cuda.synchronize()
-    print("started", len(children()) - len(before))
-"""
-
-
-@pytest.mark.cuda
-def test_an_xdist_worker_compiles_in_its_own_process(pytester, monkeypatch):
-    """Each worker's first torch.compile starts no pool of compile processes (Inductor's default for a
-    Triton kernel: one a core, each importing torch), which made W workers start W x cores processes at
-    once; a user's TORCHINDUCTOR_COMPILE_THREADS stands, and a run of one process keeps Inductor's own
-    choice. It starts fresh pytest runs with two xdist workers: the processes a worker starts are what
-    is judged, and the run with the user's choice is the control that shows this torch starts a pool."""
-    pytest.importorskip("xdist")
-    need("torch")
-    if not Path("/proc/self/stat").exists():
-        pytest.skip("no /proc here: a worker's child processes cannot be counted")
-    from stackcheck.stacks.defaults import framework_defaults
-
-    framework_defaults(single := {})
-    assert "TORCHINDUCTOR_COMPILE_THREADS" not in single
-    pytester.makepyfile(test_counts=COUNTS_CHILDREN)
-
-    def started(**env) -> list[int]:
-        monkeypatch.delenv("TORCHINDUCTOR_COMPILE_THREADS", raising=False)
-        for name, value in env.items():
-            monkeypatch.setenv(name, value)
-        result = pytester.runpytest_subprocess("-p", "stackcheck", "-p", "no:cacheprovider", "-n", "2", "-rA")
-        result.assert_outcomes(passed=2)
-        return [int(line.split()[1]) for line in result.outlines if line.startswith("started ")]
-
-    if not any(started(TORCHINDUCTOR_COMPILE_THREADS="4")):
-        pytest.skip("this torch starts no compile processes for a first compile here: nothing to judge")
-    assert started() == [0, 0]

@@ -11,14 +11,9 @@ def framework_defaults(environ=os.environ) -> None:
     - torch and JAX share one GPU, so JAX must not preallocate most of its memory;
     - XLA's GPU GEMM autotuning is off: it costs seconds per new matmul shape, and the suite
       compiles dozens (every drawn shape of a property test). Claims are about what is compiled
-      and how it runs, not XLA's tuned peak; XLA_FLAGS naming the option keeps the user's choice;
-    - in an xdist worker, Inductor compiles in the worker's own process: the workers are the run's
-      parallelism, and the pool Inductor otherwise starts at each worker's first compile (one
-      process a core, each importing torch) made W workers start W x cores processes at once.
+      and how it runs, not XLA's tuned peak; XLA_FLAGS naming the option keeps the user's choice.
     """
     environ.setdefault("XLA_PYTHON_CLIENT_PREALLOCATE", "false")
     flags = environ.get("XLA_FLAGS", "")
     if "xla_gpu_autotune_level" not in flags:
         environ["XLA_FLAGS"] = f"{flags} --xla_gpu_autotune_level=0".strip()
-    if int(environ.get("PYTEST_XDIST_WORKER_COUNT", "1")) > 1:
-        environ.setdefault("TORCHINDUCTOR_COMPILE_THREADS", "1")
