@@ -80,8 +80,9 @@ def test_the_path_sensitive_tests_pass_from_a_folder_named_stackcheck_with_a_spa
     paths are fixed when it starts."""
     clone = tmp_path / "with space" / "stackcheck"
     for path in checkout_files():
-        (clone / path.relative_to(ROOT)).parent.mkdir(parents=True, exist_ok=True)
-        shutil.copy2(path, clone / path.relative_to(ROOT))
+        copy = clone / path.relative_to(ROOT)
+        copy.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(path, copy)
     python = nested_venv(clone / ".venv", outer_site_dirs())
     done = subprocess.run(
         [str(python), "-m", "pytest", "-p", "no:cacheprovider", "-q", *PATH_SENSITIVE],
