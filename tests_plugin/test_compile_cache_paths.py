@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from stackcheck.stacks.available import need
 from stackcheck.toolchains import mojo_build
 
 pytestmark = pytest.mark.meta
@@ -18,17 +19,19 @@ def package(folder: Path, body: str) -> Path:
 
 
 def test_a_package_from_any_folder_reaches_max_at_one_path_per_content(tmp_path, monkeypatch):
+    need("mojo")
     monkeypatch.setenv("STACKCHECK_CACHE", str(tmp_path / "cache"))
-    one = mojo_build.stable_package(package(tmp_path / "clone-a", "fn f(): pass\n"))
-    two = mojo_build.stable_package(package(tmp_path / "elsewhere" / "clone-b", "fn f(): pass\n"))
-    other = mojo_build.stable_package(package(tmp_path / "clone-c", "fn g(): pass\n"))
-    assert one == two and one.name == "study_relu", "the same content from two checkouts: one path"
+    one = mojo_build.stable_package(package(tmp_path / "clone-a", "def f(): pass\n"))
+    two = mojo_build.stable_package(package(tmp_path / "elsewhere" / "clone-b", "def f(): pass\n"))
+    other = mojo_build.stable_package(package(tmp_path / "clone-c", "def g(): pass\n"))
+    assert one == two and one.stem == "study_relu", "the same content from two checkouts: one path"
     assert other != one, "another content: another path"
     (tmp_path / "named" / "kernels").mkdir(parents=True)
-    (tmp_path / "named" / "kernels" / "__init__.mojo").write_text("fn f(): pass\n")
+    (tmp_path / "named" / "kernels" / "__init__.mojo").write_text("def f(): pass\n")
     renamed = mojo_build.stable_package(tmp_path / "named" / "kernels")
-    assert renamed.name == "kernels" and (renamed / "__init__.mojo").exists(), "the same files under another name"
-    assert (one / "__init__.mojo").read_text() == "fn f(): pass\n" and (tmp_path / "cache") in one.parents
+    assert renamed.stem == "kernels" and renamed != one, "the same files under another name: another module"
+    assert one.is_file() and (tmp_path / "cache") in one.parents
+    assert mojo_build.stable_package(one) != one and mojo_build.stable_package(one).read_bytes() == one.read_bytes()
     missing = tmp_path / "nowhere"
     assert mojo_build.stable_package(missing) == missing, "what is not there is MAX's to refuse, as given"
 
@@ -37,7 +40,7 @@ def test_a_cache_that_cannot_be_written_costs_speed_not_the_run(tmp_path, monkey
     blocked = tmp_path / "a-file-not-a-folder"
     blocked.write_text("")
     monkeypatch.setenv("STACKCHECK_CACHE", str(blocked))
-    given = package(tmp_path / "clone", "fn f(): pass\n")
+    given = package(tmp_path / "clone", "def f(): pass\n")
     assert mojo_build.stable_package(given) == given
     pytest.importorskip("sybil", reason="the course gate needs Sybil (pip install sybil)")
     from stackcheck.course import listings

@@ -12,7 +12,6 @@ import numpy as np
 from stackcheck.evidence import timing
 from stackcheck.evidence.gradients import assert_no_gradient_through
 from stackcheck.evidence.numerics import uniform
-from stackcheck.run.max_graphs import package_lock
 from stackcheck.stacks.available import need
 
 BRIDGE = "max.experimental.torch"  # MAX's torch bridge (MAX 26.7 or later): the test skips without it
@@ -25,11 +24,9 @@ def _bridge():
 def no_gradient(package, shape: tuple, seed: int) -> tuple[dict, object]:
     """(what the custom ReLU did with an input autograd tracks, its output on a plain input): §10.3."""
     torch = need("torch")
+    op = _bridge().CustomOpLibrary(package).study_relu
     z = torch.from_numpy(uniform(shape, seed=seed))
     out = torch.empty_like(z)
-    with package_lock(package):
-        op = _bridge().CustomOpLibrary(package).study_relu
-        op(out, z)  # compiles for this shape
     found = assert_no_gradient_through(op, z, out)
     op(out, z)
     return found, out.numpy()
@@ -55,19 +52,17 @@ def against_builtin(package, device: str, shapes: dict, trials: int = 15) -> dic
     bridge = _bridge()
     from max.graph import ops
 
-    with package_lock(package):
-        ops_ = {
-            "custom": bridge.CustomOpLibrary(package).study_relu,
-            "built-in": bridge.graph_op(lambda z: ops.relu(z), name="stackcheck_builtin_relu"),
-        }
+    ops_ = {
+        "custom": bridge.CustomOpLibrary(package).study_relu,
+        "built-in": bridge.graph_op(lambda z: ops.relu(z), name="stackcheck_builtin_relu"),
+    }
     sync = (lambda _: torch.cuda.synchronize()) if device == "cuda" else None
     found = {}
     for label, (shape, seed) in shapes.items():
         z = torch.from_numpy(uniform(tuple(shape), seed=seed)).to(device)
         outs = {name: torch.empty_like(z) for name in ops_}
-        with package_lock(package):
-            for name, op in ops_.items():
-                op(outs[name], z)  # compiles for this shape and device
+        for name, op in ops_.items():
+            op(outs[name], z)  # compiles for this shape and device
         timers = {name: timing.host_timer(lambda op=op, o=outs[name]: op(o, z), sync) for name, op in ops_.items()}
         runs = timing.interleaved(timers, "host-sync", trials=trials, warmup=3)
         found[label] = {

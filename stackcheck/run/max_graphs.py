@@ -127,7 +127,7 @@ def _graph(graph_name: str, impl, mojo: bool, kind: str, outputs_of=None):
     ref = DeviceRef.from_device(device)
     title, parts = _COMBINED[graph_name] if graph_name in _COMBINED else (_GRAPHS[graph_name][0], (graph_name,))
     types = [_GRAPHS[part][1](ref, mojo) for part in parts]
-    extensions = _extensions(impl) if mojo else []
+    extensions = [mojo_build.stable_package(impl.mojo_package())] if mojo else []  # a built package, never a folder
     with Graph(title, input_types=sum(types, []), custom_extensions=extensions) as graph:
         values, outputs, names = [value.tensor for value in graph.inputs], [], []
         for part, taken in zip(parts, types):
@@ -220,7 +220,7 @@ def prefetch(kind: str, impl) -> None:
 
 def _load(session, graph, kind: str, impl):
     """The compiled graph; a math graph MAX will not compile whole is tried in parts (``_in_parts``)."""
-    with _compile_lock(_lock_name(kind, impl)), package_lock(*_extensions(impl)):
+    with _compile_lock(_lock_name(kind, impl)):
         try:
             return session.load(graph)
         except Exception as whole:
@@ -275,23 +275,6 @@ def _in_parts(session, kind: str, impl, whole: Exception) -> _Parts:
     return _Parts(parts, refused)
 
 
-def _extensions(impl) -> list:
-    """The Mojo packages a graph of ``impl`` loads: its package at its stable path, where Mojo is here."""
-    return [mojo_build.stable_package(impl.mojo_package())] if with_mojo() else []  # a str path is as good
-
-
-@contextlib.contextmanager
-def package_lock(*packages):
-    """Held, across processes, while MAX compiles anything that loads ``packages``: two compiles that
-    load one package at once, in two xdist workers, failed one of them with "could not lower LIT to
-    KGEN: No such file or directory" (a clean clone's CI run, 2026-12-05: S10.3-no-backward's bridge
-    op beside a graph of the same package). Taken after a graph's own lock, never before it."""
-    with contextlib.ExitStack() as held:
-        for package in sorted({os.fspath(p) for p in packages}):
-            held.enter_context(_compile_lock(f"mojo-package|{package}"))
-        yield
-
-
 def _lock_name(kind: str, impl) -> str:
     """What a compile of graph ``kind`` is, the same in every process: the graph, the implementation
     whose builders made it, whether it holds the Mojo op."""
@@ -302,8 +285,8 @@ def _lock_name(kind: str, impl) -> str:
 @contextlib.contextmanager
 def _compile_lock(what: str):
     """Held, across processes, while graph ``what`` compiles: another process that needs the same
-    graph waits, then loads it from MAX's disk cache. Different graphs compile at once: three graphs
-    sharing one Mojo package wait for each other's compile only (``package_lock``)."""
+    graph waits, then loads it from MAX's disk cache. Different graphs compile at once (the Mojo package
+    they share is precompiled once, ``mojo_build.stable_package``)."""
     folder = data.cache_dir()
     folder.mkdir(parents=True, exist_ok=True)
     name = hashlib.sha256(what.encode()).hexdigest()[:16]
@@ -347,7 +330,7 @@ def compile_then_init(kind: str, impl):
 
     graph, _, _ = model(kind, impl)
     session = InferenceSession(devices=[device_of(kind)])
-    with _compile_lock(_lock_name(kind, impl)), package_lock(*_extensions(impl)):
+    with _compile_lock(_lock_name(kind, impl)):
         artifact = session.compile(graph)
     return artifact, session.init(artifact)
 
@@ -437,7 +420,7 @@ def _compile_for_gpu(target: str, out: str, spec: str, assigned: str) -> None:
         report = {"kind": type(error).__name__, "message": str(error), "stubs": sorted(contract.STUBS_CALLED)}
         Path(out).with_suffix(".raised.json").write_text(json.dumps(report))
         return
-    with _compile_lock(_lock_name(target, impl)), package_lock(*_extensions(impl)):  # a stub is met at once
+    with _compile_lock(_lock_name(target, impl)):  # only the compile waits: a stub is met at once
         session.compile(graph).export_mef(out)
 
 

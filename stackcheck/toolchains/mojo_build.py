@@ -10,12 +10,14 @@ the Mojo toolchain runs binaries built elsewhere: ``--mojo-prebuilt DIR`` points
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import os
 import re
 import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 from stackcheck.evidence import device_profile
@@ -79,8 +81,7 @@ def build(src: Path, *, emit: str, sizes: dict[str, int] | None = None, target: 
     product = folder / (src.stem + {"asm": ".s", "llvm": ".ll", "exe": ""}[emit])
     if product.exists():
         return product
-    staging = folder.with_name(folder.name + f".tmp{os.getpid()}")
-    staging.mkdir(parents=True, exist_ok=True)
+    staging = _staging(folder)
     args = [
         mojo_executable(),
         "build",
@@ -100,6 +101,15 @@ def build(src: Path, *, emit: str, sizes: dict[str, int] | None = None, target: 
     return product
 
 
+def _staging(folder: Path) -> Path:
+    """A new empty folder beside ``folder``, of this caller alone (another thread's or process's
+    build of the same key has its own), readable by all as a plain folder is."""
+    folder.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=f"{folder.name}.tmp", dir=folder.parent))
+    staging.chmod(0o755)
+    return staging
+
+
 def _publish(staging: Path, folder: Path) -> None:
     """Move a finished ``staging`` folder to ``folder`` in one step; where another process got there
     first, its copy (of the same key) stays and ours goes."""
@@ -110,12 +120,18 @@ def _publish(staging: Path, folder: Path) -> None:
 
 
 def stable_package(package: Path) -> Path:
-    """``package`` (a Mojo source folder or a built ``.mojopkg``) at a path of the user's cache named
-    by its content. MAX caches a graph's compile under the paths of its custom extensions, so the same
-    package from a new checkout, a grader's copy or a temporary folder compiled again (a fresh clone
-    ran the MAX tests in 222 s against 52 s); at one path per content it compiles once per machine.
-    Anything that is not a file or a folder is handed back as it is, for MAX to say what is wrong, and
-    so is the package where the cache cannot be written."""
+    """``package`` (a Mojo source folder, or a file: a built ``.mojoc``) as a file of the user's cache
+    named by its content and the Mojo toolchain: a folder precompiled there once (``mojo precompile``,
+    as MAX does), a file copied. Two reasons:
+    - MAX caches a graph's compile under the paths of its custom extensions, so the same package from a
+      new checkout, a grader's copy or a temporary folder compiled again (a fresh clone ran the MAX
+      tests in 222 s against 52 s); at one path per content it compiles once per machine;
+    - MAX handed a source folder precompiles it at every graph, op library and session compile, each
+      process to one temporary file per folder path that it replaces: two xdist workers compiling
+      graphs of one package failed one with "could not lower LIT to KGEN: No such file or directory"
+      (a clean clone's CI run, 2026-12-05). A published package is never replaced.
+    What is not a file or a folder is handed back as it is, for MAX to say what is wrong; so is a
+    package that does not precompile (MAX's error names the line) or where the cache cannot be written."""
     package = Path(package)
     if package.is_dir():
         files = sorted(f for f in package.rglob("*") if f.is_file() and "__pycache__" not in f.parts)
@@ -123,22 +139,48 @@ def stable_package(package: Path) -> Path:
         files = [package]
     else:
         return package
-    digest = hashlib.sha256()
+    digest = hashlib.sha256(_precompiler_version().encode() + b"\0")
     for f in files:
         digest.update(f"{f.relative_to(package) if f != package else f.name}\0".encode() + f.read_bytes() + b"\0")
+    name = f"{package.stem}.mojoc" if package.is_dir() else package.name  # the stem is the module's name
     folder = cache_root() / "packages" / f"{package.name}-{digest.hexdigest()[:16]}"
-    if (folder / package.name).exists():
-        return folder / package.name
-    staging = folder.with_name(folder.name + f".tmp{os.getpid()}")
-    shutil.rmtree(staging, ignore_errors=True)
+    if (folder / name).exists():
+        return folder / name
     try:
-        staging.mkdir(parents=True)
-        (shutil.copytree if package.is_dir() else shutil.copy2)(package, staging / package.name)
+        staging = _staging(folder)
     except OSError:
+        return package
+    try:
+        if package.is_dir():
+            _precompile(package, staging / name)
+        else:
+            shutil.copy2(package, staging / name)
+    except (ImportError, OSError, RuntimeError):
         shutil.rmtree(staging, ignore_errors=True)
         return package
     _publish(staging, folder)
-    return folder / package.name
+    return folder / name
+
+
+def _precompile(package: Path, out: Path) -> None:
+    """``mojo precompile`` of source folder ``package`` to ``out``, by the compiler MAX runs."""
+    from mojo.run import subprocess_run_mojo
+
+    done = subprocess_run_mojo(["precompile", str(package), "-o", str(out)], capture_output=True, text=True)
+    if done.returncode or not out.is_file():
+        raise RuntimeError(f"mojo precompile {package} failed:\n{done.stderr}")
+
+
+@functools.cache
+def _precompiler_version() -> str:
+    """The version of the Mojo compiler MAX runs (a package precompiled by another is not reused);
+    "none" where there is none, and the package goes to MAX as it is."""
+    try:
+        from mojo.run import subprocess_run_mojo
+
+        return subprocess_run_mojo(["--version"], capture_output=True, text=True).stdout.strip() or "none"
+    except (ImportError, OSError, RuntimeError):
+        return "none"
 
 
 def runtime_environment(libs: Path | None = None) -> dict[str, str]:
