@@ -93,3 +93,59 @@ def test_a_declared_line_comes_from_a_per_gpu_table(cuda_tests, key):
     for name in declared - {"bf16_line"}:
         keyed = next((k for k in profile.family_keys() if k in tables[name]), None)
         assert getattr(per_gpu, name)(profile) == (None if keyed is None else tables[name][keyed]), (name, key)
+
+
+class Item:
+    """A collected test as the GPU gate reads it: its markers and its stash."""
+
+    def __init__(self, *marks):
+        self.marks, self.stash, self.name = [m.mark for m in marks], pytest.Stash(), "test_reads"
+
+    def iter_markers(self, name=None):
+        return (m for m in self.marks if name in (None, m.name))
+
+    def get_closest_marker(self, name):
+        return next(self.iter_markers(name), None)
+
+
+def ends(item, raised=None):
+    """What the gate's call wrapper makes of a test that returned (``raised`` None) or raised ``raised``."""
+    from stackcheck.plugin import gpu_gates
+
+    run = gpu_gates.pytest_runtest_call(item)
+    next(run)
+    try:
+        run.send(None) if raised is None else run.throw(raised)
+    except StopIteration:
+        return "passed"
+    except pytest.skip.Exception as skip:
+        return f"skipped: {skip.msg}"
+    except BaseException as error:
+        return f"failed: {type(error).__name__}"
+    raise AssertionError("the wrapper yielded twice")
+
+
+@pytest.mark.parametrize("key", list(PROFILES))
+def test_a_gpu_without_a_tests_line_ends_it_as_a_skip_never_a_pass_or_an_error(key, monkeypatch):
+    """S7.2-shared on an H100 (no line) read its missing window and failed with a TypeError: on every
+    recorded GPU without a test's line, a pass judged nothing and ends as a skip, and so does an error
+    that is not a failed assertion; a failed assertion (what the test judges without one) and the
+    test's own skip with its numbers stand. A GPU with the line changes nothing."""
+    from stackcheck.plugin import gpu_gates
+
+    profile = PROFILES[key]
+    monkeypatch.setattr(device_profile, "current", lambda: profile)
+    needs = pytest.mark.gpu_needs(line=per_gpu.tile_reads_window)
+    item = Item(pytest.mark.cuda, pytest.mark.claim("S7.2-shared"), needs)
+    gpu_gates.gate([item], is_cuda=lambda _: True)
+    assert gpu_gates.GATE not in item.stash
+    own = pytest.skip.Exception("measured, no line for this GPU: {...}")
+    unread = TypeError("'NoneType' object is not subscriptable")
+    outcomes = [ends(item), ends(item, unread), ends(item, AssertionError())]
+    if per_gpu.tile_reads_window(profile) is not None:
+        assert outcomes == ["passed", "failed: TypeError", "failed: AssertionError"]
+        return
+    assert outcomes[0].startswith("skipped: S7.2-shared: no line for") and "nothing is verified" in outcomes[0]
+    assert outcomes[1].startswith("skipped: S7.2-shared: no line for") and "TypeError" in outcomes[1]
+    assert outcomes[2] == "failed: AssertionError"
+    assert ends(item, own) == f"skipped: {own.msg}"
