@@ -3,14 +3,13 @@ equals the built-in relu and NumPy, and stays its own kernel: the custom boundar
 the matmul epilogue that the built-in relu gets."""
 
 import re
-from pathlib import Path
 
 import pytest
 
 from stackcheck.evidence.numerics import assert_exact, assert_matches_reference, make_inputs, reference_forward
 from stackcheck.run import max_graphs
 from stackcheck.stacks.params import device_params, tolerance_row
-from stackcheck.toolchains import ir
+from stackcheck.toolchains import ir, mojo_build
 
 pytestmark = [pytest.mark.mojo, pytest.mark.max, pytest.mark.max_graph("structure")]
 
@@ -55,8 +54,9 @@ def test_the_registered_name_ties_python_to_mojo(impl):
 
     ref = DeviceRef.from_device(CPU())
     out_type = TensorType(DType.float32, [2, 2], device=ref)
+    package = mojo_build.stable_package(impl.mojo_package())
     with pytest.raises(Exception, match=r"study_rleu"):
-        with Graph("misspelled", input_types=[out_type], custom_extensions=[Path(impl.mojo_package())]) as graph:
+        with Graph("misspelled", input_types=[out_type], custom_extensions=[package]) as graph:
             graph.output(ops.custom("study_rleu", device=ref, values=[graph.inputs[0].tensor], out_types=[out_type])[0])
     calls = ir.max_custom_ops(max_graphs.built("structure", impl))
     assert calls == ["study_relu"], f"the graph MAX built calls the custom op by its registered name: {calls}"

@@ -37,7 +37,7 @@ def package(folder: Path, body: str = "def f(): pass\n") -> Path:
     return folder / "study_relu"
 
 
-def test_every_way_the_suite_reaches_max_hands_it_a_built_package(cache, monkeypatch):
+def test_the_suites_graphs_and_probes_hand_max_a_built_package(cache, monkeypatch):
     need("max")
     need("mojo")
     import importlib
@@ -85,7 +85,7 @@ def test_processes_and_threads_at_once_publish_one_package_that_is_never_replace
     theirs = [Path(json.loads(child.communicate(timeout=300)[0])) for child in children]
     assert len(set(mine + theirs)) == 1, mine + theirs
     built = mine[0]
-    assert built.suffix == ".mojoc" and built.stem == "study_relu", "the stem is the package's module name"
+    assert built.suffix == ".mojoc" and built.stem.startswith("study_relu_"), "a module named by its content"
     published = [p for p in (cache / "mojo" / "packages").iterdir()]
     assert published == [built.parent], f"one folder, no staging left: {published}"
     inode = built.stat().st_ino

@@ -24,12 +24,12 @@ def test_a_package_from_any_folder_reaches_max_at_one_path_per_content(tmp_path,
     one = mojo_build.stable_package(package(tmp_path / "clone-a", "def f(): pass\n"))
     two = mojo_build.stable_package(package(tmp_path / "elsewhere" / "clone-b", "def f(): pass\n"))
     other = mojo_build.stable_package(package(tmp_path / "clone-c", "def g(): pass\n"))
-    assert one == two and one.stem == "study_relu", "the same content from two checkouts: one path"
+    assert one == two and one.stem.startswith("study_relu_"), "the same content from two checkouts: one path"
     assert other != one, "another content: another path"
     (tmp_path / "named" / "kernels").mkdir(parents=True)
     (tmp_path / "named" / "kernels" / "__init__.mojo").write_text("def f(): pass\n")
     renamed = mojo_build.stable_package(tmp_path / "named" / "kernels")
-    assert renamed.stem == "kernels" and renamed != one, "the same files under another name: another module"
+    assert renamed.stem.startswith("kernels_") and renamed != one, "the same files under another name: another module"
     assert one.is_file() and (tmp_path / "cache") in one.parents
     assert mojo_build.stable_package(one) != one and mojo_build.stable_package(one).read_bytes() == one.read_bytes()
     missing = tmp_path / "nowhere"

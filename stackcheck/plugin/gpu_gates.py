@@ -4,10 +4,10 @@ A test lists its needs in ``@pytest.mark.gpu_needs("flash-attention", ...)`` and
 timing or counter line that differs by architecture, gives ``line=FUNCTION`` (a profile -> its line,
 None where there is none). On a GPU that lacks a need, the test is skipped with the reason before
 it runs. On a GPU without its line, the test runs to report what it measured
-(``device_profile.no_line``) and ends as a skip: a pass there judged nothing the line decides, and an
-error other than a failed assertion (a missing line read as one) is the line's absence, never a
-failure of the claim. ``--gpu-table`` runs no test: it judges the selected cuda tests against every
-recorded profile and this machine's, and prints the claim x GPU table that docs/gpu.md publishes.
+(``device_profile.no_line``: a skip with the numbers), and one that passes there ends as a skip too:
+it judged nothing the line decides. Its errors and failed assertions stand. ``--gpu-table`` runs no
+test: it judges the selected cuda tests against every recorded profile and this machine's, and prints
+the claim x GPU table that docs/gpu.md publishes.
 """
 
 from __future__ import annotations
@@ -70,19 +70,18 @@ def declared_tiles(item: pytest.Item) -> list[tiles.TileLaunch]:
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_call(item: pytest.Item):
     """A cuda test's tiled launches on the GPU are the ones it declares (what the cross-compile
-    self-test compiles for every GPU generation): a launch it does not declare fails it."""
+    self-test compiles for every GPU generation): a launch it does not declare fails it. A pass on a
+    GPU without the test's line is a skip (the module's docstring)."""
     if not item.get_closest_marker("cuda"):
         return (yield)
     with tiles.checked(declared_tiles(item)):
-        if NO_LINE not in item.stash:
-            return (yield)
-        try:
-            yield
-        except AssertionError:
-            raise  # what the test judges without a line failed
-        except Exception as error:
-            pytest.skip(f"{item.stash[NO_LINE]}; it could not judge without one: {type(error).__name__}: {error}"[:600])
-    pytest.skip(f"{item.stash[NO_LINE]}; it judged nothing the line decides, so nothing is verified here")
+        result = yield
+    if NO_LINE not in item.stash:
+        return result
+    raise pytest.skip.Exception(
+        f"{item.stash[NO_LINE]}; it judged nothing the line decides, so nothing is verified here",
+        _use_item_location=True,
+    )
 
 
 def claim_cell(outcomes: list[tuple[str, str]]) -> str:

@@ -121,8 +121,8 @@ def _publish(staging: Path, folder: Path) -> None:
 
 def stable_package(package: Path) -> Path:
     """``package`` (a Mojo source folder, or a file: a built ``.mojoc``) as a file of the user's cache
-    named by its content and the Mojo toolchain: a folder precompiled there once (``mojo precompile``,
-    as MAX does), a file copied. Two reasons:
+    named by its content and the toolchain: a folder precompiled there once (``mojo precompile``, as
+    MAX does), a file copied. Two reasons:
     - MAX caches a graph's compile under the paths of its custom extensions, so the same package from a
       new checkout, a grader's copy or a temporary folder compiled again (a fresh clone ran the MAX
       tests in 222 s against 52 s); at one path per content it compiles once per machine;
@@ -130,8 +130,10 @@ def stable_package(package: Path) -> Path:
       process to one temporary file per folder path that it replaces: two xdist workers compiling
       graphs of one package failed one with "could not lower LIT to KGEN: No such file or directory"
       (a clean clone's CI run, 2026-12-05). A published package is never replaced.
-    What is not a file or a folder is handed back as it is, for MAX to say what is wrong; so is a
-    package that does not precompile (MAX's error names the line) or where the cache cannot be written."""
+    A precompiled folder's module is named by its content too (``study_relu_<hash>``), as MAX names
+    the ones it builds, so a mutant's package and the suite's never share a name in one process. What
+    is not a file or a folder is handed back as it is, for MAX to say what is wrong; so is a package
+    that does not precompile (MAX's error names the line) or where the cache cannot be written."""
     package = Path(package)
     if package.is_dir():
         files = sorted(f for f in package.rglob("*") if f.is_file() and "__pycache__" not in f.parts)
@@ -139,12 +141,13 @@ def stable_package(package: Path) -> Path:
         files = [package]
     else:
         return package
-    digest = hashlib.sha256(_precompiler_version().encode() + b"\0")
+    digest = hashlib.sha256(_toolchain_key().encode() + b"\0")
     for f in files:
         digest.update(f"{f.relative_to(package) if f != package else f.name}\0".encode() + f.read_bytes() + b"\0")
-    name = f"{package.stem}.mojoc" if package.is_dir() else package.name  # the stem is the module's name
-    folder = cache_root() / "packages" / f"{package.name}-{digest.hexdigest()[:16]}"
-    if (folder / name).exists():
+    key = digest.hexdigest()[:16]
+    name = f"{package.stem}_{key}.mojoc" if package.is_dir() else package.name  # a file keeps its module's name
+    folder = cache_root() / "packages" / f"{package.name}-{key}"
+    if (folder / name).is_file():
         return folder / name
     try:
         staging = _staging(folder)
@@ -155,32 +158,45 @@ def stable_package(package: Path) -> Path:
             _precompile(package, staging / name)
         else:
             shutil.copy2(package, staging / name)
-    except (ImportError, OSError, RuntimeError):
-        shutil.rmtree(staging, ignore_errors=True)
-        return package
-    _publish(staging, folder)
-    return folder / name
+        _publish(staging, folder)
+    except (ImportError, OSError, RuntimeError, subprocess.TimeoutExpired):
+        pass
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)  # gone already where it was published
+    return folder / name if (folder / name).is_file() else package
 
 
 def _precompile(package: Path, out: Path) -> None:
     """``mojo precompile`` of source folder ``package`` to ``out``, by the compiler MAX runs."""
     from mojo.run import subprocess_run_mojo
 
-    done = subprocess_run_mojo(["precompile", str(package), "-o", str(out)], capture_output=True, text=True)
+    done = subprocess_run_mojo(
+        ["precompile", str(package), "-o", str(out)], capture_output=True, text=True, timeout=600
+    )
     if done.returncode or not out.is_file():
         raise RuntimeError(f"mojo precompile {package} failed:\n{done.stderr}")
 
 
 @functools.cache
-def _precompiler_version() -> str:
-    """The version of the Mojo compiler MAX runs (a package precompiled by another is not reused);
-    "none" where there is none, and the package goes to MAX as it is."""
+def _toolchain_key() -> str:
+    """What a precompiled package depends on besides its files: the Mojo compiler MAX runs and MAX's
+    own Mojo libraries (``max``, which a custom op imports); "none" where there is no compiler, and a
+    folder then goes to MAX as it is."""
+    from importlib import metadata
+
     try:
         from mojo.run import subprocess_run_mojo
 
-        return subprocess_run_mojo(["--version"], capture_output=True, text=True).stdout.strip() or "none"
-    except (ImportError, OSError, RuntimeError):
+        version = subprocess_run_mojo(["--version"], capture_output=True, text=True, timeout=60).stdout.strip()
+    except (ImportError, OSError, RuntimeError, subprocess.TimeoutExpired):
         return "none"
+    libraries = []
+    for dist in ("max", "max-mojo-libs"):
+        try:
+            libraries.append(f"{dist} {metadata.version(dist)}")
+        except metadata.PackageNotFoundError:
+            pass
+    return " | ".join([version or "none", *libraries])
 
 
 def runtime_environment(libs: Path | None = None) -> dict[str, str]:
