@@ -108,11 +108,15 @@ class Item:
         return next(self.iter_markers(name), None)
 
 
-def ends(item, raised=None):
-    """What the gate's call wrapper makes of a test that returned (``raised`` None) or raised ``raised``."""
-    from stackcheck.plugin import gpu_gates
+@pytest.fixture
+def gates(pytestconfig):
+    """The GPU gate as this session registered it: its hooks, driven here as pytest drives them."""
+    return pytestconfig.pluginmanager.get_plugin("stackcheck.plugin.gpu_gates")
 
-    run = gpu_gates.pytest_runtest_call(item)
+
+def ends(gates, item, raised=None):
+    """What the gate's call wrapper makes of a test that returned (``raised`` None) or raised ``raised``."""
+    run = gates.pytest_runtest_call(item)
     next(run)
     try:
         run.send(None) if raised is None else run.throw(raised)
@@ -126,27 +130,25 @@ def ends(item, raised=None):
 
 
 @pytest.mark.parametrize("key", list(PROFILES))
-def test_a_test_that_passes_on_a_gpu_without_its_line_ends_as_a_skip(key, monkeypatch):
+def test_a_test_that_passes_on_a_gpu_without_its_line_ends_as_a_skip(key, monkeypatch, gates):
     """On every recorded GPU without a test's line, a pass judged nothing the line decides and ends as
     a skip (MC04's shape test passed so on an H100); the test's own skip with its numbers, its failed
     assertions and its errors (a learner's code that raised, a crash) stand. A GPU with the line
     changes nothing."""
-    from stackcheck.plugin import gpu_gates
-
     profile = PROFILES[key]
     monkeypatch.setattr(device_profile, "current", lambda: profile)
     needs = pytest.mark.gpu_needs(line=per_gpu.tile_reads_window)
     item = Item(pytest.mark.cuda, pytest.mark.claim("S7.2-shared"), needs)
-    gpu_gates.gate([item], is_cuda=lambda _: True)
-    assert gpu_gates.GATE not in item.stash
+    gates.gate([item], is_cuda=lambda _: True)
+    assert gates.GATE not in item.stash
     own = pytest.skip.Exception("measured, no line for this GPU: {...}")
-    assert [ends(item, TypeError()), ends(item, AssertionError()), ends(item, own)] == [
+    assert [ends(gates, item, TypeError()), ends(gates, item, AssertionError()), ends(gates, item, own)] == [
         "failed: TypeError",
         "failed: AssertionError",
         f"skipped: {own.msg}",
     ]
     if per_gpu.tile_reads_window(profile) is not None:
-        assert ends(item) == "passed"
+        assert ends(gates, item) == "passed"
     else:
-        passed = ends(item)
+        passed = ends(gates, item)
         assert passed.startswith("skipped: S7.2-shared: no line for") and "nothing is verified" in passed
