@@ -38,9 +38,12 @@ def hints() -> list[dict]:
 def revisit(failure: str, claimed: list[str]) -> list[tuple[str, str]]:
     """(id, why) pointers for a failure of a test of ``claimed``, the likeliest first: the claims and
     misconceptions its text points to (fixtures/hints.toml, first match first), then the test's own
-    claims. A shape test failing on a broadcast error points to §2.3 before §2.1."""
+    claims. A shape test failing on a broadcast error points to §2.3 before §2.1. Read is what the
+    failure says, not the source its traceback quotes around the failing line (indented four spaces):
+    an assertion's message written above the one that failed would point there."""
     known = catalogue()
-    found = [(h["claim"], h["why"]) for h in hints() if h["regex"].search(failure)]
+    said = "\n".join(line for line in failure.splitlines() if not line.startswith("    "))
+    found = [(h["claim"], h["why"]) for h in hints() if h["regex"].search(said)]
     found += [(cid, known[cid].get("misconception") or known[cid]["title"]) for cid in claimed if cid in known]
     seen: set[str] = set()
     return [(cid, why) for cid, why in found if not (cid in seen or seen.add(cid))]
