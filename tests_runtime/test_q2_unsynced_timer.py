@@ -44,6 +44,8 @@ def check(impl, evidence, fn, sync, true_sync, device):
     timing.call_shortfall(fidelity, FIDELITY, [runs["host-sync"], runs["suite's clock"]], report)
     assert fidelity >= FIDELITY, f"the synced timer must measure the work, as the suite's own clock does: {report}"
     timing.call_it(ratio, MARGIN, floor, report)
+    if ratio < MARGIN:  # on a loaded host the caller can wait its turn for a core as long as the work
+        timing.call_early_return(runs["host-no-sync"], runs["suite's clock"], report)
     assert ratio >= MARGIN, f"without sync the timer must read a small fraction of the real time: {report}"
 
 

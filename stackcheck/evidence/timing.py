@@ -193,6 +193,23 @@ def call_shortfall(value: float, least: float, runs: list[Measurement], evidence
         )
 
 
+def call_early_return(unsynced: Measurement, work: Measurement, evidence: dict) -> None:
+    """Skip as inconclusive a host timer without a sync that read too long, when one of its calls
+    returned in under half the work's fastest time: that timer does not wait for the work, and its
+    other calls waited for a core (a loaded host, where the work's own threads and other processes
+    hold the cores the caller needs to return). A timer that waits for the work never returns that
+    soon; where every sample of the work itself ran twice as slow as it can, it cannot be told apart,
+    and that is inconclusive too."""
+    import pytest
+
+    soonest, fastest = min(unsynced.samples), min(work.samples)
+    if soonest < fastest / 2:
+        pytest.skip(
+            f"inconclusive: one unsynced call returned in {soonest * 1e3:.3f} ms, under half the work's "
+            f"fastest {fastest * 1e3:.3f} ms, and most took longer (a loaded host); evidence: {evidence}"
+        )
+
+
 def device_idle_share(step: Callable, x, sync: Callable[[], None] | None, steps: int) -> float:
     """§6.4: ``steps`` dependent calls ``y = step(y)`` from ``x`` on a CUDA device, with ``sync()``
     after every call (or none), under the profiler: the share of the span from the first kernel's
