@@ -1,9 +1,8 @@
 """§6.5 and checkpoint 2 where the machine is busy: an unsynced host timer whose caller waited its
 turn for a core (most calls as long as the work, one in three 0.3 of it), or a steady state timed
 while other work shared the device, cannot be judged there, so the claims end as inconclusive skips
-with their numbers, not failures (a clean clone's CI run read 4.6 ms unsynced, the fastest 3.0 ms,
-against 9.7 ms end-to-end on two busy cores). A timer that waits for the work still fails them: the
-mutant blocking_timer (tests_meta/mutants.toml)."""
+with their numbers, not failures. A timer that waits for the work still fails them: the mutant
+blocking_timer (tests_meta/mutants.toml)."""
 
 import pytest
 
@@ -51,8 +50,8 @@ def steady_state(fn, sync=None, trials=9, warmup=2):
 
 
 def test_a_steady_state_slowed_by_a_shared_device_is_inconclusive(pytester, suite_file):
-    """S6.5's first call against the steady state, where the steady series alone ran slowed (a GPU
-    shared under -n 8 gave 94 ms for a call timed at 20 ms beside the queue): inconclusive."""
+    """S6.5's first call against the steady state, where the steady series alone ran slowed:
+    inconclusive."""
     pytest.importorskip("jax", reason="the claims' JAX tests (pip install jax)")
     shared = pytester.makepyfile(shared_device=SHARED_DEVICE)
     result = pytester.runpytest_inprocess(

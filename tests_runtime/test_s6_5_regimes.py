@@ -32,8 +32,8 @@ def regimes_jax(impl, device):
     """Seconds per regime for one jitted tanh(A @ A), every number a median of several trials; and
     how far the series drifted between trials (slowest over fastest): the queue's (its two series'
     worst) and the first call's against the steady state's (the product of their two spreads, and of
-    how far the steady state's median and the same call's timed again beside the queue differ: a GPU
-    shared under -n 8 slowed one series 4.6x and not the other)."""
+    how far the steady state's median and the same call's timed again beside the queue differ: a
+    device shared with other work can slow one series and not the other)."""
     jax = need("jax")
     n = 768 if device == "cpu" else 4096
     target = jax_device(device)
