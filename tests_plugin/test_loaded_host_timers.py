@@ -49,20 +49,23 @@ def steady_state(fn, sync=None, trials=9, warmup=2):
 '''
 
 
+def judged_with(pytester, suite_file, impl: str, test: str) -> pytest.RunResult:
+    """``test`` (of tests_runtime, on JAX's CPU) run against the implementation whose source is ``impl``."""
+    pytest.importorskip("jax", reason="the claims' JAX tests (pip install jax)")
+    module = pytester.makepyfile(busy_machine=impl)
+    result = pytester.runpytest_inprocess(
+        suite_file(f"tests_runtime/{test}[jax-cpu]"), "-p", "no:cacheprovider", "-rs", "--impl", str(module)
+    )
+    result.assert_outcomes(skipped=1)
+    return result
+
+
 def test_a_steady_state_slowed_by_a_shared_device_is_inconclusive(pytester, suite_file):
     """S6.5's first call against the steady state, where the steady series alone ran slowed:
     inconclusive."""
-    pytest.importorskip("jax", reason="the claims' JAX tests (pip install jax)")
-    shared = pytester.makepyfile(shared_device=SHARED_DEVICE)
-    result = pytester.runpytest_inprocess(
-        suite_file("tests_runtime/test_s6_5_regimes.py::test_regimes_give_different_numbers_in_order[jax-cpu]"),
-        "-p",
-        "no:cacheprovider",
-        "-rs",
-        "--impl",
-        str(shared),
+    result = judged_with(
+        pytester, suite_file, SHARED_DEVICE, "test_s6_5_regimes.py::test_regimes_give_different_numbers_in_order"
     )
-    result.assert_outcomes(skipped=1)
     result.stdout.fnmatch_lines(["*inconclusive: A/A noise floor *>= margin 3.00*"])
 
 
@@ -74,10 +77,5 @@ def test_a_steady_state_slowed_by_a_shared_device_is_inconclusive(pytester, suit
     ],
 )
 def test_an_unsynced_timer_slowed_by_a_loaded_host_is_inconclusive(pytester, suite_file, test):
-    pytest.importorskip("jax", reason="the claims' JAX tests (pip install jax)")
-    loaded = pytester.makepyfile(loaded_host=LOADED_HOST)
-    result = pytester.runpytest_inprocess(
-        suite_file(f"tests_runtime/{test}[jax-cpu]"), "-p", "no:cacheprovider", "-rs", "--impl", str(loaded)
-    )
-    result.assert_outcomes(skipped=1)
+    result = judged_with(pytester, suite_file, LOADED_HOST, test)
     result.stdout.fnmatch_lines(["*inconclusive: one unsynced call returned in *(a loaded host)*"])
