@@ -1,8 +1,7 @@
 """§6.5 and checkpoint 2 where the machine is busy: an unsynced host timer whose caller waited its
-turn for a core (most calls as long as the work, one in three 0.3 of it), or a steady state timed
-while other work shared the device, cannot be judged there, so the claims end as inconclusive skips
-with their numbers, not failures. A timer that waits for the work still fails them: the mutant
-blocking_timer (tests_meta/mutants.toml)."""
+turn for a core (most calls as long as the work, one in three 0.3 of it) cannot be judged there, so
+the claims end as inconclusive skips with their numbers, not failures. A timer that waits for the
+work still fails them: the mutant blocking_timer (tests_meta/mutants.toml)."""
 
 import pytest
 
@@ -38,17 +37,6 @@ def steady_state(fn, sync=None, trials=9, warmup=2):
 '''
 
 
-SHARED_DEVICE = '''
-"""A correct steady-state timer whose series ran while other work shared the device: each reading
-four times the work's own time (timed alone, before and after, the work takes its own)."""
-from stackcheck.impl import reference
-
-
-def steady_state(fn, sync=None, trials=9, warmup=2):
-    return [4 * seconds for seconds in reference.steady_state(fn, sync, trials, warmup)]
-'''
-
-
 def judged_with(pytester, suite_file, impl: str, test: str) -> pytest.RunResult:
     """``test`` (of tests_runtime, on JAX's CPU) run against the implementation whose source is ``impl``."""
     pytest.importorskip("jax", reason="the claims' JAX tests (pip install jax)")
@@ -58,15 +46,6 @@ def judged_with(pytester, suite_file, impl: str, test: str) -> pytest.RunResult:
     )
     result.assert_outcomes(skipped=1)
     return result
-
-
-def test_a_steady_state_slowed_by_a_shared_device_is_inconclusive(pytester, suite_file):
-    """S6.5's first call against the steady state, where the steady series alone ran slowed:
-    inconclusive."""
-    result = judged_with(
-        pytester, suite_file, SHARED_DEVICE, "test_s6_5_regimes.py::test_regimes_give_different_numbers_in_order"
-    )
-    result.stdout.fnmatch_lines(["*inconclusive: A/A noise floor *>= margin 3.00*"])
 
 
 @pytest.mark.parametrize(

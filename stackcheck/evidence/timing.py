@@ -8,10 +8,11 @@ comparison is called only when the two candidates differ by more than the A/A no
 
 from __future__ import annotations
 
+import numbers
 import statistics
 import time
 from dataclasses import dataclass, field
-from typing import Callable
+from typing import Callable, Iterable
 
 from stackcheck.evidence import judged
 
@@ -23,6 +24,39 @@ REGIMES = {
     "with-transfers": "host-to-device copy, the work, and the copy back",
     "profiled-kernels": "the kernels' own durations as the profiler records them, per call",
 }
+
+
+class ImplSeconds(float):
+    """Seconds the implementation under test read (its ``timed_call``, ``steady_state``), and every
+    number computed from them. Such a series is judged, but its scatter never excuses it (call_it,
+    call_shortfall): a timer that forgets the sync reads microseconds one call and milliseconds the
+    next, and would make its own error look like noise."""
+
+
+def _keeps_its_clock(op: str):
+    def method(self, *other):
+        value = getattr(float, op)(self, *other)
+        return value if value is NotImplemented else ImplSeconds(value)
+
+    return method
+
+
+for _op in ("add", "radd", "sub", "rsub", "mul", "rmul", "truediv", "rtruediv", "neg", "abs"):
+    setattr(ImplSeconds, f"__{_op}__", _keeps_its_clock(f"__{_op}__"))
+
+
+def read_by_implementation(value):
+    """``value`` (seconds, or a list of them) as read by the implementation under test: ImplSeconds."""
+    if isinstance(value, (list, tuple)):
+        return type(value)(read_by_implementation(v) for v in value)
+    if isinstance(value, numbers.Real) and not isinstance(value, bool):
+        return ImplSeconds(value)
+    return value
+
+
+def suite_read(value: float) -> bool:
+    """Whether ``value`` owes nothing to the implementation's clock."""
+    return not isinstance(value, ImplSeconds)
 
 
 @dataclass
@@ -39,6 +73,11 @@ class Measurement:
     def iqr(self) -> float:
         q = statistics.quantiles(self.samples, n=4)
         return q[2] - q[0]
+
+    @property
+    def clock(self) -> str:
+        """Whose clock read the samples: "suite" or "implementation" (any of them ImplSeconds)."""
+        return "suite" if all(suite_read(s) for s in self.samples) else "implementation"
 
     @property
     def spread(self) -> float:
@@ -168,10 +207,13 @@ def race_seen(reads: list[float], written: float) -> bool:
     return any(r != written for r in reads)
 
 
-def call_it(ratio_value: float, margin: float, floor: float, evidence: dict) -> None:
-    """Skip as inconclusive, with the evidence, when the A/A noise floor is as wide as the margin."""
+def call_it(ratio_value: float, margin: float, floor: float | Iterable[float], evidence: dict) -> None:
+    """Skip as inconclusive, with the evidence, when the A/A noise floor is as wide as the margin. The
+    floor is the widest of ``floor`` (one or several) that the suite's own clock read: noise the
+    implementation under test read is its own and excuses nothing (ImplSeconds)."""
     import pytest
 
+    floor = _suite_noise(floor)
     if floor >= margin:
         pytest.skip(
             f"inconclusive: A/A noise floor {floor:.2f} >= margin {margin:.2f} (ratio {ratio_value:.2f}); "
@@ -182,15 +224,28 @@ def call_it(ratio_value: float, margin: float, floor: float, evidence: dict) -> 
 def call_shortfall(value: float, least: float, runs: list[Measurement], evidence: dict) -> None:
     """Skip as inconclusive when ``value`` (a ratio of two of ``runs``' medians) falls short of
     ``least`` by no more than those series scatter: a device shared with other work can halve one
-    median of a good timer, but not bring a hundredfold error within reach."""
+    median of a good timer, but not bring a hundredfold error within reach. Only the series the
+    suite's clock read count: one the implementation under test timed excuses nothing."""
+    call_within(value, least, [scatter(m) for m in runs], evidence)
+
+
+def call_within(value: float, least: float, noise: float | Iterable[float], evidence: dict) -> None:
+    """Skip as inconclusive when ``value`` falls short of ``least`` by no more than the widest of
+    ``noise`` (factors >= 1, one or several) that the suite's own clock read (as call_it)."""
     import pytest
 
-    noise = max(scatter(m) for m in runs)
-    if value < least <= value * noise:
+    widest = _suite_noise(noise)
+    if value < least <= value * widest:
         pytest.skip(
-            f"inconclusive: ratio {value:.2f} < {least:.2f}, within the series' scatter {noise:.2f}; "
+            f"inconclusive: ratio {value:.2f} < {least:.2f}, within the series' scatter {widest:.2f}; "
             f"evidence: {evidence}"
         )
+
+
+def _suite_noise(noise: float | Iterable[float]) -> float:
+    """The widest of ``noise`` that owes nothing to the implementation's clock; 0 where none does."""
+    given = [noise] if isinstance(noise, numbers.Real) else list(noise)
+    return max((n for n in given if suite_read(n)), default=0.0)
 
 
 def call_early_return(unsynced: Measurement, work: Measurement, evidence: dict) -> None:
@@ -199,11 +254,12 @@ def call_early_return(unsynced: Measurement, work: Measurement, evidence: dict) 
     other calls waited for a core (a loaded host, where the work's own threads and other processes
     hold the cores the caller needs to return). A timer that waits for the work never returns that
     soon; where every sample of the work itself ran twice as slow as it can, it cannot be told apart,
-    and that is inconclusive too."""
+    and that is inconclusive too. The work must be timed by the suite's clock: a series the
+    implementation under test read excuses nothing."""
     import pytest
 
     soonest, fastest = min(unsynced.samples), min(work.samples)
-    if soonest < fastest / 2:
+    if soonest < fastest / 2 and work.clock == "suite":
         pytest.skip(
             f"inconclusive: one unsynced call returned in {soonest * 1e3:.3f} ms, under half the work's "
             f"fastest {fastest * 1e3:.3f} ms, and most took longer (a loaded host); evidence: {evidence}"

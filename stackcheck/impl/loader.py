@@ -10,6 +10,7 @@ import sys
 import types
 from types import ModuleType
 
+from stackcheck.evidence import timing
 from stackcheck.impl import contract, reference
 
 SURFACE = tuple(
@@ -172,6 +173,20 @@ def check_names(module: ModuleType, spec: str, assigned: frozenset[str] | None) 
         raise ImplError(f"--impl {spec}: defines none of {what}: {', '.join(wanted)}")
 
 
+# the surface's clocks: what they return is seconds, read by the implementation under test
+CLOCKS = frozenset(n for n, t in contract.TASKS.items() if t.form in (contract.SECONDS, [contract.SECONDS]))
+
+
+def _its_clock(fn):
+    """``fn``, whose seconds come back as the implementation's reading (timing.ImplSeconds)."""
+
+    def read(*args, **kwargs):
+        return timing.read_by_implementation(fn(*args, **kwargs))
+
+    read.__name__, read.__qualname__, read.__doc__ = fn.__name__, fn.__qualname__, fn.__doc__
+    return read
+
+
 class Impl:
     """Attribute access returns the --impl module's version of a name, else the reference one.
 
@@ -211,6 +226,8 @@ class Impl:
             raise AttributeError(f"{name!r} is not part of the stackcheck implementation surface {SURFACE}")
         if not contract.compiling():
             self.touched.add(name)
+        if name in CLOCKS:
+            return _its_clock(self._table[name])
         return self._table[name]
 
     def student_names(self, names) -> list[str]:

@@ -31,8 +31,8 @@ def assert_compile_not_paid_back(first: float, eager: float, compiled: float, ca
     """MC09 (§8.2): for the course's tiny example compiling is not faster here: over ``calls`` calls (the
     first, with its compile, then steady ones at ``compiled`` seconds each) the compiled function takes
     longer in all than ``calls`` eager calls (``eager`` seconds each). Short of that by no more than the
-    timed series ``runs`` scatter, the timing cannot decide: inconclusive with the numbers
-    (timing.call_shortfall)."""
+    series in ``runs`` that the suite's clock timed scatter, the timing cannot decide: inconclusive
+    with the numbers (timing.call_shortfall)."""
     total = (first + (calls - 1) * compiled) / max(calls * eager, 1e-12)
     found = {
         "calls": calls,
