@@ -183,7 +183,7 @@ def _its_clock(fn):
     def read(*args, **kwargs):
         return timing.read_by_implementation(fn(*args, **kwargs))
 
-    read.__name__, read.__qualname__, read.__doc__ = fn.__name__, fn.__qualname__, fn.__doc__
+    read.__name__, read.__qualname__, read.__doc__, read.__wrapped__ = fn.__name__, fn.__qualname__, fn.__doc__, fn
     return read
 
 
