@@ -14,13 +14,16 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import hashlib
 import io
+import os
 import re
 import shlex
 import shutil
 import subprocess
 import sys
 import tempfile
+import time
 import traceback
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -320,7 +323,7 @@ def _exec_python(listing: Listing, ns: dict, path: str) -> None:
     code = compile("\n" * (listing.line - 1) + source, path, "exec")  # tracebacks point into the .md
     out = io.StringIO()
     try:
-        with contextlib.redirect_stdout(out):
+        with contextlib.redirect_stdout(out), _temp_named_by(ns["__workdir__"]):
             exec(code, ns)
     except Exception as error:
         first = f"{type(error).__name__}: {str(error).strip().splitlines()[0] if str(error).strip() else ''}"
@@ -336,6 +339,43 @@ def _exec_python(listing: Listing, ns: dict, path: str) -> None:
         _compare_output(listing, out.getvalue(), ns["__notes__"])
     if listing.check:
         _check_after(listing, ns)
+
+
+UNUSED_S = 30 * 24 * 3600  # a listing's temporary folder not used for this long is removed
+
+
+@contextlib.contextmanager
+def _temp_named_by(workdir: Path):
+    """Python's temporary folder, while a listing runs, one of the user's cache named by the run's
+    folder and the Mojo sources the listings wrote there. MAX precompiles a Mojo package folder
+    (§10.4's ``kernels``) to a file in the temporary folder and caches each graph's compile under that
+    file's path: in the new temporary folder ``.ci/run`` gives each run, §10.4's graph compiled cold
+    every time (91 s of a loaded run's 252). Named by the Mojo sources too, a changed listing compiles
+    anew; one unused for a month is removed. A run in a temporary folder of its own (no cache to
+    write) keeps Python's. Yields the folder (or None), a shell listing's ``TMPDIR``."""
+    root = data.cache_dir() / "course"
+    if workdir.parent != root:
+        yield None
+        return
+    digest = hashlib.sha256()
+    for f in sorted(workdir.rglob("*.mojo")):
+        digest.update(f"{f.relative_to(workdir)}\0".encode() + f.read_bytes() + b"\0")
+    folder = root / f"{workdir.name}.tmp" / digest.hexdigest()[:16]
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        folder.touch()
+        for other in folder.parent.iterdir():
+            if time.time() - other.stat().st_mtime > UNUSED_S:
+                shutil.rmtree(other, ignore_errors=True)
+    except OSError:
+        yield None
+        return
+    before = tempfile.tempdir
+    tempfile.tempdir = str(folder)
+    try:
+        yield str(folder)
+    finally:
+        tempfile.tempdir = before
 
 
 def _check_after(listing: Listing, ns: dict) -> None:
@@ -452,7 +492,11 @@ def _run_shell(listing: Listing, ns: dict) -> None:
     if ns["__ran__"].get(f"{listing.section}-mojo") == "failed":
         note += f", against the working form mojo/study_relu (§{listing.section}'s Mojo listing fails)"
     ns["__notes__"][listing.id] = note
-    done = subprocess.run([program, *words[1:]], capture_output=True, text=True, cwd=ns["__workdir__"], timeout=900)
+    with _temp_named_by(ns["__workdir__"]) as temp:  # the graph the Python listing compiled, found again
+        env = {**os.environ, "TMPDIR": temp} if temp else None
+        done = subprocess.run(
+            [program, *words[1:]], capture_output=True, text=True, cwd=ns["__workdir__"], timeout=900, env=env
+        )
     sys.stdout.write(done.stdout)
     if done.returncode != 0:
         said = first_error(done.stdout + done.stderr).replace(f"{ns['__workdir__']}/", "")
