@@ -76,38 +76,44 @@ def test_the_course_folder_is_the_same_from_run_to_run_and_never_shared(tmp_path
 SHOW_TEMP = "import tempfile\nprint(tempfile.gettempdir())\n"
 
 
-def temp_seen(listings, tmp_path: Path, monkeypatch, run: str, body: str) -> tuple[str, str]:
-    """The temporary folder a Python listing and a shell listing (``python show_temp.py``) see, in a
-    run whose own TMPDIR is new (as ``.ci/run`` gives each), with ``kernels/__init__.mojo`` = ``body``."""
+def temp_seen(listings, tmp_path: Path, monkeypatch, run: str, body: str) -> tuple[str, str, str]:
+    """The temporary folder a MAX Python listing, a MAX shell listing (``python show_temp.py``) and a
+    torch listing see, in a run whose own TMPDIR is new (as ``.ci/run`` gives each), with
+    ``kernels/__init__.mojo`` = ``body`` and a standalone Mojo program beside it."""
     import tempfile
 
-    monkeypatch.setenv("TMPDIR", str(tmp_path / f"ci-temp-{run}"))
-    (tmp_path / f"ci-temp-{run}").mkdir()
+    own = tmp_path / f"ci-temp-{run}"
+    own.mkdir()
+    monkeypatch.setenv("TMPDIR", str(own))
     monkeypatch.setattr(tempfile, "tempdir", None)
     ns = {}
     listings._setup(ns)
     try:
         (ns["__workdir__"] / "kernels").mkdir()
         (ns["__workdir__"] / "kernels" / "__init__.mojo").write_text(body)
+        (ns["__workdir__"] / f"program_{run}.mojo").write_text("def main(): pass\n")  # no package of MAX's
         ns["__ran__"], ns["__notes__"] = {}, {}
-        python = listings.Listing("10.4", "python", "max", "cpu", SHOW_TEMP, 1, file="show_temp.py")
-        shell = listings.Listing("10.4", "shell", "max", "cpu", "python show_temp.py", 1)
         printed = []
-        for listing in (python, shell):
+        for listing in (
+            listings.Listing("10.4", "python", "max", "cpu", SHOW_TEMP, 1, file="show_temp.py"),
+            listings.Listing("10.4", "shell", "max", "cpu", "python show_temp.py", 1),
+            listings.Listing("8.2", "python", "torch", "cpu", SHOW_TEMP, 1),
+        ):
             out = io.StringIO()
             with contextlib.redirect_stdout(out):
                 listings.run(listing, ns, "week02.md")
             printed.append(out.getvalue().strip())
-        return printed[0], printed[1]
     finally:
         listings._teardown(ns)
-        assert tempfile.gettempdir() == str(tmp_path / f"ci-temp-{run}"), "Python's own, once the listing ran"
+    assert tempfile.gettempdir() == str(own), "Python's own, once the listings ran"
+    assert printed[2] == str(own), "a listing of another stack keeps the run's temporary folder"
+    return printed[0], printed[1], printed[2]
 
 
 def test_a_listing_finds_maxs_precompiled_package_again_in_a_new_temp_folder(tmp_path, monkeypatch):
     """MAX precompiles §10.4's kernels folder into the temporary folder and caches the graph under
-    that file's path: a run with a new TMPDIR (each of .ci/run's) still gives its listings, Python
-    and shell alike, one folder of the user's cache per content of the Mojo sources."""
+    that file's path: a run with a new TMPDIR (each of .ci/run's) still gives its MAX listings, Python
+    and shell alike, one folder of the user's cache per content of the Mojo package."""
     pytest.importorskip("sybil", reason="the course gate needs Sybil (pip install sybil)")
     from stackcheck.course import listings
 
@@ -117,4 +123,4 @@ def test_a_listing_finds_maxs_precompiled_package_again_in_a_new_temp_folder(tmp
     changed = temp_seen(listings, tmp_path, monkeypatch, "c", "def g(): pass\n")
     assert first[0] == first[1] == again[0] == again[1], (first, again)
     assert Path(first[0]).is_relative_to(tmp_path / "cache"), first
-    assert changed[0] == changed[1] != first[0], "a changed Mojo source: another folder, compiled anew"
+    assert changed[0] == changed[1] != first[0], "a changed Mojo package: another folder, compiled anew"

@@ -323,7 +323,7 @@ def _exec_python(listing: Listing, ns: dict, path: str) -> None:
     code = compile("\n" * (listing.line - 1) + source, path, "exec")  # tracebacks point into the .md
     out = io.StringIO()
     try:
-        with contextlib.redirect_stdout(out), _temp_named_by(ns["__workdir__"]):
+        with contextlib.redirect_stdout(out), _max_temp(listing, ns["__workdir__"]):
             exec(code, ns)
     except Exception as error:
         first = f"{type(error).__name__}: {str(error).strip().splitlines()[0] if str(error).strip() else ''}"
@@ -344,30 +344,39 @@ def _exec_python(listing: Listing, ns: dict, path: str) -> None:
 UNUSED_S = 30 * 24 * 3600  # a listing's temporary folder not used for this long is removed
 
 
+def _max_temp(listing: Listing, workdir: Path):
+    """_temp_named_by for a MAX listing; other listings keep Python's temporary folder (torch's
+    Inductor, on its first compile, fixes its cache there for the rest of the process)."""
+    return _temp_named_by(workdir) if listing.stack == "max" else contextlib.nullcontext()
+
+
 @contextlib.contextmanager
 def _temp_named_by(workdir: Path):
-    """Python's temporary folder, while a listing runs, one of the user's cache named by the run's
-    folder and the Mojo sources the listings wrote there. MAX precompiles a Mojo package folder
-    (§10.4's ``kernels``) to a file in the temporary folder and caches each graph's compile under that
-    file's path: in the new temporary folder ``.ci/run`` gives each run, §10.4's graph compiled cold
-    every time (91 s of a loaded run's 252). Named by the Mojo sources too, a changed listing compiles
-    anew; one unused for a month is removed. A run in a temporary folder of its own (no cache to
-    write) keeps Python's. Yields the folder (or None), a shell listing's ``TMPDIR``."""
+    """Python's temporary folder, while a MAX listing runs, one of the user's cache named by the run's
+    folder and the Mojo packages (folders with an ``__init__.mojo``) the listings wrote there. MAX
+    precompiles a Mojo package folder (§10.4's ``kernels``) to a file in the temporary folder and
+    caches each graph's compile under that file's path: in the new temporary folder ``.ci/run`` gives
+    each run, §10.4's graph compiled cold every time (47-51 s here). Named by the packages' sources
+    too, a changed listing compiles anew; one unused for a month is removed. A run in a temporary
+    folder of its own, or where the cache cannot be written, keeps Python's. Yields the folder (or
+    None), a shell listing's ``TMPDIR``."""
     root = data.cache_dir() / "course"
-    if workdir.parent != root:
-        yield None
-        return
-    digest = hashlib.sha256()
-    for f in sorted(workdir.rglob("*.mojo")):
-        digest.update(f"{f.relative_to(workdir)}\0".encode() + f.read_bytes() + b"\0")
-    folder = root / f"{workdir.name}.tmp" / digest.hexdigest()[:16]
-    try:
-        folder.mkdir(parents=True, exist_ok=True)
-        folder.touch()
-        for other in folder.parent.iterdir():
-            if time.time() - other.stat().st_mtime > UNUSED_S:
-                shutil.rmtree(other, ignore_errors=True)
-    except OSError:
+    folder = None
+    if workdir.parent == root:
+        try:
+            digest = hashlib.sha256()
+            for package in sorted(init.parent for init in workdir.rglob("__init__.mojo")):
+                for f in sorted(p for p in package.rglob("*.mojo")):
+                    digest.update(f"{f.relative_to(workdir)}\0".encode() + f.read_bytes() + b"\0")
+            folder = root / f"{workdir.name}.tmp" / digest.hexdigest()[:16]
+            folder.mkdir(parents=True, exist_ok=True)
+            folder.touch()
+            for other in folder.parent.iterdir():
+                if time.time() - other.stat().st_mtime > UNUSED_S:
+                    shutil.rmtree(other, ignore_errors=True)
+        except OSError:
+            folder = None
+    if folder is None:
         yield None
         return
     before = tempfile.tempdir
@@ -492,7 +501,7 @@ def _run_shell(listing: Listing, ns: dict) -> None:
     if ns["__ran__"].get(f"{listing.section}-mojo") == "failed":
         note += f", against the working form mojo/study_relu (§{listing.section}'s Mojo listing fails)"
     ns["__notes__"][listing.id] = note
-    with _temp_named_by(ns["__workdir__"]) as temp:  # the graph the Python listing compiled, found again
+    with _max_temp(listing, ns["__workdir__"]) as temp:  # the graph the Python listing compiled, found again
         env = {**os.environ, "TMPDIR": temp} if temp else None
         done = subprocess.run(
             [program, *words[1:]], capture_output=True, text=True, cwd=ns["__workdir__"], timeout=900, env=env
