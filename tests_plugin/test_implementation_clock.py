@@ -4,6 +4,9 @@ marked as its own through every statistic computed from them, and call_it, call_
 call_shortfall and call_early_return never let them excuse a shortfall: a timer that forgets the sync reads microseconds
 one call and milliseconds the next, and its scatter would hide its own error."""
 
+import importlib
+import sys
+
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -43,12 +46,14 @@ def test_every_clock_of_the_surface_reads_as_the_implementations(name, provided,
     """Every task that returns seconds, whether the module provides it or the reference stands in."""
     module = None
     if provided:
-        (tmp_path / "own_clock.py").write_text(
+        (tmp_path / f"own_{name}.py").write_text(
             "from stackcheck.impl import reference\n"
             f"def {name}(*args, **kwargs):\n    return reference.{name}(*args, **kwargs)\n"
         )
         monkeypatch.syspath_prepend(str(tmp_path))
-        module = __import__("own_clock")
+        monkeypatch.delitem(sys.modules, f"own_{name}", raising=False)
+        module = importlib.import_module(f"own_{name}")
+        assert Impl(module).provided == [name]
     read = getattr(Impl(module), name)(lambda: None, None)
     values = read if isinstance(read, list) else [read]
     assert values and all(isinstance(v, timing.ImplSeconds) for v in values), (name, provided, read)
@@ -68,6 +73,7 @@ def test_every_statistic_of_their_series_stays_theirs(drawn):
         "mean": sum(m.samples) / len(m.samples),
         "product": m.spread * suite.spread,
         "extremes": max(m.samples) / min(m.samples),
+        "power": +(m.median**0.5) // 1 + m.median % 1,
     }
     assert m.clock == ("implementation" if theirs else "suite")
     assert {n: timing.suite_read(v) for n, v in numbers.items()} == dict.fromkeys(numbers, not theirs)
@@ -125,13 +131,13 @@ def timed_call(fn, sync=None):
 '''
 
 INFLATED_STEADY = '''
-"""A steady-state timer that reads forty times what the suite's clock reads for the same call in the
-same minutes: its error, not another process on the device."""
+"""A steady-state timer that reads a thousand times what the suite's clock reads for the same call in
+the same minutes: its error, not another process on the device."""
 from stackcheck.impl import reference
 
 
 def steady_state(fn, sync=None, trials=9, warmup=2):
-    return [40 * seconds for seconds in reference.steady_state(fn, sync, trials, warmup)]
+    return [1000 * seconds for seconds in reference.steady_state(fn, sync, trials, warmup)]
 '''
 
 

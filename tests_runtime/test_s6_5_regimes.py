@@ -171,8 +171,10 @@ def test_device_events_expose_the_unsynced_timers_error(impl, torch_matmul, evid
             judged.line("unsynced_over_events", unsynced / events, at_most=0.2, of=("host-no-sync", "device-events")),
         ],
     )
-    if not 0.5 <= events / synced <= 1.1:  # a GPU shared with other processes: undecidable when trials scatter
-        timing.call_it(events / synced, 1.1, [floor, *(timing.scatter(m) for m in runs.values())], report)
+    # a GPU shared with other processes: undecidable when the events scatter (the host clocks hold the
+    # implementation's sync or timer, whose noise is its own)
+    if not 0.5 <= events / synced <= 1.1:
+        timing.call_it(events / synced, 1.1, [floor, timing.scatter(runs["device-events"])], report)
     assert events / synced <= 1.1, (
         f"device events measure the kernel only; the host clock adds launch and sync: {report}"
     )

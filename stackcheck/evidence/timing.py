@@ -36,12 +36,15 @@ class ImplSeconds(float):
 def _keeps_its_clock(op: str):
     def method(self, *other):
         value = getattr(float, op)(self, *other)
-        return value if value is NotImplemented else ImplSeconds(value)
+        return ImplSeconds(value) if type(value) is float else value  # NotImplemented, a complex power
 
     return method
 
 
-for _op in ("add", "radd", "sub", "rsub", "mul", "rmul", "truediv", "rtruediv", "neg", "abs"):
+for _op in (
+    *("add", "radd", "sub", "rsub", "mul", "rmul", "truediv", "rtruediv", "floordiv", "rfloordiv"),
+    *("mod", "rmod", "pow", "rpow", "neg", "pos", "abs"),
+):
     setattr(ImplSeconds, f"__{_op}__", _keeps_its_clock(f"__{_op}__"))
 
 
