@@ -65,6 +65,21 @@ def suite_file():
     return lambda relative: str(ROOT / relative)
 
 
+@pytest.fixture
+def judged_on_jax_cpu(pytester, suite_file):
+    """``judge(source, test)``: ``test`` of tests_runtime (``FILE::FUNCTION``), on JAX's CPU, run against
+    the implementation whose module source is ``source``; pytester's result."""
+    pytest.importorskip("jax", reason="the claims' JAX tests (pip install jax)")
+
+    def judge(source: str, test: str) -> pytest.RunResult:
+        module = pytester.makepyfile(implementation_under_test=source)
+        return pytester.runpytest_inprocess(
+            suite_file(f"tests_runtime/{test}[jax-cpu]"), "-p", "no:cacheprovider", "-rs", "--impl", str(module)
+        )
+
+    return judge
+
+
 @pytest.fixture(autouse=True)
 def stackcheck_run(request, monkeypatch):
     """The projects these tests make with pytester opt in to stackcheck (the plugin is silent in

@@ -157,12 +157,8 @@ def steady_state(fn, sync=None, trials=9, warmup=2):
     ],
     ids=["Q2-forgetful-scattered", "S6.5-steady-inflated"],
 )
-def test_a_timer_whose_own_readings_scatter_is_caught(pytester, suite_file, impl, test, failure):
+def test_a_timer_whose_own_readings_scatter_is_caught(judged_on_jax_cpu, impl, test, failure):
     """The wrong timer fails the claim; before, its own scatter made it inconclusive."""
-    pytest.importorskip("jax", reason="the claims' JAX tests (pip install jax)")
-    module = pytester.makepyfile(wrong_timer=impl)
-    result = pytester.runpytest_inprocess(
-        suite_file(f"tests_runtime/{test}[jax-cpu]"), "-p", "no:cacheprovider", "-rs", "--impl", str(module)
-    )
+    result = judged_on_jax_cpu(impl, test)
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines([failure])

@@ -37,17 +37,6 @@ def steady_state(fn, sync=None, trials=9, warmup=2):
 '''
 
 
-def judged_with(pytester, suite_file, impl: str, test: str) -> pytest.RunResult:
-    """``test`` (of tests_runtime, on JAX's CPU) run against the implementation whose source is ``impl``."""
-    pytest.importorskip("jax", reason="the claims' JAX tests (pip install jax)")
-    module = pytester.makepyfile(busy_machine=impl)
-    result = pytester.runpytest_inprocess(
-        suite_file(f"tests_runtime/{test}[jax-cpu]"), "-p", "no:cacheprovider", "-rs", "--impl", str(module)
-    )
-    result.assert_outcomes(skipped=1)
-    return result
-
-
 @pytest.mark.parametrize(
     "test",
     [
@@ -55,6 +44,7 @@ def judged_with(pytester, suite_file, impl: str, test: str) -> pytest.RunResult:
         "test_q2_unsynced_timer.py::test_jax_unsynced_timer_misses_the_work",
     ],
 )
-def test_an_unsynced_timer_slowed_by_a_loaded_host_is_inconclusive(pytester, suite_file, test):
-    result = judged_with(pytester, suite_file, LOADED_HOST, test)
+def test_an_unsynced_timer_slowed_by_a_loaded_host_is_inconclusive(judged_on_jax_cpu, test):
+    result = judged_on_jax_cpu(LOADED_HOST, test)
+    result.assert_outcomes(skipped=1)
     result.stdout.fnmatch_lines(["*inconclusive: one unsynced call returned in *(a loaded host)*"])
