@@ -34,9 +34,14 @@ def native_modules_imported_once():
     import raises "Dialect namespace 'rmo' is already registered", or aborts with "refusing to add
     duplicate key"), so both are imported here, before any in-process run, where they are
     installed; the snapshots then keep them. So are the modules whose classes the suite spies on
-    (Triton's launch methods): imported again, a later spy patches a new class that no kernel uses."""
+    (Triton's launch methods): imported again, a later spy patches a new class that no kernel uses.
+    And torch and JAX, which register their ops and flags once a process (the plugin reads them where a
+    test loaded them, and imports neither itself)."""
     import importlib.util
 
+    for framework in ("torch", "jax"):
+        if importlib.util.find_spec(framework) is not None:
+            importlib.import_module(framework)
     if importlib.util.find_spec("max") is not None:
         import max.engine  # noqa: F401
         import max.graph  # noqa: F401

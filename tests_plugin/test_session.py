@@ -95,7 +95,9 @@ def test_xdist_workers_report_claims_to_the_controller(pytester, suite_file, tmp
     assert hand["status"] == "verified" and len(hand["tests"]) == 2
     workers = report["environment"]["workers"]
     assert [w["worker"] for w in workers] == ["gw0", "gw1"], workers
-    assert all("cuda_visible_devices" in w and "gpus" in w and w["backends"] for w in workers), workers
+    assert all("cuda_visible_devices" in w and "gpus" in w and "backends" in w for w in workers), workers
+    assert any(w["backends"].get("torch") == "cpu" for w in workers), "the worker that ran torch-cpu reads torch's"
+    assert report["environment"]["versions"]["torch_cuda"], "torch's CUDA build, read where torch was loaded"
     assert report["environment"]["backends"] == "per worker (see workers)", "the controller starts no backend"
     markdown = path.with_suffix(".md").read_text()
     assert "- **workers**: 2\n  - gw0: CUDA_VISIBLE_DEVICES=" in markdown and "\n  - gw1: " in markdown, markdown
@@ -154,3 +156,32 @@ def test_framework_defaults_are_set_before_a_backend_starts_and_keep_the_users_c
     mine = {"XLA_PYTHON_CLIENT_PREALLOCATE": "true", "XLA_FLAGS": "--xla_gpu_autotune_level=4"}
     framework_defaults(chosen := dict(mine))
     assert chosen == mine
+
+
+def test_a_run_whose_tests_use_no_framework_imports_none(pytester):
+    """The fingerprint reads torch and JAX where a test loaded them, never imports them itself (seconds
+    a process); a test that loads one gets its backend and precision into the report. A fresh process:
+    this one has imported both."""
+    torch = pytest.importorskip("torch")
+    pytester.makeconftest(
+        "import sys\n"
+        "def pytest_sessionfinish(session):\n"
+        "    loaded = sorted(m for m in ('torch', 'jax') if m in sys.modules)\n"
+        "    open('loaded.txt', 'w').write(' '.join(loaded))\n"
+    )
+    plain_test = pytester.makepyfile(test_plain="def test_plain():\n    assert 1 + 1 == 2\n")
+    pytester.runpytest_subprocess("-p", "no:cacheprovider", "--curriculum-report=plain.json").assert_outcomes(passed=1)
+    assert (pytester.path / "loaded.txt").read_text() == "", "a run of plain tests imported a framework"
+    plain = json.loads((pytester.path / "plain.json").read_text())["environment"]
+    assert plain["backends"] == {} and "torch_cuda" not in plain["versions"], plain
+    plain_test.unlink()
+    pytester.makepyfile(
+        test_torch="import pytest\n"
+        "@pytest.mark.torch\n"
+        "def test_torch():\n    import torch\n    assert torch.ones(2).sum().item() == 2\n"
+    )
+    pytester.runpytest_subprocess("-p", "no:cacheprovider", "--curriculum-report=torch.json").assert_outcomes(passed=1)
+    used = json.loads((pytester.path / "torch.json").read_text())["environment"]
+    assert used["backends"]["torch"] in ("cpu", "cuda"), used["backends"]
+    assert used["versions"]["torch_cuda"] == (torch.version.cuda or "cpu build"), used["versions"]
+    assert used["precision"]["torch.float32_matmul_precision"] == "highest", used["precision"]

@@ -76,11 +76,15 @@ def _framework(item: pytest.Item, name: str):
 
 @pytest.fixture(autouse=True)
 def _pinned_matmul_precision(request: pytest.FixtureRequest):
-    """TF32 off and JAX precision 'highest' for every test not marked ``precision`` (numerics policy)."""
+    """TF32 off and JAX precision 'highest' for every test not marked ``precision`` (numerics policy).
+    A framework the test loads first is fingerprinted here, in its setup: JAX starts its backend then,
+    not inside the test's body."""
+    torch, jax = _framework(request.node, "torch"), _framework(request.node, "jax")
+    request.config.stash[RUN].environment_fingerprint()
     if request.node.get_closest_marker("precision"):
         yield
         return
-    with precision.pinned(_framework(request.node, "torch"), _framework(request.node, "jax")):
+    with precision.pinned(torch, jax):
         yield
 
 

@@ -211,9 +211,7 @@ def _register_hypothesis_profiles(fixed: bool) -> str | None:
 @pytest.hookimpl(tryfirst=True)
 def pytest_sessionstart(session: pytest.Session) -> None:
     _check_mark_expression(session.config)
-    # Read the fingerprint now, once per process: it imports torch and JAX, which must happen in the
-    # outer session, never first inside an in-process pytester run (that drops them afterwards).
-    session.config.stash[RUN].environment_fingerprint()
+    session.config.stash[RUN].environment_fingerprint()  # the frameworks are added as tests load them
 
 
 def _check_mark_expression(config: pytest.Config) -> None:

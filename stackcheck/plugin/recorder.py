@@ -144,6 +144,7 @@ class Run:
     impl: Impl
     require: frozenset[str]
     environment: dict | None = None
+    frameworks_read: tuple[str, ...] = ()  # the frameworks loaded when the environment was read
     unknown_claims: set[str] = field(default_factory=set)  # claim ids of tests this process collected
 
     @property
@@ -156,13 +157,20 @@ class Run:
         return not self.is_worker and getattr(self.config.option, "numprocesses", None) not in (None, 0)
 
     def environment_fingerprint(self) -> dict:
+        """Read once; read again where a framework was loaded since (a test's first use loads it)."""
         if self.environment is None:
             self.environment = fingerprint.fingerprint(precision.pinned, frameworks=not self.is_controller)
             self.environment["impl"] = self.impl.describe()
+            self.frameworks_read = fingerprint.loaded()
+        elif self.frameworks_read != fingerprint.loaded():
+            self.frameworks_read = fingerprint.loaded()
+            self.environment = fingerprint.with_frameworks(self.environment, precision.pinned, not self.is_controller)
         return self.environment
 
     def describe_process(self) -> dict:
-        return {**gpus.describe(), "backends": self.environment_fingerprint()["backends"]}
+        env = self.environment_fingerprint()
+        build = {"torch_cuda": env["versions"]["torch_cuda"]} if "torch_cuda" in env["versions"] else {}
+        return {**gpus.describe(), "backends": env["backends"], **build}
 
 
 @dataclass(eq=False)  # a plugin object: hashed by identity
@@ -280,6 +288,9 @@ class Recorder:
     def report(self) -> Report:
         environment = dict(self.run.environment_fingerprint())
         environment["workers"] = sorted(self.workers, key=lambda w: w["worker"]) or [self.run.describe_process()]
+        builds = sorted({w["torch_cuda"] for w in environment["workers"] if "torch_cuda" in w})
+        if builds:  # read where torch was loaded: by the workers, under xdist
+            environment["versions"] = {**environment["versions"], "torch_cuda": ", ".join(builds)}
         report = catalogue.build_report([(r.claims, r.result(n)) for n, r in self.results.items()], environment)
         if self.listings:
             listings = sorted(self.listings.values(), key=lambda r: r["line"])

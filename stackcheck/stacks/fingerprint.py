@@ -6,12 +6,11 @@ from __future__ import annotations
 import datetime
 import importlib
 import importlib.metadata
-import importlib.util
 import os
 import platform
+import sys
 
 from stackcheck.evidence import gpus, repro
-from stackcheck.stacks.available import stack_missing
 from stackcheck.stacks.records import STACKS
 
 # The distribution that carries a stack when its own is absent: `pip install mojo` is a meta-package
@@ -48,11 +47,17 @@ def _nvidia_smi() -> tuple[str, str] | None:
     return f"{len(rows)} x {', '.join(names)}", rows[0][1]
 
 
+FRAMEWORKS = ("torch", "jax")
+
+
 def fingerprint(pinned_precision, frameworks: bool = True) -> dict:
     """The reproducibility fields of course §14.4, read off this machine.
 
-    ``pinned_precision`` is the context manager the tests run under; the precision is read inside
-    it, so the fingerprint records what the tests ran with, not the frameworks' defaults. With
+    torch and JAX are read where this process has loaded them, never imported to be read: a run
+    whose tests use neither (a self-test's pytest, a NumPy homework) paid seconds for both, and a
+    framework its tests never loaded ran nothing to record. ``with_frameworks`` adds those loaded
+    later. ``pinned_precision`` is the context manager the tests run under; the precision is read
+    inside it, so the fingerprint records what the tests ran with, not the frameworks' defaults. With
     ``frameworks`` False (the xdist controller) no framework backend is started: JAX's would open
     a client on every visible GPU, GPUs that only the workers may use; the workers report theirs."""
     gpu = _nvidia_smi()
@@ -70,8 +75,19 @@ def fingerprint(pinned_precision, frameworks: bool = True) -> dict:
         "backends": {},
         "code_revision": repro.code_revision(),
     }
-    torch = None if stack_missing("torch") else importlib.import_module("torch")
-    jax = None if stack_missing("jax") else importlib.import_module("jax")
+    return with_frameworks(env, pinned_precision, frameworks)
+
+
+def loaded() -> tuple[str, ...]:
+    """The frameworks of FRAMEWORKS this process has imported."""
+    return tuple(name for name in FRAMEWORKS if name in sys.modules)
+
+
+def with_frameworks(env: dict, pinned_precision, frameworks: bool = True) -> dict:
+    """``env`` with torch's CUDA build, and the backend and precision of each framework this process
+    has loaded (its backend only with ``frameworks``). An import another thread has begun is waited for."""
+    torch, jax = (importlib.import_module(name) if name in sys.modules else None for name in FRAMEWORKS)
+    env = {**env, "versions": dict(env["versions"]), "backends": {}}
     if torch is not None:
         env["versions"]["torch_cuda"] = torch.version.cuda or "cpu build"
         if frameworks:  # is_available() asks the driver; it creates no CUDA context
@@ -91,6 +107,6 @@ def header_lines(env: dict) -> list[str]:
         f"stackcheck environment (course §14.4): {env['date']} | {env['os']} | Python {env['python']}",
         f"  cpu: {env['cpu']} | accelerator: {env['accelerator']} | driver: {env['driver']}",
         f"  versions: {versions}",
-        f"  backends: {env['backends'] or 'none'} | precision (as tests run): {env['precision']}",
+        f"  backends: {env['backends'] or 'none loaded yet'} | precision (as tests run): {env['precision']}",
         f"  code: {env['code_revision']}",
     ]
