@@ -98,6 +98,8 @@ def test_xdist_workers_report_claims_to_the_controller(pytester, suite_file, tmp
     assert all("cuda_visible_devices" in w and "gpus" in w and "backends" in w for w in workers), workers
     assert any(w["backends"].get("torch") == "cpu" for w in workers), "the worker that ran torch-cpu reads torch's"
     assert report["environment"]["versions"]["torch_cuda"], "torch's CUDA build, read where torch was loaded"
+    ran_with = report["environment"]["precision"]
+    assert ran_with["torch.float32_matmul_precision"] == "highest", f"the workers' precision, as tests ran: {ran_with}"
     assert report["environment"]["backends"] == "per worker (see workers)", "the controller starts no backend"
     markdown = path.with_suffix(".md").read_text()
     assert "- **workers**: 2\n  - gw0: CUDA_VISIBLE_DEVICES=" in markdown and "\n  - gw1: " in markdown, markdown

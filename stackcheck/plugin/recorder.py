@@ -170,7 +170,20 @@ class Run:
     def describe_process(self) -> dict:
         env = self.environment_fingerprint()
         build = {"torch_cuda": env["versions"]["torch_cuda"]} if "torch_cuda" in env["versions"] else {}
-        return {**gpus.describe(), "backends": env["backends"], **build}
+        return {**gpus.describe(), "backends": env["backends"], "precision": env["precision"], **build}
+
+
+def read_by_workers(environment: dict) -> dict:
+    """``environment`` with torch's CUDA build and the precision the tests ran with, where only its
+    workers read them: under xdist the frameworks are loaded by the workers' tests alone."""
+    workers = environment["workers"]
+    builds = sorted({w["torch_cuda"] for w in workers if "torch_cuda" in w})
+    if builds:
+        environment = {**environment, "versions": {**environment["versions"], "torch_cuda": ", ".join(builds)}}
+    if environment.get("precision") == "n/a":
+        read = {k: v for w in workers if isinstance(w.get("precision"), dict) for k, v in w["precision"].items()}
+        environment = {**environment, "precision": read or "n/a"}
+    return environment
 
 
 @dataclass(eq=False)  # a plugin object: hashed by identity
@@ -288,9 +301,7 @@ class Recorder:
     def report(self) -> Report:
         environment = dict(self.run.environment_fingerprint())
         environment["workers"] = sorted(self.workers, key=lambda w: w["worker"]) or [self.run.describe_process()]
-        builds = sorted({w["torch_cuda"] for w in environment["workers"] if "torch_cuda" in w})
-        if builds:  # read where torch was loaded: by the workers, under xdist
-            environment["versions"] = {**environment["versions"], "torch_cuda": ", ".join(builds)}
+        environment = read_by_workers(environment)
         report = catalogue.build_report([(r.claims, r.result(n)) for n, r in self.results.items()], environment)
         if self.listings:
             listings = sorted(self.listings.values(), key=lambda r: r["line"])
