@@ -39,7 +39,9 @@ def native_modules_imported_once():
     test loaded them, and imports neither itself)."""
     import importlib.util
 
-    for framework in ("torch", "jax"):
+    from stackcheck.stacks.fingerprint import FRAMEWORKS
+
+    for framework in FRAMEWORKS:
         if importlib.util.find_spec(framework) is not None:
             importlib.import_module(framework)
     if importlib.util.find_spec("max") is not None:

@@ -73,8 +73,12 @@ def regimes_jax(impl, device):
         )
         for _ in range(3)
     ]
-    named = [("e2e", "host-sync"), ("e2e, suite's clock", "host-sync"), ("io", "with-transfers")]
-    named.append(("io, suite's clock", "with-transfers"))
+    named = [
+        ("e2e", "host-sync"),
+        ("e2e, suite's clock", "host-sync"),
+        ("io", "with-transfers"),
+        ("io, suite's clock", "with-transfers"),
+    ]
     steady, suite_steady, with_io, suite_io = (
         timing.Measurement(name, regime, [t for part in parts for t in part[k]])
         for k, (name, regime) in enumerate(named)

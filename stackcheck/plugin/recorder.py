@@ -158,13 +158,13 @@ class Run:
 
     def environment_fingerprint(self) -> dict:
         """Read once; read again where a framework was loaded since (a test's first use loads it)."""
+        loaded = fingerprint.loaded()
         if self.environment is None:
             self.environment = fingerprint.fingerprint(precision.pinned, frameworks=not self.is_controller)
             self.environment["impl"] = self.impl.describe()
-            self.frameworks_read = fingerprint.loaded()
-        elif self.frameworks_read != fingerprint.loaded():
-            self.frameworks_read = fingerprint.loaded()
+        elif loaded != self.frameworks_read:
             self.environment = fingerprint.with_frameworks(self.environment, precision.pinned, not self.is_controller)
+        self.frameworks_read = loaded
         return self.environment
 
     def describe_process(self) -> dict:
