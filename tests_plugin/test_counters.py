@@ -130,6 +130,28 @@ def test_without_ncu_a_profile_skips_and_require_ncu_fails(pytester, monkeypatch
     failed.stdout.fnmatch_lines(["*--require ncu: the ncu command is not on PATH*"])
 
 
+def test_counter_tests_run_after_the_others(pytester, monkeypatch):
+    """ncu profiles one process at a time: its tests go last, so the sessions started at collection
+    run while the others do, not while every worker waits for them."""
+    monkeypatch.setenv("PATH", str(pytester.path))
+    pytester.makepyfile(
+        test_chip="""
+        import pytest
+        from stackcheck.toolchains import counters
+
+        @pytest.mark.ncu(counters.request("matmul", n=8, dtype="float32"))
+        def test_profiled():
+            pass
+
+        def test_plain():
+            pass
+    """
+    )
+    result = pytester.runpytest_inprocess("-p", "no:cacheprovider", "-v")
+    result.assert_outcomes(passed=2)
+    result.stdout.fnmatch_lines(["*::test_plain PASSED*", "*::test_profiled PASSED*"])
+
+
 def kernel(name: str) -> counters.Kernel:
     return counters.Kernel(name, {"time_ns": 1.0})
 

@@ -302,8 +302,9 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             )
         )
     gpu_gates.gate([i for i in items if MISSING_REASON not in i.stash], lambda i: item_device(i) == "cuda")
-    # MAX tests last: the compiles started at collection time then overlap everything else.
-    items.sort(key=lambda item: bool(max_graph_kinds(item)))
+    # MAX and ncu tests last: the compiles and counter sessions started at collection (one ncu
+    # process at a time on the machine: a queue every worker would wait in) overlap everything else.
+    items.sort(key=lambda item: bool(max_graph_kinds(item)) or item.get_closest_marker("ncu") is not None)
 
 
 def max_graph_kinds(item: pytest.Item) -> tuple[str, ...]:
