@@ -16,6 +16,7 @@ from stackcheck.claims.spellings import importable, spellings
 from stackcheck.evidence.numerics import assert_matches_reference, make_inputs
 from stackcheck.impl import aten_graph
 from stackcheck.impl.loader import load_module
+from stackcheck.toolchains import ir
 
 pytestmark = pytest.mark.meta
 torch = pytest.importorskip("torch")
@@ -33,13 +34,16 @@ def folder(tmp_path_factory):
 @given(spelling=st.one_of(spellings("torch"), spellings("torch", "relu"), spellings("torch", "bias")))
 def test_every_torch_spelling_computes_the_same_in_the_judges_graph(spelling, folder):
     """Any spelling of the forward, right or wrong: the rebuilt graph returns what the function returns
-    (so the judge reads the program that ran), on the course's inputs with negatives and zeros."""
+    (so the judge reads the program that ran), on the course's inputs with negatives and zeros; and the
+    claim tests' own core ATen (``ir.core_aten``, traced without export) has the same op families."""
     module = load_module(str(spelling.write(folder, f"exported_{next(COUNTER)}")))
     x, w, b = (torch.from_numpy(v) for v in make_inputs(64, 7, 5, seed=3))
     graph = aten_graph.rebuild(aten_graph.dump(module.torch_forward, x, w, b), x.device)
     assert_matches_reference(
         graph(x, w, b).numpy(), module.torch_forward(x, w, b).numpy(), dtype="float32", k=7, stack="torch"
     )
+    traced = ir.core_aten(module.torch_forward, x, w, b)
+    assert ir.torch_math_ops(traced, x, w, b) == ir.torch_math_ops(graph, x, w, b), f"{spelling}:\n{traced.graph}"
 
 
 def graph_of(*nodes, inputs=(["user", 0],), output=("node", 1)):

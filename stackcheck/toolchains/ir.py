@@ -83,20 +83,20 @@ def torch_export_graph(forward, *args) -> str:
 
 
 def core_aten(module_or_fn, *args):
-    """torch.export of ``module_or_fn`` (a function of ``args`` or an ``nn.Module``, a Dynamo graph
-    among them) decomposed to core ATen (course §8.3): whatever public torch function a program
-    spells its matmul with, it becomes ``mm``, ``bmm`` or ``addmm`` here."""
+    """``module_or_fn`` (a function of ``args`` or an ``nn.Module``, a Dynamo graph among them) traced
+    at the dispatcher on ``args``, functionalized, with core ATen's decompositions, dead code removed
+    (course §8.3): the graph torch.export's ``run_decompositions`` gives, without its fixed cost (half
+    a second a call on 2 cores). Whatever public torch function a program spells its matmul with, it
+    becomes ``mm``, ``bmm`` or ``addmm`` here."""
     import torch
+    from torch._decomp import core_aten_decompositions
+    from torch.fx.experimental.proxy_tensor import make_fx
 
-    if not isinstance(module_or_fn, torch.nn.Module):
-        fn = module_or_fn
-
-        class Forward(torch.nn.Module):
-            def forward(self, *inputs):
-                return fn(*inputs)
-
-        module_or_fn = Forward()
-    return torch.export.export(module_or_fn, tuple(args)).run_decompositions()
+    traced = make_fx(torch.func.functionalize(module_or_fn), decomposition_table=core_aten_decompositions())
+    graph_module = traced(*args)
+    graph_module.graph.eliminate_dead_code()  # as export does: a step computed and never used is no op
+    graph_module.recompile()
+    return graph_module
 
 
 # Core ATen's matmuls (every spelling of X @ W decomposes to one of these) and its adds; addmm is a
