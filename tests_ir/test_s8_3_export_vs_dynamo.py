@@ -20,13 +20,14 @@ def test_export_and_dynamo_graphs_differ_in_level(impl, torch_inputs, example_in
             return impl.torch_forward(x, w, b)
 
     exported = torch.export.export(Forward(), tuple(torch_inputs))
+    module = exported.module()
     graphs, y = ir.dynamo_graphs(impl.torch_forward, *torch_inputs)
     assert len(graphs) == 1, "one Dynamo graph"
     inputs = graphs[0].meta["example_inputs"]
     families = (
-        ir.torch_math_ops(ir.core_aten(exported.module(), *torch_inputs), *torch_inputs),
+        ir.torch_math_ops(ir.core_aten(module, *torch_inputs), *torch_inputs),
         ir.torch_math_ops(ir.core_aten(graphs[0], *inputs), *inputs),
     )
     judges.assert_export_and_dynamo_levels(ir.call_targets(exported.graph), ir.call_targets(graphs[0].graph), families)
-    for result in (exported.module()(*torch_inputs), y):
+    for result in (module(*torch_inputs), y):
         assert_matches_reference(result.cpu().numpy(), reference_forward(*example_inputs), dtype="float32", k=32)
