@@ -299,10 +299,19 @@ def hung(name: str, seconds: float) -> Callable:
     return _failing(name, TimedOut, f"{said}; it is not called again in this run")
 
 
-def compiling() -> bool:
-    """Whether torch.compile is tracing this call: the homework's bookkeeping and checks step
-    aside, since a side effect in traced code becomes a guard (a recompile on every call)."""
-    torch = sys.modules.get("torch")
+def compiling(name: str = "") -> bool:
+    """Whether torch.compile is tracing this call (of surface function ``name``): the homework's
+    bookkeeping and checks step aside, since a side effect in traced code becomes a guard (a
+    recompile on every call). A torch function ("torch_...") finds torch by an import, which Dynamo
+    reads as the module; a lookup in sys.modules it would trace by wrapping all of sys.modules
+    (1,500 entries once torch and JAX are in) and guarding on it, in every trace."""
+    if name.startswith("torch_"):
+        try:
+            import torch
+        except ImportError:
+            return False
+    else:
+        torch = sys.modules.get("torch")
     return torch is not None and torch.compiler.is_compiling()
 
 
@@ -314,7 +323,7 @@ def checked(name: str, fn: Callable) -> Callable:
         return fn
 
     def call(*args, **kwargs):
-        traced = compiling()  # bookkeeping in traced code would be a guard: a recompile on every call
+        traced = compiling(name)  # bookkeeping in traced code would be a guard: a recompile on every call
         if not traced:
             CALLED[name] = CALLED.get(name, 0) + 1
             RUNNING.append(name)
@@ -330,7 +339,7 @@ def checked(name: str, fn: Callable) -> Callable:
         finally:
             if not traced:
                 RUNNING.pop()
-        refused = None if compiling() else task.refusal(value, args, kwargs)
+        refused = None if compiling(name) else task.refusal(value, args, kwargs)
         if refused:
             raise ReturnError(refused)
         return value

@@ -38,8 +38,10 @@ class Crashed(RuntimeError):
 def applies(name: str, args: tuple, kwargs: dict) -> bool:
     """Whether the call of surface function ``name`` runs in a child: a kernel function given only host
     tensors, where the OS can fork."""
+    if name not in KERNEL_FUNCTIONS:  # first: a forward traced by torch.compile reads no more
+        return False
     torch = sys.modules.get("torch")
-    if name not in KERNEL_FUNCTIONS or torch is None or not hasattr(os, "fork"):
+    if torch is None or not hasattr(os, "fork"):
         return False
     tensors = [v for v in (*args, *kwargs.values()) if isinstance(v, torch.Tensor)]
     return all(t.device.type == "cpu" for t in tensors)

@@ -224,7 +224,7 @@ class Impl:
     def __getattr__(self, name: str):
         if name.startswith("_") or name not in SURFACE:
             raise AttributeError(f"{name!r} is not part of the stackcheck implementation surface {SURFACE}")
-        if not contract.compiling():
+        if not contract.compiling(name):
             self.touched.add(name)
         if name in CLOCKS:
             return _its_clock(self._table[name])
