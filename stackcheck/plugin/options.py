@@ -66,6 +66,7 @@ PLUGIN_MODULES = (
     "stackcheck.plugin.course",
     "stackcheck.plugin.baseline",
     "stackcheck.plugin.gpu_gates",
+    "stackcheck.plugin.worker_end",
 )
 
 
