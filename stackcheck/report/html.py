@@ -85,7 +85,7 @@ def page(
     body += _summary(report)
     if report.homework is not None:
         body += _homework(report.homework)
-    body += _claims(report, known)
+    body += _claims(report, known, _figures(report))
     if report.listings or report.errata:
         body += _listings(report)
     body += _slowest(report)
@@ -279,7 +279,21 @@ def _homework(result: dict) -> list[str]:
     return out
 
 
-def _claims(report: Report, known: dict) -> list[str]:
+def _figures(report: Report) -> dict[int, list]:
+    """The plots of each evidence record of the report's tests, by the record's id: drawn at once,
+    so that a page's many pictures can share the machine's cores (plots.draw_all)."""
+    found = {
+        id(record): plotting.plots(record, draw=False)
+        for c in report.claims
+        for t in c.tests
+        for record in t.evidence
+        if isinstance(record, dict)
+    }
+    plotting.draw_all([p for plots in found.values() for p in plots])
+    return found
+
+
+def _claims(report: Report, known: dict, figures: dict[int, list]) -> list[str]:
     """Every claim the run selected under its course chapter: each chapter once, in the course's order
     (the claims of a chapter in the catalogue's order); the others named in one line."""
     out = ['<section id="claims"><h2>Claims</h2>']
@@ -298,12 +312,12 @@ def _claims(report: Report, known: dict) -> list[str]:
         title = f' <span lang="ko">{esc(titles[ch])}</span>' if ch in titles else ""
         out.append(f'<h3 id="chapter-{esc(ch)}">§{esc(ch)}{title}</h3>')
         for c in by_chapter[ch]:
-            out += _claim(c, known.get(c.id, {}))
+            out += _claim(c, known.get(c.id, {}), figures)
     out.append("</section>")
     return out
 
 
-def _claim(c: ClaimResult, entry: dict) -> list[str]:
+def _claim(c: ClaimResult, entry: dict, figures: dict[int, list]) -> list[str]:
     tests = c.tests
     tally: dict[str, int] = {}
     for t in tests:
@@ -342,7 +356,7 @@ def _claim(c: ClaimResult, entry: dict) -> list[str]:
                 if numbers:
                     out.append(f'<p class="numbers"><span class="nodeid">{esc(t.nodeid)}</span>: {esc(numbers)}</p>')
                 out += [f'<p class="scattered">⚠ {esc(note)}</p>' for note in plotting.scattered(record)]
-                out += [_figure(p, t) for p in plotting.plots(record)]
+                out += [_figure(p, t) for p in figures[id(record)]]
     out.append("</article>")
     return out
 
