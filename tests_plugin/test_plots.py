@@ -2,6 +2,9 @@
 each judged line is in the picture with the passing side shaded, every number a test judged is on
 the page, and every label is 9 px or more where a phone shows the plot (issue 37, item 3)."""
 
+import concurrent.futures
+import dataclasses
+import os
 import re
 from pathlib import Path
 
@@ -42,6 +45,23 @@ def every_plot():
 
 def test_every_kind_of_plot_is_drawn_from_the_shipped_reports(every_plot):
     assert KINDS <= {p.kind for *_, p in every_plot}, KINDS - {p.kind for *_, p in every_plot}
+
+
+def test_plots_drawn_by_several_processes_are_the_plots_drawn_here(every_plot, monkeypatch):
+    """A page's plots are drawn at once, by processes where the machine has cores and there are plots
+    enough (plots.draw_all): the pictures are the ones this process draws, one at a time."""
+    here = [p for *_, p in every_plot[: 2 * plots.PER_PROCESS]]
+    started = []
+
+    class Pool(concurrent.futures.ProcessPoolExecutor):
+        def __init__(self, workers, **options):
+            started.append(workers)
+            super().__init__(workers, **options)
+
+    monkeypatch.setattr(concurrent.futures, "ProcessPoolExecutor", Pool)
+    monkeypatch.setattr(os, "cpu_count", lambda: 2)
+    again = plots.draw_all([dataclasses.replace(p, svg="") for p in here])
+    assert started == [2] and [p.svg for p in again] == [p.svg for p in here]
 
 
 def test_each_judged_line_is_drawn_with_its_passing_side(every_plot):
