@@ -243,7 +243,7 @@ def draw_all(found: list[Plot]) -> list[Plot]:
             with concurrent.futures.ProcessPoolExecutor(workers, mp_context=context) as pool:
                 pictures = list(pool.map(_svg, todo, chunksize=-(-len(todo) // workers)))
         except (OSError, concurrent.futures.process.BrokenProcessPool):  # no processes here: draw them here
-            pictures = None
+            pass
     for plot, svg in zip(todo, pictures or map(_svg, todo)):
         plot.svg = svg
     return found
