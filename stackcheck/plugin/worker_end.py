@@ -4,8 +4,9 @@ to be gone before it writes the report (xdist's ``teardown_nodes``). What a work
 JAX and MAX did after that served nobody: pytest's five full garbage collections looking for
 exceptions raised in finalizers (a warning then reaches no report), and the interpreter's teardown of
 every module. On the 2-core machine they took 3.6 s and 4.5 s of a worker's end; on one H100, 11-15
-s passed between a warm ``.ci/gpu``'s last test and its report. So the worker's last cleanup runs the
-exit handlers (``atexit``: temporary folders removed, compile pools shut) and ends the process."""
+s passed between a warm ``.ci/gpu``'s last test and its report. So a cleanup the worker adds when its
+session starts, run after the session's own and before pytest's (last in, first out), runs the exit
+handlers (``atexit``: temporary folders removed, compile pools shut) and ends the process."""
 
 from __future__ import annotations
 
