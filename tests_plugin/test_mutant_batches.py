@@ -46,6 +46,25 @@ def test_dies_the_first_time():
         open(mark, "w").close()
         os.kill(os.getpid(), signal.SIGSEGV)
 """
+COMPILES = """
+import os
+import sys
+
+import pytest
+
+
+def test_compiles_with_inductor_cold():
+    torch = pytest.importorskip("torch")
+    before = set(sys.modules)
+    with torch._inductor.config.patch(force_disable_caches=True):
+        forward = torch.compile(lambda x, w, b: torch.relu(torch.addmm(b, x, w)))
+        y = forward(torch.ones(5, 4), torch.ones(4, 3), -torch.ones(3))
+    assert torch.equal(y, torch.full((5, 3), 3.0))
+    inductor = os.path.dirname(torch._inductor.__file__) + os.sep  # its own modules, not the code it generated
+    files = {m: getattr(sys.modules[m], "__file__", None) or "" for m in set(sys.modules) - before}
+    imported = sorted(m for m, file in files.items() if file.startswith(inductor))
+    assert not imported, f"the run's first compile imported {len(imported)} of Inductor's modules: {imported[:5]}"
+"""
 USES = """
 import os
 
@@ -100,11 +119,22 @@ def test_a_forked_run_killed_by_a_signal_is_run_again_in_a_fresh_interpreter(run
     assert ran.ret == 0, "\n".join(ran.outlines[-20:])
 
 
+def test_a_forked_run_inherits_a_warm_inductor_and_compiles_cold_in_c(runner, tmp_path):
+    """The server compiled once before forking (Inductor's code generators imported, its vector ISAs
+    probed), so a run's first compile imports none of Inductor; and a C++ compile with every cache off
+    ends (the server's compile pool, whose threads a child lacks, was dropped: else the compile hangs)."""
+    pytest.importorskip("torch")
+    compiles = folder(tmp_path, "compiles", test_compiles=COMPILES)
+    result = runner.run(args(compiles), compiles, timeout=30)
+    assert result.ret == 0, "\n".join(result.outlines[-20:])
+
+
 def test_a_run_leaves_nothing_in_the_temp_folder(tmp_path, monkeypatch):
     """A forked child leaves with os._exit, and no exit handler of its session runs: what one would
     remove or unlock (pytest's numbered temp folders) must not be left in the temp folder instead.
-    The server gets a temp folder of its own, which must be as empty after a run as before (Inductor's
-    cache, which by default lives there and is meant to stay, is put elsewhere)."""
+    The server gets a temp folder of its own, which must be as empty after a run as before but for
+    Inductor's cache, meant to stay (.ci/temp_left.py's rule): its compiles are put elsewhere, and its
+    precompiled C++ headers stay there whatever TORCHINDUCTOR_CACHE_DIR says."""
     temp = tmp_path / "temp"
     temp.mkdir()
     monkeypatch.setenv("TMPDIR", str(temp))
@@ -116,7 +146,7 @@ def test_a_run_leaves_nothing_in_the_temp_folder(tmp_path, monkeypatch):
     finally:
         runner.close()
     assert result.ret == 0, "\n".join(result.outlines[-20:])
-    assert not list(temp.iterdir())
+    assert not [p for p in temp.iterdir() if not p.name.startswith("torchinductor_")]
 
 
 def test_no_batch_holds_two_runs_of_one_claim():

@@ -22,6 +22,7 @@ import subprocess
 import sys
 import time
 import tomllib
+from concurrent.futures import Executor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -108,7 +109,7 @@ def serve() -> None:
             importlib.import_module(module)
         except Exception:  # a stack that is not installed: its runs import nothing of it either
             pass
-    _probe_once()
+    _warm_once()
     reply = sys.stdout
     sys.stdout = sys.stderr  # nothing but replies on the reply channel
     reply.write(json.dumps({"ready": True}) + "\n")
@@ -119,16 +120,31 @@ def serve() -> None:
         reply.flush()
 
 
-def _probe_once() -> None:
-    """What every forked run would find out again: Inductor's first CPU compile in a process probes
-    which vector ISAs the C++ compiler builds and loads (six Python subprocesses, 1.4 s on 2 cores),
-    remembered for the process. Asked here, before forking, each run inherits the answer (a child's
-    first torch.compile 2.2 s -> 1.0 s). It starts no thread, so forking stays safe."""
+def _warm_once() -> None:
+    """What every forked run would pay again: Inductor's first CPU compile in a process probes which
+    vector ISAs the C++ compiler builds (six Python subprocesses) and imports its code generators and
+    scheduler. Paid here once, before forking, by compiling the course's forward in an empty cache (a
+    hit would skip the code generators), each run inherits them (a child's first
+    torch.compile 1.6 s -> 0.2 s on 2 cores). Dynamo forgets that compile, and the compile's thread
+    pool is shut and dropped: a forked child has none of the parent's threads, and would queue its
+    C++ compiles on a pool with none (a hang)."""
     try:
-        from torch._inductor import cpu_vec_isa
-    except Exception:  # torch is not installed: nothing to probe
+        import torch
+        from torch._inductor import async_compile, cpu_vec_isa
+    except Exception:  # torch is not installed: nothing to warm
         return
     cpu_vec_isa.valid_vec_isa_list()
+    from torch._inductor.utils import fresh_inductor_cache
+
+    with fresh_inductor_cache():  # in a temporary folder it removes
+        torch.compile(lambda x, w, b: torch.relu(x @ w + b))(torch.ones(4, 3), torch.ones(3, 2), torch.ones(2))
+    torch._dynamo.reset()
+    async_compile.shutdown_compile_workers()
+    for made in vars(async_compile.AsyncCompile).values():  # its cached thread pool (named as the release names it)
+        made = getattr(made, "__func__", made)
+        if hasattr(made, "cache_info") and made.cache_info().currsize and isinstance(made(), Executor):
+            made().shutdown(wait=True)
+            made.cache_clear()
 
 
 class _NoGcAtExit:
