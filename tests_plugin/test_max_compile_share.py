@@ -42,3 +42,13 @@ def test_another_graph_compiles_at_once(tmp_path, monkeypatch):
 
 def test_the_same_graph_waits_for_the_compile_in_progress(tmp_path, monkeypatch):
     assert waited("math-gpu|ref|True", "math-gpu|ref|True", tmp_path, monkeypatch)
+
+
+def test_a_collect_only_run_builds_no_graph(pytester, suite_file, monkeypatch):
+    """``--collect-only`` runs no test: it starts no MAX compile (a graph's build alone is a second)."""
+    pytest.importorskip("max.graph")
+    built: dict = {}
+    monkeypatch.setattr(max_graphs, "_MODELS", built)
+    reprec = pytester.inline_run(suite_file("tests_math/test_s2_2_hand.py"), "-m", "max", "--collect-only")
+    assert reprec.getcalls("pytest_collection_finish") and reprec.ret == 0
+    assert not built, f"--collect-only built {sorted(k[0] for k in built)}"

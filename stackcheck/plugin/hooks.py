@@ -335,9 +335,11 @@ def pytest_stackcheck_report_sections(
 
 def pytest_collection_finish(session: pytest.Session) -> None:
     """Start each MAX graph's compile (about a minute cold) and every ncu profile the selected tests
-    need at once, on background threads, so they overlap the other tests. A graded run loads the
-    student's file first (homework.load_late)."""
+    need at once, on background threads, so they overlap the other tests (none with --collect-only).
+    A graded run loads the student's file first (homework.load_late)."""
     homework.load_late(session)
+    if session.config.option.collectonly:  # no test runs: nothing to compile or profile for
+        return
     runnable = [item for item in session.items if not skipped_at_collection(item)]  # they start no compile
     kinds = {k for item in runnable for k in max_graph_kinds(item)}
     # Under xdist every worker collects every test: each compiles its share at collection, at once.
