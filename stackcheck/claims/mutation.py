@@ -22,7 +22,6 @@ import subprocess
 import sys
 import time
 import tomllib
-from concurrent.futures import Executor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -122,29 +121,22 @@ def serve() -> None:
 
 def _warm_once() -> None:
     """What every forked run would pay again: Inductor's first CPU compile in a process probes which
-    vector ISAs the C++ compiler builds (six Python subprocesses) and imports its code generators and
-    scheduler. Paid here once, before forking, by compiling the course's forward in an empty cache (a
-    hit would skip the code generators), each run inherits them (a child's first
-    torch.compile 1.6 s -> 0.2 s on 2 cores). Dynamo forgets that compile, and the compile's thread
-    pool is shut and dropped: a forked child has none of the parent's threads, and would queue its
-    C++ compiles on a pool with none (a hang)."""
+    vector ISAs the C++ compiler builds (six Python subprocesses) and imports its lowerings, scheduler
+    and code generators. Paid here once, before forking, each run inherits them (a child's first
+    torch.compile 1.6 s -> 0.2 s on 2 cores). The compile is of a matmul alone, in an empty cache (a
+    hit would skip the code generators): a library call, so no C++ is compiled and no precompiled
+    header is left in the temp folder. It compiles in this thread, with no pool: a forked child has
+    none of the parent's threads, and would queue its C++ compiles on a pool with none (a hang)."""
     try:
         import torch
-        from torch._inductor import async_compile, cpu_vec_isa
+        from torch._inductor import cpu_vec_isa
+        from torch._inductor.utils import fresh_inductor_cache
     except Exception:  # torch is not installed: nothing to warm
         return
     cpu_vec_isa.valid_vec_isa_list()
-    from torch._inductor.utils import fresh_inductor_cache
-
-    with fresh_inductor_cache():  # in a temporary folder it removes
-        torch.compile(lambda x, w, b: torch.relu(x @ w + b))(torch.ones(4, 3), torch.ones(3, 2), torch.ones(2))
+    with fresh_inductor_cache(), torch._inductor.config.patch(compile_threads=1):  # a folder it removes
+        torch.compile(lambda x, w: x @ w)(torch.ones(4, 3), torch.ones(3, 2))
     torch._dynamo.reset()
-    async_compile.shutdown_compile_workers()
-    for made in vars(async_compile.AsyncCompile).values():  # its cached thread pool (named as the release names it)
-        made = getattr(made, "__func__", made)
-        if hasattr(made, "cache_info") and made.cache_info().currsize and isinstance(made(), Executor):
-            made().shutdown(wait=True)
-            made.cache_clear()
 
 
 class _NoGcAtExit:
