@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from stackcheck.claims import mutation
 from stackcheck.claims.mutation import Runner, batches, table
 
 pytestmark = pytest.mark.meta
@@ -132,6 +133,18 @@ def test_a_forked_run_inherits_a_warm_inductor_and_compiles_cold_in_c(runner, tm
     compiles = folder(tmp_path, "compiles", test_compiles=COMPILES)
     result = runner.run(args(compiles), compiles, timeout=30)
     assert result.ret == 0, "\n".join(result.outlines[-20:])
+
+
+def test_a_warm_up_that_cannot_compile_still_serves(monkeypatch):
+    """Where torch.compile cannot run (a Python Dynamo refuses), the server's warm-up gives up quietly:
+    its runs compile, or fail to, as a fresh interpreter's would."""
+    torch = pytest.importorskip("torch")
+
+    def refuse(*args, **kwargs):
+        raise RuntimeError("Dynamo is not supported on this Python")
+
+    monkeypatch.setattr(torch, "compile", refuse)
+    mutation._warm_once()
 
 
 def test_a_run_leaves_nothing_in_the_temp_folder(tmp_path, monkeypatch):
