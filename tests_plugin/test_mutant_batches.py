@@ -4,6 +4,7 @@ stay imported), a session that hangs is
 killed at its limit and the rest of the batch still runs, and a batch never holds two runs of one claim."""
 
 import os
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -49,6 +50,7 @@ def test_dies_the_first_time():
 """
 COMPILES = """
 import os
+import tempfile
 import sys
 
 import pytest
@@ -73,6 +75,7 @@ def test_compiles_with_inductor_cold():
 """
 USES = """
 import os
+import tempfile
 
 def test_uses_a_temp_folder(tmp_path):
     open(os.path.join(os.path.dirname(__file__), "tmp"), "w").write(str(tmp_path))
@@ -135,16 +138,31 @@ def test_a_forked_run_inherits_a_warm_inductor_and_compiles_cold_in_c(runner, tm
     assert result.ret == 0, "\n".join(result.outlines[-20:])
 
 
-def test_a_warm_up_that_cannot_compile_still_serves(monkeypatch):
-    """Where torch.compile cannot run (a Python Dynamo refuses), the server's warm-up gives up quietly:
-    its runs compile, or fail to, as a fresh interpreter's would."""
+@pytest.mark.parametrize("error", [None, RuntimeError, KeyboardInterrupt])
+def test_the_warm_up_leaves_the_temp_folder_as_it_found_it(error, tmp_path, monkeypatch):
+    """The server's warm-up compiles in a cache folder of its own, gone after it whatever the compile
+    did. Where torch.compile cannot run (a Python Dynamo refuses) it gives up quietly: its runs
+    compile, or fail to, as a fresh interpreter's would; an interrupt still stops it."""
     torch = pytest.importorskip("torch")
+    temp = tmp_path / "temp"
+    temp.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(temp))
+    monkeypatch.setenv("TORCHINDUCTOR_CACHE_DIR", str(tmp_path / "inductor"))  # its own cache, meant to stay
+    if error is not None:
 
-    def refuse(*args, **kwargs):
-        raise RuntimeError("Dynamo is not supported on this Python")
+        def refuse(function):
+            def compiled(*args):
+                raise error("Dynamo is not supported on this Python")
 
-    monkeypatch.setattr(torch, "compile", refuse)
-    mutation._warm_once()
+            return compiled
+
+        monkeypatch.setattr(torch, "compile", refuse)
+    if error is KeyboardInterrupt:
+        with pytest.raises(KeyboardInterrupt):
+            mutation._warm_once()
+    else:
+        mutation._warm_once()
+    assert not list(temp.iterdir()), f"the warm-up left {sorted(p.name for p in temp.iterdir())}"
 
 
 def test_a_run_leaves_nothing_in_the_temp_folder(tmp_path, monkeypatch):

@@ -20,6 +20,7 @@ import re
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 import tomllib
 from dataclasses import dataclass
@@ -134,13 +135,15 @@ def _warm_once() -> None:
     except Exception:  # torch is not installed: nothing to warm
         return
     cpu_vec_isa.valid_vec_isa_list()
-    try:
-        with fresh_inductor_cache(), torch._inductor.config.patch(compile_threads=1):  # a folder it removes
-            torch.compile(lambda x, w: x @ w)(torch.ones(4, 3), torch.ones(3, 2))
-    except Exception:  # torch.compile cannot run here (a Python Dynamo refuses): the runs find out themselves
-        pass
-    finally:
-        torch._dynamo.reset()
+    # fresh_inductor_cache keeps its folder when the compile raises; this one goes whatever happens
+    with tempfile.TemporaryDirectory(prefix="stackcheck-warm-") as scratch:
+        try:
+            with fresh_inductor_cache(dir=scratch), torch._inductor.config.patch(compile_threads=1):
+                torch.compile(lambda x, w: x @ w)(torch.ones(4, 3), torch.ones(3, 2))
+        except Exception:  # torch.compile cannot run here (a Python Dynamo refuses): the runs find out themselves
+            pass
+        finally:
+            torch._dynamo.reset()
 
 
 class _NoGcAtExit:
