@@ -5,7 +5,7 @@ Inductor's (torch puts it there when TORCHINDUCTOR_CACHE_DIR is unset), Modular'
 every process ended is a process that skipped its exit handlers (a forked child, a killed run):
 pytest keeps that folder three days.
 
-    python3 .ci/temp_left.py FOLDER WHAT     exit 1, naming each thing left, if any
+    python3 .ci/temp_left.py FOLDER WHAT     exit 1, naming each thing left and what it holds, if any
 """
 
 import sys
@@ -24,9 +24,18 @@ def left(folder: Path) -> list[Path]:
     return found
 
 
+def holding(entry: Path, shown: int = 5) -> str:
+    """What ``entry`` holds, for telling whose it is: a folder's first files, by path inside it."""
+    if not entry.is_dir() or entry.is_symlink():
+        return "a file" if entry.is_file() else "not a folder"
+    files = sorted(str(f.relative_to(entry)) for f in entry.rglob("*") if not f.is_dir())
+    more = f", and {len(files) - shown} more" if len(files) > shown else ""
+    return f"{len(files)} file(s): {', '.join(files[:shown])}{more}" if files else "empty"
+
+
 if __name__ == "__main__":
     folder, what = Path(sys.argv[1]), sys.argv[2]
     found = left(folder)
     for entry in found:
-        print(f"ci: {what} left {entry} in its temp folder", file=sys.stderr)
+        print(f"ci: {what} left {entry} in its temp folder ({holding(entry)})", file=sys.stderr)
     sys.exit(1 if found else 0)
