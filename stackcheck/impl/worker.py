@@ -4,7 +4,7 @@ judge's requests over its standard input and output (stackcheck.impl.wire): load
 of its functions with the judge's arguments, or run one of the suite's evidence helpers on it. It
 answers with data only; the judge rebuilds and judges every value itself.
 
-    python -I -c LAUNCH FILE      (LAUNCH, below, with the judge's import path)
+    python -I -c CODE FILE      (CODE: launch(), below, with the judge's import path)
 """
 
 from __future__ import annotations
@@ -467,8 +467,21 @@ def _short(value) -> str:
         return "?"
 
 
-# python -I ignores PYTHONDONTWRITEBYTECODE: the worker writes no compiled file into the copy either
-LAUNCH = (
-    "import sys; sys.dont_write_bytecode = True; sys.path[:0] = {path!r}; from stackcheck.impl import worker; "
-    "sys.exit(worker.main(sys.argv[1:]))"
-)
+def launch(path: list[str]) -> str:
+    """The worker's ``python -I -c`` code, for a judge whose import path is ``path``."""
+    return imports(path) + "from stackcheck.impl import worker; sys.exit(worker.main(sys.argv[1:]))"
+
+
+def imports(path: list[str]) -> str:
+    """Code that gives a ``python -I`` the judge's imports: ``path`` first, and the user site folder's
+    .pth files where this Python processed them. -I leaves that folder out, and a user install's packages
+    need its .pth files (an editable stackcheck is a finder one installs). -I also ignores
+    PYTHONDONTWRITEBYTECODE: the worker writes no compiled file into the copy either."""
+    import site
+
+    user = site.getusersitepackages() if site.ENABLE_USER_SITE else None
+    sites = [user] if user in path else []
+    return (
+        f"import site, sys; sys.dont_write_bytecode = True; sys.path[:0] = {path!r}; "
+        f"[site.addsitedir(d) for d in {sites!r}]; "
+    )

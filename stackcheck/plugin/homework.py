@@ -206,7 +206,7 @@ def _worker_start(config: pytest.Config, spec: str):
     shown = [
         p for p in sys.path if p and os.path.isabs(p) and not any(Path(p).resolve().is_relative_to(u) for u in unseen)
     ]
-    command = [sys.executable, "-I", "-c", worker.LAUNCH.format(path=shown), str(sandbox.INSIDE / "homework.py")]
+    command = [sys.executable, "-I", "-c", worker.launch(shown), str(sandbox.INSIDE / "homework.py")]
     unsafe = bool(settings.get("unsafe", False))
     if unsafe and sandbox.bubblewrap()[0] is None:
         command[-1] = str(copy / "homework.py")
