@@ -43,6 +43,38 @@ def test_a_test_that_starts_python_without_saying_why_fails(pytester, monkeypatc
     assert "test_wrapped started 1 fresh Python process(es) (the first: env A=1 " in failed
 
 
+STRIPS = '''
+"""Each test starts a fresh Python: what the guard watches."""
+import os, subprocess, sys
+
+
+def test_an_environment_of_its_own():
+    subprocess.run([sys.executable, "-c", "pass"], env={"PATH": os.environ["PATH"]}, check=True)
+
+
+def test_this_environment_changed():
+    subprocess.run([sys.executable, "-c", "pass"], env={**os.environ, "A": "1"}, check=True)
+
+
+def test_isolated():
+    subprocess.run([sys.executable, "-I", "-c", "pass"], env={}, check=True)
+'''
+
+
+def test_a_python_handed_an_environment_without_where_packages_are_fails(pytester, monkeypatch):
+    """A child Python that loses HOME or PYTHONUSERBASE does not find a user install's packages; one
+    run with -I reads neither."""
+    monkeypatch.setattr(fresh_interpreters, "TESTS", (pytester.path,))
+    monkeypatch.setenv("HOME", str(pytester.path))
+    monkeypatch.setenv("PYTHONUSERBASE", str(pytester.path / "user"))
+    pytester.makepyfile(test_strips=STRIPS)
+    result = pytester.runpytest("-p", "stackcheck.claims.fresh_interpreters", "-q")
+    result.assert_outcomes(passed=2, failed=1)
+    result.stdout.fnmatch_lines(
+        ["*test_an_environment_of_its_own started a fresh Python with an environment without HOME, PYTHONUSERBASE*"]
+    )
+
+
 @pytest.mark.parametrize(
     "args, python",
     [

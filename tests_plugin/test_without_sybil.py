@@ -3,6 +3,7 @@
 fails; ``--require sybil`` makes the skip a failure."""
 
 import ast
+import os
 import re
 import subprocess
 import sys
@@ -36,7 +37,9 @@ def test_the_tests_that_read_the_course_skip_without_sybil(tmp_path):
     blocked = tmp_path / "blocked" / "sybil"
     blocked.mkdir(parents=True)
     (blocked / "__init__.py").write_text(BLOCKER)
-    env = {"PYTHONPATH": str(blocked.parent), "PATH": "/usr/bin:/bin"}
+    # this environment (where this Python finds its packages: a user install's PYTHONUSERBASE) but pytest's own
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST_")}
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(blocked.parent), env.get("PYTHONPATH")]))
     command = [sys.executable, "-m", "pytest", *files, "-m", "cpu", "-p", "no:cacheprovider", "-q", "-rs"]
     done = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
     out = done.stdout + done.stderr

@@ -10,7 +10,8 @@ subprocess runs fails a test whose docstring, or its module's where one reason h
 test there, does not name a fresh interpreter, process or Python. What the suite's code starts by
 design (grading's judge and workers, MAX's compile child, a printed command run as printed) or a
 library's pool (Inductor's compile workers) is not the test's choice, and says why where it is
-written.
+written. Such a Python handed an environment of its own must keep the variables that say where this
+one finds its packages (FINDS_PACKAGES): without them a user install's are not found.
 """
 
 from __future__ import annotations
@@ -28,6 +29,9 @@ ROOT = data.ROOT
 TESTS = (ROOT / "tests_plugin", ROOT / "tests_meta")  # the self-tests, their conftests and helpers
 SAYS_WHY = re.compile(r"\bfresh\s+(?:[\w-]+\s+)?(?:interpreter|process|python)", re.I)  # "a fresh judge process"
 PYTHON = re.compile(r"python[\d.]*$")
+# Where a Python finds its packages besides its path: a user install's folder (PYTHONUSERBASE, else
+# under HOME) and the standard library's. ``python -I`` reads none of them.
+FINDS_PACKAGES = ("PYTHONUSERBASE", "PYTHONHOME", "HOME")
 
 
 def starts_python(args) -> bool:
@@ -36,6 +40,13 @@ def starts_python(args) -> bool:
     if isinstance(args, (str, bytes, os.PathLike)):
         args = os.fsdecode(args).split()
     return any(os.fsdecode(a) == sys.executable or PYTHON.search(os.path.basename(os.fsdecode(a))) for a in args)
+
+
+def lost(args, env) -> list[str]:
+    """The variables of FINDS_PACKAGES this process has and a child Python's ``env`` lacks."""
+    if env is None or "-I" in (os.fsdecode(args).split() if isinstance(args, (str, bytes)) else args):
+        return []
+    return [name for name in FINDS_PACKAGES if name in os.environ and name not in env]
 
 
 def started_by_the_test(frame) -> bool:
@@ -54,11 +65,13 @@ def started_by_the_test(frame) -> bool:
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_call(item: pytest.Item):
     started: list = []
+    stripped: set[str] = set()
     original = subprocess.Popen.__init__
 
     def watched(self, args, *more, **options):
         if starts_python(args) and started_by_the_test(sys._getframe(1)):
             started.append(args)
+            stripped.update(lost(args, options.get("env")))
         original(self, args, *more, **options)
 
     subprocess.Popen.__init__ = watched
@@ -73,5 +86,11 @@ def pytest_runtest_call(item: pytest.Item):
             f"{item.nodeid} started {len(started)} fresh Python process(es) (the first: {first[:200]}), "
             "and neither its docstring nor its module's says why: name the fresh interpreter and the reason "
             "a warm or in-process run cannot serve (stackcheck/claims/fresh_interpreters.py)"
+        )
+    if stripped:
+        raise AssertionError(
+            f"{item.nodeid} started a fresh Python with an environment without {', '.join(sorted(stripped))}, "
+            "which this one has: it may not find the packages this Python found (a user install's). Build "
+            "its environment from os.environ (stackcheck/claims/fresh_interpreters.py)"
         )
     return result
