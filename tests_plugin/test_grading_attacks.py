@@ -18,6 +18,7 @@ import os
 import py_compile
 import re
 import shutil
+import site
 import socket
 import stat
 import subprocess
@@ -278,6 +279,8 @@ def grader_env(home: Path, tmpdir: Path | None = None) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_", "STACKCHECK_"))}
     paths = [str(grading.suite_root()), *filter(None, [env.get("PYTHONPATH")])]
     env.update(HOME=str(home), PYTHONPATH=os.pathsep.join(paths))
+    if site.ENABLE_USER_SITE and site.getusersitepackages() in sys.path:  # a user install: its packages, not HOME's
+        env["PYTHONUSERBASE"] = site.getuserbase()
     env.pop("XDG_CACHE_HOME", None)
     if tmpdir is not None:
         env["TMPDIR"] = str(tmpdir)
