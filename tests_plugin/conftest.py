@@ -28,6 +28,17 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 @pytest.fixture(scope="session", autouse=True)
+def pip_installs_where_it_is_told():
+    """A self-test's pip (a wheel built, a notebook kernel's install into its venv) installs where the
+    test says, never into the user's site folder, as PIP_USER=1 or pip.conf's ``user = true`` would
+    have it (an environment variable outranks the config file). Measured with PIP_USER=1: the Colab
+    notebook's test installed the built wheel into the user site, where the graded workers then met it."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("PIP_USER", "0")
+        yield
+
+
+@pytest.fixture(scope="session", autouse=True)
 def native_modules_imported_once():
     """pytester's in-process runs restore sys.modules afterwards, dropping what they imported. MAX's
     MLIR bindings and Triton's nanobind module cannot be imported twice in one process (a second

@@ -29,7 +29,7 @@ def older_jax() -> Path:
     done = subprocess.run(
         [sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--retries", "0", "--timeout", "15",
          "--target", str(partial), f"jax=={OLDER}", f"jaxlib=={OLDER}"],
-        capture_output=True, text=True, timeout=600,
+        capture_output=True, text=True, timeout=600, env={**os.environ, "PIP_USER": "0"},  # --target, never --user
     )  # fmt: skip
     if done.returncode != 0:
         shutil.rmtree(partial, ignore_errors=True)
