@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 pytestmark = pytest.mark.meta
-yaml = pytest.importorskip("yaml")
+yaml = pytest.importorskip("yaml", reason="the CI template is YAML: pip install pyyaml")
 
 ROOT = Path(__file__).resolve().parent.parent
 TEMPLATE = ROOT / "examples" / "ci" / "course-gate.yml"
