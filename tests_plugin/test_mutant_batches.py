@@ -50,7 +50,6 @@ def test_dies_the_first_time():
 """
 COMPILES = """
 import os
-import tempfile
 import sys
 
 import pytest
@@ -75,7 +74,6 @@ def test_compiles_with_inductor_cold():
 """
 USES = """
 import os
-import tempfile
 
 def test_uses_a_temp_folder(tmp_path):
     open(os.path.join(os.path.dirname(__file__), "tmp"), "w").write(str(tmp_path))
