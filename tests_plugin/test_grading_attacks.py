@@ -279,7 +279,7 @@ def grader_env(home: Path, tmpdir: Path | None = None) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_", "STACKCHECK_"))}
     paths = [str(grading.suite_root()), *filter(None, [env.get("PYTHONPATH")])]
     env.update(HOME=str(home), PYTHONPATH=os.pathsep.join(paths))
-    if site.ENABLE_USER_SITE and site.getusersitepackages() in sys.path:  # a user install: its packages, not HOME's
+    if data.user_site() is not None:  # a user install: its packages, not HOME's
         env["PYTHONUSERBASE"] = site.getuserbase()
     env.pop("XDG_CACHE_HOME", None)
     if tmpdir is not None:

@@ -39,6 +39,7 @@ PROBE = "import only_through_a_pth; print(only_through_a_pth.FOUND)"
 def test_the_worker_processes_the_user_site_folder_its_judge_processed(user_site, monkeypatch):
     monkeypatch.setattr(site, "ENABLE_USER_SITE", True)
     monkeypatch.setattr(site, "getusersitepackages", lambda: user_site)
+    monkeypatch.setattr(sys, "path", [*sys.path, user_site])  # as the judge's site processed it
     assert imported(worker.imports([user_site]) + PROBE) == "found"
 
 

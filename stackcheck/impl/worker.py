@@ -477,9 +477,9 @@ def imports(path: list[str]) -> str:
     .pth files where this Python processed them. -I leaves that folder out, and a user install's packages
     need its .pth files (an editable stackcheck is a finder one installs). -I also ignores
     PYTHONDONTWRITEBYTECODE: the worker writes no compiled file into the copy either."""
-    import site
+    from stackcheck.paths import data
 
-    user = site.getusersitepackages() if site.ENABLE_USER_SITE else None
+    user = data.user_site()
     sites = [user] if user in path else []
     return (
         f"import site, sys; sys.dont_write_bytecode = True; sys.path[:0] = {path!r}; "

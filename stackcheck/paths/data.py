@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import importlib.resources
 import os
+import site
 import subprocess
+import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]  # what holds stackcheck/: the checkout, or site-packages
@@ -25,6 +27,13 @@ def path(folder: str, *parts: str) -> Path:
     for part in parts:
         found = found / part
     return Path(str(found))
+
+
+def user_site() -> str | None:
+    """The user site folder (``pip install --user``'s packages) where this Python processed it, else
+    None: a child Python started with -I, or with another HOME, would not find it by itself."""
+    user = site.getusersitepackages() if site.ENABLE_USER_SITE else None
+    return user if user in sys.path else None
 
 
 def cache_dir() -> Path:
