@@ -34,17 +34,22 @@ PYTHON = re.compile(r"python[\d.]*$")
 FINDS_PACKAGES = ("PYTHONUSERBASE", "PYTHONHOME", "HOME")
 
 
+def argv(args) -> list[str]:
+    """A Popen's ``args`` as a list of strings (one string is split as a shell would, roughly)."""
+    if isinstance(args, (str, bytes, os.PathLike)):
+        return os.fsdecode(args).split()
+    return [os.fsdecode(a) for a in args]
+
+
 def starts_python(args) -> bool:
     """Whether a Popen's ``args`` run a Python interpreter, directly or through a wrapper
     (bwrap, timeout, ncu, sudo: any argument that is one)."""
-    if isinstance(args, (str, bytes, os.PathLike)):
-        args = os.fsdecode(args).split()
-    return any(os.fsdecode(a) == sys.executable or PYTHON.search(os.path.basename(os.fsdecode(a))) for a in args)
+    return any(a == sys.executable or PYTHON.search(os.path.basename(a)) for a in argv(args))
 
 
 def lost(args, env) -> list[str]:
     """The variables of FINDS_PACKAGES this process has and a child Python's ``env`` lacks."""
-    if env is None or "-I" in (os.fsdecode(args).split() if isinstance(args, (str, bytes)) else args):
+    if env is None or "-I" in argv(args):
         return []
     return [name for name in FINDS_PACKAGES if name in os.environ and name not in env]
 
