@@ -5,15 +5,12 @@ named `stackcheck`, under a path with a space, with a virtual environment inside
 the environment that runs them sits inside the clone, outside it (`~/venvs/x`), or is a user install."""
 
 import shutil
-import site
 import subprocess
-import sys
-import venv
 from pathlib import Path
 
 import pytest
 
-from stackcheck.paths import data
+from stackcheck.paths import data, venvs
 
 pytestmark = pytest.mark.meta
 
@@ -34,30 +31,6 @@ def checkout_files() -> list[Path]:
     return found
 
 
-def outer_site_dirs() -> list[str]:
-    """This interpreter's site folders in its import order: its user site (a `pip install --user`),
-    its venv's and its base's site-packages; a venv outside the clone (`~/venvs/x`) holds the
-    editable install's import hook in one of them."""
-    found = [*site.getsitepackages(), *([site.getusersitepackages()] if site.ENABLE_USER_SITE else [])]
-    return sorted(
-        {p for p in found if Path(p).is_dir()}, key=lambda p: sys.path.index(p) if p in sys.path else len(sys.path)
-    )
-
-
-def nested_venv(where: Path, site_dirs: list[str]) -> Path:
-    """A venv at ``where`` that sees ``site_dirs`` as site folders (site.addsitedir: their .pth files
-    run, the editable install's import hook among them), also where this interpreter is a venv itself
-    (--system-site-packages then reaches the base Python's, which has no pytest: the H200 image)."""
-    venv.create(where, system_site_packages=True, with_pip=False)
-    python = where / "bin" / "python"
-    inner = subprocess.run(
-        [str(python), "-c", "import site; print(site.getsitepackages()[0])"], capture_output=True, text=True
-    )
-    lines = [f"import site; site.addsitedir({folder!r})" for folder in site_dirs]
-    (Path(inner.stdout.strip()) / "outer.pth").write_text("\n".join(lines) + "\n")
-    return python
-
-
 def test_a_nested_venv_runs_the_outer_site_folders_import_hooks(tmp_path):
     """Issue 55: with the venv outside the clone, the editable install's import hook is a .pth file in
     that venv's site-packages; listed as a plain path, that folder's .pth files never ran and the
@@ -68,7 +41,7 @@ def test_a_nested_venv_runs_the_outer_site_folders_import_hooks(tmp_path):
     hooked.mkdir()
     (hooked / "hooked_probe.py").write_text("NAME = 'found'\n")
     (outer / "__editable__.probe.pth").write_text(f"{hooked}\n")
-    python = nested_venv(tmp_path / "nested", [str(outer)])
+    python = venvs.derived(tmp_path / "nested", [str(outer)])
     done = subprocess.run(
         [str(python), "-c", "import hooked_probe; print(hooked_probe.NAME)"], capture_output=True, text=True
     )
@@ -83,7 +56,7 @@ def test_the_path_sensitive_tests_pass_from_a_folder_named_stackcheck_with_a_spa
         copy = clone / path.relative_to(ROOT)
         copy.parent.mkdir(parents=True, exist_ok=True)
         shutil.copy2(path, copy)
-    python = nested_venv(clone / ".venv", outer_site_dirs())
+    python = venvs.derived(clone / ".venv")
     done = subprocess.run(
         [str(python), "-m", "pytest", "-p", "no:cacheprovider", "-q", *PATH_SENSITIVE],
         cwd=clone,

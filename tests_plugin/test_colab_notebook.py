@@ -1,5 +1,5 @@
 """examples/colab_selfcheck.ipynb runs headless, every cell, the install cell included, as Colab
-would run it (issue 53 item 7): in a fresh virtual environment over this machine's packages (as
+would run it (issue 53 item 7): in a fresh virtual environment over this Python's packages (as
 Colab's torch, JAX and Triton), it installs stackcheck from a wheel built here, keeps the runtime's
 NumPy, says which stacks are inside the declared ranges, verifies §2.2 on the CPU, skips its CUDA
 cell with the reason where there is no GPU, and shows the report inline, or pytest's output where
@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from stackcheck.claims import mutation
+from stackcheck.paths import venvs
 
 pytestmark = pytest.mark.meta
 
@@ -32,12 +33,10 @@ def notebook_modules():
 
 
 def kernel_in_fresh_venv(tmp_path) -> str:
-    """A kernel whose Python is a new venv seeing this machine's packages (Colab's preinstalled ones)."""
-    venv = tmp_path / "venv"
-    subprocess.run([sys.executable, "-m", "venv", "--system-site-packages", str(venv)], check=True)
+    """A kernel whose Python is a new venv seeing this Python's packages (Colab's preinstalled ones)."""
+    python = str(venvs.derived(tmp_path / "venv"))
     spec = tmp_path / "jupyter" / "kernels" / "fresh"
     spec.mkdir(parents=True)
-    python = str(venv / "bin" / "python")
     argv = [python, "-m", "ipykernel_launcher", "-f", "{connection_file}"]
     (spec / "kernel.json").write_text(json.dumps({"argv": argv, "display_name": "fresh", "language": "python"}))
     return python

@@ -11,7 +11,9 @@ test there, does not name a fresh interpreter, process or Python. What the suite
 design (grading's judge and workers, MAX's compile child, a printed command run as printed) or a
 library's pool (Inductor's compile workers) is not the test's choice, and says why where it is
 written. Such a Python handed an environment of its own must keep the variables that say where this
-one finds its packages (FINDS_PACKAGES): without them a user install's are not found.
+one finds its packages (FINDS_PACKAGES): without them a user install's are not found. And a
+virtual environment a self-test makes is derived from this Python (stackcheck.paths.venvs): one made
+by ``venv`` or ``virtualenv`` directly sees the base interpreter's packages, not a venv's (issue 79).
 """
 
 from __future__ import annotations
@@ -20,10 +22,11 @@ import os
 import re
 import subprocess
 import sys
+import venv
 
 import pytest
 
-from stackcheck.paths import data
+from stackcheck.paths import data, venvs
 
 ROOT = data.ROOT
 TESTS = (ROOT / "tests_plugin", ROOT / "tests_meta")  # the self-tests, their conftests and helpers
@@ -45,6 +48,15 @@ def starts_python(args) -> bool:
     """Whether a Popen's ``args`` run a Python interpreter, directly or through a wrapper
     (bwrap, timeout, ncu, sudo: any argument that is one)."""
     return any(a == sys.executable or PYTHON.search(os.path.basename(a)) for a in argv(args))
+
+
+def makes_venv(args) -> bool:
+    """Whether a Popen's ``args`` make a virtual environment (``-m venv``, ``virtualenv``)."""
+    words = argv(args)
+    pairs = zip(words, words[1:])
+    return any(a == "-m" and b in ("venv", "virtualenv") for a, b in pairs) or any(
+        os.path.basename(w) == "virtualenv" for w in words
+    )
 
 
 def lost(args, env) -> list[str]:
@@ -71,19 +83,37 @@ def started_by_the_test(frame) -> bool:
 def pytest_runtest_call(item: pytest.Item):
     started: list = []
     stripped: set[str] = set()
-    original = subprocess.Popen.__init__
+    made: list[str] = []
+    original, create = subprocess.Popen.__init__, venv.EnvBuilder.create
 
     def watched(self, args, *more, **options):
-        if starts_python(args) and started_by_the_test(sys._getframe(1)):
-            started.append(args)
-            stripped.update(lost(args, options.get("env")))
+        if started_by_the_test(sys._getframe(1)):
+            if makes_venv(args):
+                made.append(" ".join(argv(args))[:200])
+            if starts_python(args):
+                started.append(args)
+                stripped.update(lost(args, options.get("env")))
         original(self, args, *more, **options)
 
-    subprocess.Popen.__init__ = watched
+    def builds(self, env_dir, *more, **options):
+        caller = sys._getframe(1)
+        while caller is not None and caller.f_code.co_filename == venv.__file__:  # venv.create's own frame
+            caller = caller.f_back
+        if caller is not None and caller.f_code.co_filename != venvs.__file__ and started_by_the_test(caller):
+            made.append(f"venv.create({os.fsdecode(env_dir)!r})")
+        return create(self, env_dir, *more, **options)
+
+    subprocess.Popen.__init__, venv.EnvBuilder.create = watched, builds
     try:
         result = yield
     finally:
-        subprocess.Popen.__init__ = original
+        subprocess.Popen.__init__, venv.EnvBuilder.create = original, create
+    if made:
+        raise AssertionError(
+            f"{item.nodeid} made a virtual environment by itself ({made[0]}): one made so sees the base "
+            "interpreter's packages, not this Python's where it is a venv (a newcomer's, CI's). Make it with "
+            "stackcheck.paths.venvs.derived(where)"
+        )
     doc = f"{getattr(getattr(item, 'function', None), '__doc__', None)} {getattr(item.module, '__doc__', None)}"
     if started and not SAYS_WHY.search(doc):
         first = started[0] if isinstance(started[0], str) else " ".join(map(os.fsdecode, started[0]))
