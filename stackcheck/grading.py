@@ -3,7 +3,14 @@ process (the judge: the suite's tests, the instructor's tests, the score, the ch
 never imports the submission: the judge reaches the student's functions through a worker process,
 sandboxed without privileges (stackcheck.homework.sandbox, stackcheck.impl.remote). One submission's
 failure of any kind is that submission's 0 with its reason; every other row, feedback file and
-Gradescope ``results.json`` is written all the same.
+Gradescope ``results.json`` is written all the same, and so is ``grades.csv`` when grading is stopped
+(SIGTERM, SIGINT: what was not graded says so) or its clean-up fails.
+
+What a submission controls is data: its folder's name is shown escaped and names files only through
+stackcheck.homework.names; its answers are read once, before its code runs, from the copy the
+grader made of what was handed in; after the run the grader never opens, follows or walks anything
+in the worker's writable copy, and removes it with a routine that cannot raise or hang
+(sandbox.remove_tree).
 """
 
 from __future__ import annotations
@@ -27,12 +34,13 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from stackcheck.claims.results import NotAReport, Report
-from stackcheck.homework import assignment, checkpoints, gradescope, sandbox, scoring
+from stackcheck.homework import assignment, checkpoints, gradescope, names, sandbox, scoring
 from stackcheck.paths import data
 from stackcheck.plugin.homework import instructors_file
 from stackcheck.report import render as rendering
 
 REPORT_FILES = (".json", ".md", ".html", ".instructor-only.json")  # what a judge writes for the feedback
+ANSWERS_BYTES = 64 * 1024  # answers.toml as handed in: a few hundred bytes filled in
 WARM_SHARDS = 4  # at most this many judges make the warm caches at once (each imports every stack)
 COLUMNS = ["student", "percent", "earned", "points", "status", "claims", "checkpoints"]  # then the key's fields
 
@@ -104,7 +112,10 @@ def grade_all(
     feedback.mkdir(parents=True, exist_ok=True)
     out.touch()  # covered in every worker, as the folder of feedback is
     key = checkpoints.expected_answers()  # measured once here, not once a submission; with the key
-    with _scratch() as scratch:
+    stems = names.stems([f.name for f in folders])
+    students = [Student(f, stems[f.name], names.display(f.name)) for f in folders]
+    rows: dict[Path, dict] = {}
+    with _scratch(lambda: _write_rows(out, feedback, students, rows, key)) as scratch:
         compiled = [p.parent / "__pycache__" for p in instructor if p.is_file() and (p.parent / "__pycache__").is_dir()]
         hidden = (submissions.resolve(), feedback.resolve(), out.resolve(), *instructor, *compiled, scratch)
         setup = Setup(root or suite_root(), parts, instructor, timeout, key, visibility, unsafe, hidden, select=select)
@@ -117,29 +128,55 @@ def grade_all(
             warm, said = None, "none: no submission parses, so none runs a test"
         print(f"stackcheck grade: compile caches {said} ({time.monotonic() - start:.0f} s)", flush=True)
         setup = dataclasses.replace(setup, warm=warm)
-        rows = {}
         with ThreadPoolExecutor(jobs) as pool:
-            futures = {pool.submit(_graded, folder, setup, feedback, scratch): folder for folder in folders}
-            for done, future in enumerate(as_completed(futures), 1):
-                folder = futures[future]
-                row, seconds = future.result()
-                rows[folder.name] = row
-                print(
-                    f"stackcheck grade: [{done}/{len(folders)}] {folder.name}: {row['percent']} % "
-                    f"({row['status']}) in {seconds:.0f} s",
-                    flush=True,
-                )
-    columns = COLUMNS + [f"{qid} {name}" for qid, fields in key.items() for name in fields]
-    with open(out, "w", newline="", encoding="utf-8") as f:
-        writer = csv.DictWriter(f, fieldnames=columns, restval="", extrasaction="ignore")
-        writer.writeheader()
-        writer.writerows(rows[folder.name] for folder in folders)
+            futures = {pool.submit(_graded, who, setup, feedback, scratch): who for who in students}
+            try:
+                for done, future in enumerate(as_completed(futures), 1):
+                    who = futures[future]
+                    row, seconds = future.result()
+                    rows[who.folder] = row
+                    print(
+                        f"stackcheck grade: [{done}/{len(folders)}] {who.shown}: {row['percent']} % "
+                        f"({row['status']}) in {seconds:.0f} s",
+                        flush=True,
+                    )
+            except BaseException:  # SIGTERM or SIGINT (_stop): no judge goes on, none starts
+                _stop_judges()
+                pool.shutdown(wait=True, cancel_futures=True)
+                rows.update({futures[f].folder: f.result()[0] for f in futures if f.done() and not f.cancelled()})
+                raise
     print(f"stackcheck grade: {len(rows)} submission(s) -> {out}; feedback in {feedback}/")
     return 0
 
 
+@dataclass(frozen=True)
+class Student:
+    """One submission: its folder as handed in, the stem of its files, its id as shown."""
+
+    folder: Path
+    stem: str
+    shown: str
+
+
+def _write_rows(out: Path, feedback: Path, students: list[Student], rows: dict[Path, dict], key: dict) -> None:
+    """grades.csv with a row per submission (one that has none yet was stopped before it was graded,
+    and gets its feedback saying so), every cell safe for spreadsheets."""
+    for who in students:
+        if who.folder not in rows:
+            rows[who.folder] = _unscored(who, "not graded: grading was stopped before this submission's turn", feedback)
+    columns = COLUMNS + [f"{qid} {name}" for qid, fields in key.items() for name in fields]
+    with open(out, "w", newline="", encoding="utf-8") as f:
+        writer = csv.DictWriter(f, fieldnames=columns, restval="", extrasaction="ignore")
+        writer.writeheader()
+        writer.writerows({k: names.cell(v) for k, v in rows[who.folder].items()} for who in students)
+
+
 class _scratch:
-    """The grading's scratch folder, removed at the end, on an error, and on SIGTERM or SIGINT."""
+    """The grading's scratch folder: at the end, on an error, and on SIGTERM or SIGINT, the judges
+    still running are killed, ``finish`` writes what grading has, and the folder is removed."""
+
+    def __init__(self, finish=None):
+        self.finish = finish
 
     def __enter__(self) -> Path:
         self.folder = Path(tempfile.mkdtemp(prefix="stackcheck-grade-")).resolve()
@@ -150,18 +187,29 @@ class _scratch:
         return self.folder
 
     def __exit__(self, *exc) -> None:
-        for sig, handler in self.previous.items():
-            signal.signal(sig, handler)
-        for process in list(_RUNNING):
-            _kill(process)
-        shutil.rmtree(self.folder, ignore_errors=True)
+        _stop_judges()
+        try:
+            if self.finish is not None:
+                self.finish()
+        finally:
+            for sig, handler in self.previous.items():
+                signal.signal(sig, handler)
+            _STOPPING.clear()
+            sandbox.remove_tree(self.folder)
 
 
 _RUNNING: set[subprocess.Popen] = set()  # the judges running now: killed when grading stops
+_STOPPING = threading.Event()  # set when grading stops: no further judge starts
 
 
 def _stop(signum, frame):
     raise SystemExit(128 + signum)
+
+
+def _stop_judges() -> None:
+    _STOPPING.set()
+    for process in list(_RUNNING):
+        _kill(process)
 
 
 def _kill(process: subprocess.Popen) -> None:
@@ -171,44 +219,54 @@ def _kill(process: subprocess.Popen) -> None:
         pass
 
 
-def _graded(folder: Path, setup: Setup, feedback: Path, scratch: Path) -> tuple[dict, float]:
+def _graded(who: Student, setup: Setup, feedback: Path, scratch: Path) -> tuple[dict, float]:
     """One submission's row, whatever happens to it (its seconds too)."""
     start = time.monotonic()
     try:
-        row = grade_one(folder, setup, feedback, scratch)
+        row = grade_one(who, setup, feedback, scratch)
     except sandbox.Refused as error:
-        row = _unscored(folder.name, f"refused: {error}", feedback)
+        row = _unscored(who, f"refused: {error}", feedback)
     except Exception as error:  # noqa: BLE001 - one submission never stops the batch
-        row = _unscored(folder.name, f"not graded: {type(error).__name__}: {error}", feedback)
+        row = _unscored(who, f"not graded: {type(error).__name__}: {error}", feedback)
+    finally:
+        for place in ("work", "cache"):  # the worker's writable folders: data, never read again
+            sandbox.remove_tree(scratch / place / who.stem)
     return row, time.monotonic() - start
 
 
-def _unscored(name: str, status: str, feedback: Path) -> dict:
+def _unscored(who: Student, status: str, feedback: Path) -> dict:
     """The row, feedback and results.json of a submission that earned nothing, with the reason."""
-    (feedback / f"{name}.md").write_text(f"# {name}\n\n{status}\n", encoding="utf-8")
+    (feedback / f"{who.stem}.md").write_text(f"# {who.shown}\n\n{status}\n", encoding="utf-8")
     results = {"score": 0, "max_score": 0, "output": status, "visibility": "visible", "tests": []}
-    (feedback / f"{name}.results.json").write_text(json.dumps(results, indent=2, ensure_ascii=False), encoding="utf-8")
-    return {"student": name, "percent": 0, "earned": 0, "points": "", "status": status}
+    text = json.dumps(results, indent=2, ensure_ascii=False)
+    (feedback / f"{who.stem}.results.json").write_text(text, encoding="utf-8")
+    return {"student": who.shown, "percent": 0, "earned": 0, "points": "", "status": status}
 
 
-def grade_one(folder: Path, setup: Setup, feedback: Path, scratch: Path) -> dict:
+def grade_one(who: Student, setup: Setup, feedback: Path, scratch: Path) -> dict:
     """One submission: a safe copy, its judge, its row (total, points per claim and checkpoint, the
-    checkpoint key for the instructor) and its feedback: Markdown, JSON, HTML, Gradescope results."""
-    name = folder.name
+    checkpoint key for the instructor) and its feedback: Markdown, JSON, HTML, Gradescope results.
+    Its answers are read from the copy before its code runs; after that the copy is never read."""
+    folder, stem = who.folder, who.stem
+    if _STOPPING.is_set():
+        return _unscored(who, "not graded: grading was stopped before this submission's turn", feedback)
     if folder.is_symlink() or not folder.is_dir():
         raise sandbox.Refused("the submission is a link, not a folder")
-    copy = sandbox.working_copy(folder, scratch / "work")
+    copy = sandbox.working_copy(folder, scratch / "work", stem)
     if not (copy / "homework.py").is_file():
         raise sandbox.Refused("no homework.py")
-    cache = scratch / "cache" / name
-    shutil.rmtree(cache, ignore_errors=True)
+    handed_in = sandbox.read_regular(copy / "answers.toml", ANSWERS_BYTES)
+    cache = scratch / "cache" / stem
+    sandbox.remove_tree(cache)
     if setup.warm is not None:
         shutil.copytree(setup.warm, cache, symlinks=True)
     cache.mkdir(parents=True, exist_ok=True)
-    judge = scratch / "judge" / name
-    done, report = _judge(copy, cache, judge, setup, setup.parts)
+    judge = scratch / "judge" / stem
+    done, report = _judge(copy, cache, judge, setup, setup.parts, handed_in)
+    if _STOPPING.is_set():
+        return _unscored(who, "not graded: grading was stopped while this submission ran", feedback)
     if done is None:
-        return _unscored(name, f"timed out ({setup.timeout:g} s)", feedback)
+        return _unscored(who, f"timed out ({setup.timeout:g} s)", feedback)
     try:
         full = Report.load(report) if report.exists() else None
     except NotAReport as error:
@@ -217,22 +275,22 @@ def grade_one(folder: Path, setup: Setup, feedback: Path, scratch: Path) -> dict
     data = full.homework if full is not None else None
     if data is None:
         lines = [line for line in done.splitlines() if line.strip()]
-        return _unscored(name, f"not graded: {lines[-1] if lines else 'the judge wrote no report'}", feedback)
+        return _unscored(who, f"not graded: {lines[-1] if lines else 'the judge wrote no report'}", feedback)
     if "no_score" in data:
-        return _unscored(name, _unparsed(_relative(data["no_score"], copy)), feedback)
-    answers, _ = checkpoints.load_answers(copy / "answers.toml")
+        return _unscored(who, _unparsed(_relative(data["no_score"], copy)), feedback)
+    answers, _ = checkpoints.load_answers(judge / ANSWERS)
     data = scoring.with_checkpoints(data, checkpoints.settle(data["checkpoints"], answers, setup.key))
     full = Report.from_json(json.loads(_relative(full.with_(homework=data).dumps(), copy)))
-    written = feedback / f"{name}.json"
+    written = feedback / f"{stem}.json"
     rendering.write(full, str(written), [("homework", scoring.lines(full.homework))])
     kept = instructors_file(str(report))
     withheld = json.loads(kept.read_text(encoding="utf-8")) if kept.exists() else []
     if kept.exists():
-        shutil.copyfile(kept, feedback / f"{name}.instructor-only.json")
-    gradescope.write(feedback / f"{name}.results.json", full, withheld, setup.visibility)
+        shutil.copyfile(kept, feedback / f"{stem}.instructor-only.json")
+    gradescope.write(feedback / f"{stem}.results.json", full, withheld, setup.visibility)
     data = full.homework
     return {
-        "student": name,
+        "student": who.shown,
         "percent": data["percent"],
         "earned": data["earned"],
         "points": data["points"],
@@ -263,15 +321,23 @@ def _relative(text: str, copy: Path) -> str:
     return text
 
 
-def _judge(copy: Path, cache: Path, folder: Path, setup: Setup, parts) -> tuple[str | None, Path]:
-    """Run the judge for the copy: (its output, or None at the wall limit; where its report is)."""
+ANSWERS = "answers.toml"  # in the judge's folder: the answers as handed in, read before the run
+
+
+def _judge(
+    copy: Path, cache: Path, folder: Path, setup: Setup, parts, answers: bytes | None = None
+) -> tuple[str | None, Path]:
+    """Run the judge for the copy, with ``answers`` (answers.toml's bytes as handed in; None: there
+    were none): (its output, or None at the wall limit; where its report is)."""
     from stackcheck.paths.data import ROOT
 
-    shutil.rmtree(folder, ignore_errors=True)
+    sandbox.remove_tree(folder)
     staged = folder / sandbox.INSTRUCTOR_TESTS
     staged.mkdir(parents=True)
-    names = _staged_names(setup.instructor)
-    for source, name in zip(setup.instructor, names):
+    if answers is not None:
+        (folder / ANSWERS).write_bytes(answers)
+    staged_names = _staged_names(setup.instructor)
+    for source, name in zip(setup.instructor, staged_names):
         (shutil.copytree if source.is_dir() else shutil.copy2)(source, staged / name)
     ungradable = setup.warm / UNGRADABLE if setup.warm is not None else None
     settings = {
@@ -287,6 +353,7 @@ def _judge(copy: Path, cache: Path, folder: Path, setup: Setup, parts) -> tuple[
         "pytest",
         f"--homework={copy}",
         "--homework-graded",
+        f"--homework-answers={folder / ANSWERS}",
         f"--homework-worker={folder / 'worker.json'}",
         *([f"--homework-ungradable={ungradable}"] if ungradable is not None and ungradable.exists() else []),
         f"--curriculum-report={report}",
@@ -300,7 +367,7 @@ def _judge(copy: Path, cache: Path, folder: Path, setup: Setup, parts) -> tuple[
         *(["-k", setup.select] if setup.select else []),
         *([f"--homework-shard={setup.shard}"] if setup.shard else []),
         *(str(setup.root / part) for part in assignment.PARTS.values()),
-        *(str(staged / n) for n in names),
+        *(str(staged / n) for n in staged_names),
     ]  # an install has no testpaths
     private = folder / "tmp"  # the judge's own temporary files, gone with the scratch folder
     private.mkdir()
@@ -322,6 +389,8 @@ def _judge(copy: Path, cache: Path, folder: Path, setup: Setup, parts) -> tuple[
             start_new_session=True,
         )
         _RUNNING.add(process)
+        if _STOPPING.is_set():  # grading stopped while this judge started
+            _kill(process)
         try:
             process.wait(timeout=setup.timeout)
             said = sandbox.capped(output)

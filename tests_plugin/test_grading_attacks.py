@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import csv
 import hashlib
+import json
 import marshal
 import os
 import py_compile
@@ -34,7 +35,7 @@ import pytest
 
 from stackcheck import grading
 from stackcheck.claims import catalogue
-from stackcheck.homework import assignment, checkpoints
+from stackcheck.homework import assignment, checkpoints, names
 from stackcheck.impl import reference
 from stackcheck.paths import data
 from stackcheck.stacks.available import Missing
@@ -131,11 +132,19 @@ def right_answers() -> str:
     return checkpoints.answers_file(checkpoints.expected_answers())
 
 
+def handed_in(name: str, spec: dict) -> str:
+    """The folder name an attack is handed in under: ``handed_in``, the bytes of ``handed_in_hex`` (what git
+    should not hold: a 254-byte name, CP949), else its corpus folder's."""
+    if "handed_in_hex" in spec:
+        return os.fsdecode(bytes.fromhex(spec["handed_in_hex"]))
+    return spec.get("handed_in", name)
+
+
 def build(folder: Path, places: dict, markers: dict[str, str]) -> dict[str, dict]:
     """The corpus under ``folder``, its files and what git cannot hold made from each manifest."""
     made = manifests()
     for name, spec in made.items():
-        target = folder / name
+        target = folder / handed_in(name, spec)
         shutil.copytree(CORPUS / name, target, ignore=shutil.ignore_patterns("attack.toml", "__pycache__"))
         attack = (target / "homework.py").read_text() if (target / "homework.py").exists() else None
         if spec["work"] != "other's":
@@ -329,9 +338,10 @@ def secrets(token: str, markers: dict[str, str], places: dict) -> dict[str, str]
 
 
 def judge(
-    name: str, spec: dict, rows: dict, feedback: Path, secret: dict[str, str], markers: dict[str, str]
+    name: str, spec: dict, rows: dict, feedback: Path, secret: dict[str, str], markers: dict[str, str], stem: str
 ) -> list[str]:
-    """What went wrong for one submission in one grading (empty: held)."""
+    """What went wrong for one submission in one grading (empty: held). Its feedback files are ``stem``'s:
+    its Gradescope file must give its own row's score, its instructor-only record must be one."""
     row = rows.get(name)
     if row is None:
         return ["no row in grades.csv"]
@@ -353,8 +363,9 @@ def judge(
         problems.append(f"earned {percent:g} %, not {expected} ({honest:g} %)")
     if not row.get("status"):
         problems.append("no status in its row")
-    for path in sorted(feedback.glob(f"{name}.*")):
-        if path.name.endswith(".instructor-only.json") or path.name.split(".")[0] != name:
+    problems += own_files(feedback, stem, percent)
+    for path in sorted(feedback.glob(f"{stem}.*")):
+        if path.name.endswith(".instructor-only.json") or path.name.split(".")[0] != stem:
             continue
         if path.stat().st_size > FEEDBACK_CAP:
             problems.append(f"{path.name} is {path.stat().st_size // 1024} KiB")
@@ -362,6 +373,26 @@ def judge(
         shown = sorted({what for s, what in secret.items() if s in text and markers.get(name) != s})
         if shown:
             problems.append(f"{path.name} shows {', '.join(shown)}")
+    return problems
+
+
+def own_files(feedback: Path, stem: str, percent: float) -> list[str]:
+    """Whether the Gradescope file of ``stem`` says its row's ``percent`` and its instructor-only record (where
+    there is one) is a list of withheld tests: another name's files written over them would not."""
+    problems = []
+    try:
+        results = json.loads((feedback / f"{stem}.results.json").read_text(encoding="utf-8"))
+        said = 100 * results["score"] / results["max_score"] if results["max_score"] else 0.0
+        if abs(said - percent) > 0.1:
+            problems.append(f"{stem}.results.json says {said:g} %, its row {percent:g} %")
+    except (OSError, ValueError, KeyError, TypeError) as error:
+        problems.append(f"{stem}.results.json is not its Gradescope file ({type(error).__name__}: {error})")
+    kept = feedback / f"{stem}.instructor-only.json"
+    try:
+        if kept.exists() and not isinstance(json.loads(kept.read_text(encoding="utf-8")), list):
+            problems.append(f"{kept.name} is not a list of withheld tests")
+    except ValueError:
+        problems.append(f"{kept.name} is not JSON")
     return problems
 
 
@@ -377,6 +408,9 @@ def csv_problems(out: Path, names: list[str]) -> list[str]:
     if sorted(map(str, students)) != sorted(names):
         odd = sorted(set(map(str, students)) ^ set(names))
         problems.append(f"{len(students)} rows for {len(names)} submissions: {odd}")
+    formulas = [c for r in body for c in r if c.startswith(("=", "+", "-", "@", "\t", "\r"))]
+    if formulas:
+        problems.append(f"cells a spreadsheet would run: {formulas[:3]}")
     return problems
 
 
@@ -486,9 +520,10 @@ def grade_corpus(
         shutil.copytree(out_dir, kept / run)
         (kept / run / "grades-feedback").mkdir(exist_ok=True)
         rows = {}
+        shown = {names.cell(names.display(handed_in(n, spec))): n for n, spec in specs.items()}
         if out.stat().st_mtime_ns != previous:  # else the grading wrote no grades.csv: the batch stopped
             with open(kept / run / out.name, newline="", encoding="utf-8") as f:
-                rows = {r["student"]: r for r in csv.DictReader(f) if r.get("student") in specs}
+                rows = {shown[r["student"]]: r for r in csv.DictReader(f) if r.get("student") in shown}
         left = sorted(str(p) for p in tmpdir.iterdir() if str(p) not in listeners.unix)
         runs[run] = {"seconds": seconds, "said": said, "rows": rows, "dir": kept / run, "left": left}
     after = snapshot(*watched)
@@ -515,22 +550,25 @@ def verdicts(graded: dict, listeners: Listeners) -> tuple[dict[str, list[str]], 
     """({attack: what went wrong}, the table's lines: attack -> percent -> status, then what no attack owns)."""
     specs, runs = graded["specs"], graded["runs"]
     first, second = runs["first"], runs["second"]
-    names = sorted(specs)
+    handed = {name: handed_in(name, spec) for name, spec in specs.items()}
+    stems = names.stems(list(handed.values()))
+    cells = sorted(names.cell(names.display(h)) for h in handed.values())
     table = {}
     for name, spec in specs.items():
         problems = []
+        stem = stems[handed[name]]
         for run, done in runs.items():
             feedback = done["dir"] / "grades-feedback"
-            found = judge(name, spec, done["rows"], feedback, graded["secret"], graded["markers"])
+            found = judge(name, spec, done["rows"], feedback, graded["secret"], graded["markers"], stem)
             if name == "carl" and done["rows"]:
-                found += csv_problems(done["dir"] / "grades.csv", names) + [f"left {p}" for p in done["left"]]
+                found += csv_problems(done["dir"] / "grades.csv", cells) + [f"left {p}" for p in done["left"]]
             problems += [f"{run}: {p}" for p in found]
-        results = [done["dir"] / "grades-feedback" / f"{name}.results.json" for done in (first, second)]
+        results = [done["dir"] / "grades-feedback" / f"{stem}.results.json" for done in (first, second)]
         if not all(p.exists() for p in results) or results[0].read_bytes() != results[1].read_bytes():
             problems.append("results.json missing or different on re-grade")
-        problems += [f"changed {p}" for p in graded["changed"] if owned_by(p, name)]
+        problems += [f"changed {p}" for p in graded["changed"] if owned_by(p, handed[name])]
         table[name] = problems
-    others = [p for p in graded["changed"] if not any(owned_by(p, n) for n in specs)]
+    others = [p for p in graded["changed"] if not any(owned_by(p, h) for h in handed.values())]
     if (first["dir"] / "grades.csv").read_bytes() != (second["dir"] / "grades.csv").read_bytes():
         table["carl"].append("grades.csv different on re-grade")
     lines = [f"{'attack':<20} {'row':<18} {'expects':<14} {'1st %':>6} {'2nd %':>6}  status"]
@@ -550,7 +588,8 @@ def verdicts(graded: dict, listeners: Listeners) -> tuple[dict[str, list[str]], 
 
 
 def owned_by(path: str, name: str) -> bool:
-    """Whether a changed ``path`` is ``name``'s doing or damage: its folder, or a file named for its attack."""
+    """Whether a changed ``path`` is the doing or damage of the submission handed in as ``name``: its
+    folder, or a file named for its attack."""
     return f"/subs/{name}/" in path or Path(path).name.startswith(f"ESCAPED-{name}")
 
 

@@ -269,7 +269,9 @@ def _as_given(text: str, spec: str, folder: str | None) -> str:
 
 
 def _stash_homework(config: pytest.Config, parts, assigned: frozenset[str], path: str) -> None:
-    config.stash[HOMEWORK] = Homework(parts, assigned, path, os.path.join(os.path.dirname(path), "answers.toml"))
+    answers = config.getoption("homework_answers", None) if config.getoption("homework_graded", False) else None
+    answers = answers or os.path.join(os.path.dirname(path), "answers.toml")
+    config.stash[HOMEWORK] = Homework(parts, assigned, path, answers)
     if hasattr(config.option, "timeout") and config.option.timeout is None and not os.environ.get("PYTEST_TIMEOUT"):
         config.option.timeout = contract.TIMEOUT_S  # read by pytest-timeout's own pytest_configure, after this
         config.stash[OWN_TIMEOUT] = True

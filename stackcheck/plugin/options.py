@@ -51,6 +51,7 @@ PATH_OPTIONS = (
     "--homework",
     "--homework-worker",
     "--homework-ungradable",
+    "--homework-answers",
     "--course",
     "--baseline",
     "--gpu-table",
@@ -145,6 +146,13 @@ def add(parser: pytest.Parser) -> None:
         metavar="JSON",
         help="stackcheck grade's own, with --homework-graded: {test id: why} of the tests the course's own solution "
         "fails when graded without its code in the judge; they are skipped, counting neither way",
+    )
+    group.addoption(
+        "--homework-answers",
+        default=None,
+        metavar="TOML",
+        help="stackcheck grade's own, with --homework-graded: the answers as the grader read them from the "
+        "handed-in folder before any of the submission's code ran (never the worker's writable copy)",
     )
     group.addoption(
         "--homework-shard",

@@ -1,0 +1,253 @@
+"""What a submission controls is data (issue 74, items 3 and 4). Its folder's name, any bytes of any
+length, is shown escaped and names files only through stems that no two names share; every CSV cell
+is safe for spreadsheets; the worker's writable copy, whatever was made in it (links out, FIFOs, any
+depth, folders closed to their owner), is removed without raising, hanging or following anything;
+a handed-in file is read without following a link or waiting on a FIFO; grades.csv is written with
+a row per submission when grading is stopped."""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import os
+import signal
+import stat
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from stackcheck import grading
+from stackcheck.homework import names, sandbox
+
+pytestmark = pytest.mark.meta
+
+SUFFIXES = (*grading.REPORT_FILES, ".results.json")  # every file a grading writes for a student
+NAME_MAX = 255  # bytes in one file name, on Linux's filesystems
+
+folder_names = st.binary(min_size=1, max_size=300).filter(lambda b: b"/" not in b and b"\0" not in b)
+folder_names = folder_names.filter(lambda b: b not in (b".", b"..")).map(os.fsdecode)
+# what students name folders, made likely: ASCII ids, the suite's own suffixes, Korean, formulas, case twins
+likely = st.sampled_from(["carl", "Carl", "carl.results", "carl.instructor-only", "=2+3", "김철수", "-1", "@x", "a~b"])
+
+
+@given(st.lists(st.one_of(likely, folder_names), min_size=1, max_size=12, unique=True))
+@settings(max_examples=300, deadline=None)
+def test_no_two_names_write_one_file_and_every_file_name_fits(given_names):
+    stems = names.stems(given_names)
+    files = [f"{stems[n]}{suffix}" for n in given_names for suffix in SUFFIXES]
+    assert len({f.casefold() for f in files}) == len(files), "two names write one file (case ignored)"
+    for f in files:
+        assert len(os.fsencode(f)) <= NAME_MAX and "/" not in f and f.isprintable(), f
+    for name in given_names:
+        assert stems[name] == name or "~" in stems[name], "a name keeps its files' names only where it is plain"
+
+
+@given(st.lists(st.one_of(likely, folder_names), min_size=1, max_size=12, unique=True))
+@settings(max_examples=300, deadline=None)
+def test_each_name_is_shown_apart_printable_and_never_as_a_formula(given_names):
+    shown = [names.display(n) for n in given_names]
+    assert len(set(shown)) == len(shown), "two names show alike"
+    for text in shown:
+        text.encode("utf-8")  # a name's undecodable bytes (CP949 unpacked on Linux) never stop the CSV
+        assert text.isprintable() and len(text) <= names.SHOWN_CHARS, text
+        assert not str(names.cell(text)).startswith(names.FORMULA_START), text
+
+
+def test_a_cell_that_a_spreadsheet_would_run_is_text():
+    for formula in ("=2+3", "+1", "-1+A1", "@SUM(A1)", "\tx", "\rx"):
+        assert names.cell(formula) == "'" + formula
+    assert names.cell("carl") == "carl" and names.cell(0) == 0 and names.cell(97.5) == 97.5
+
+
+def test_grades_csv_has_a_row_for_each_submission_that_was_never_graded(tmp_path):
+    """Grading stopped before a submission's turn still writes its row and its feedback, saying so;
+    a name's cells are text, whatever they start with."""
+    folders = [tmp_path / "=2+3", tmp_path / "carl"]
+    students = [
+        grading.Student(f, names.stems([f.name for f in folders])[f.name], names.display(f.name)) for f in folders
+    ]
+    rows = {folders[1]: {"student": "carl", "percent": 100, "status": "graded"}}
+    out, feedback = tmp_path / "grades.csv", tmp_path / "feedback"
+    feedback.mkdir()
+    grading._write_rows(out, feedback, students, rows, {})
+    with open(out, newline="", encoding="utf-8") as f:
+        table = list(csv.DictReader(f))
+    assert [r["student"] for r in table] == ["'=2+3", "carl"]
+    assert table[0]["status"].startswith("not graded: grading was stopped"), table[0]
+    assert (feedback / f"{students[0].stem}.results.json").is_file()
+
+
+# ---- the worker's copy after its run --------------------------------------------------------------
+
+
+def tree_node():
+    """A random entry a submission could leave: a file, a FIFO, a link out (to a file, a folder, nowhere),
+    or a folder of any mode holding more."""
+    leaves = st.sampled_from(["file", "fifo", "link-file", "link-folder", "dangling"])
+    return st.recursive(
+        leaves,
+        lambda inner: st.tuples(st.sampled_from([0o000, 0o500, 0o700, 0o300]), st.lists(inner, max_size=4)),
+        max_leaves=25,
+    )
+
+
+def plant(folder: Path, node, secret: Path, counter=iter(range(10**9))) -> None:
+    path = folder / f"e{next(counter)}"
+    if node == "file":
+        path.write_bytes(b"x")
+    elif node == "fifo":
+        os.mkfifo(path)
+    elif node == "link-file":
+        path.symlink_to(secret / "keep.txt")
+    elif node == "link-folder":
+        path.symlink_to(secret)
+    elif node == "dangling":
+        path.symlink_to(folder / "nowhere")
+    else:
+        mode, children = node
+        path.mkdir()
+        for child in children:
+            plant(path, child, secret)
+        path.chmod(mode)
+
+
+def digest_of(folder: Path) -> str:
+    found = hashlib.sha256()
+    for here, dirs, files in sorted(os.walk(folder)):
+        for name in sorted(dirs + files):
+            info = os.lstat(Path(here, name))
+            found.update(f"{name} {stat.filemode(info.st_mode)}".encode())
+    return found.hexdigest()
+
+
+def removed_in_time(path: Path, seconds: float = 60) -> bool:
+    """Whether remove_tree returned within ``seconds`` (a FIFO opened would block it for ever)."""
+    done = threading.Thread(target=sandbox.remove_tree, args=(path,), daemon=True)
+    done.start()
+    done.join(seconds)
+    return not done.is_alive()
+
+
+@given(st.lists(tree_node(), min_size=1, max_size=5))
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+def test_the_copy_is_removed_whatever_was_made_in_it_and_nothing_it_links_to_is_touched(tmp_path_factory, nodes):
+    base = tmp_path_factory.mktemp("tree")
+    secret = base / "secret"
+    secret.mkdir()
+    (secret / "keep.txt").write_text("the key")
+    (secret / "inner").mkdir()
+    before = digest_of(secret)
+    copy = base / "copy"
+    copy.mkdir()
+    for node in nodes:
+        plant(copy, node, secret)
+    assert removed_in_time(copy), "remove_tree hung"
+    assert not os.path.lexists(copy) and digest_of(secret) == before and (secret / "keep.txt").read_text() == "the key"
+
+
+def test_a_chain_deeper_than_any_recursion_or_path_is_removed(tmp_path):
+    """3,000 folders deep (past Python's recursion limit, and past PATH_MAX as a path), a FIFO and a
+    folder no one may enter at the bottom."""
+    copy = tmp_path / "copy"
+    copy.mkdir()
+    fd = os.open(copy, os.O_RDONLY)
+    for _ in range(3000):
+        os.mkdir("d", dir_fd=fd)
+        below = os.open("d", os.O_RDONLY, dir_fd=fd)
+        os.close(fd)
+        fd = below
+    os.mkfifo("fifo", dir_fd=fd)
+    os.mkdir("closed", mode=0, dir_fd=fd)
+    os.close(fd)
+    assert removed_in_time(copy) and not copy.exists()
+
+
+def test_remove_tree_never_raises_and_removes_a_file_or_a_link_alone(tmp_path):
+    sandbox.remove_tree(tmp_path / "absent")
+    sandbox.remove_tree(Path("/proc/self/status"))  # a file it cannot remove: left, no error
+    target = tmp_path / "target"
+    target.mkdir()
+    link = tmp_path / "link"
+    link.symlink_to(target)
+    sandbox.remove_tree(link)
+    assert not os.path.lexists(link) and target.is_dir()
+
+
+@pytest.mark.parametrize("kind", ["regular", "link", "fifo", "too big", "folder", "absent"])
+def test_a_handed_in_file_is_read_without_following_or_waiting(tmp_path, kind):
+    path, secret = tmp_path / "answers.toml", tmp_path / "key.toml"
+    secret.write_text("[Q1]\n")
+    if kind == "regular":
+        path.write_text("[Q2]\n")
+    elif kind == "link":
+        path.symlink_to(secret)
+    elif kind == "fifo":
+        os.mkfifo(path)
+    elif kind == "too big":
+        path.write_bytes(b"#" * 101)
+    elif kind == "folder":
+        path.mkdir()
+    start = time.monotonic()
+    read = sandbox.read_regular(path, 100)
+    assert time.monotonic() - start < 5
+    assert read == (b"[Q2]\n" if kind == "regular" else None)
+
+
+# ---- a grading stopped ----------------------------------------------------------------------------
+
+STOPPED = """
+import subprocess, sys, time
+from pathlib import Path
+from stackcheck import grading
+
+grading.warm_caches = lambda *a, **k: None
+grading._require_sandbox = lambda unsafe: None
+
+
+def slow(who, setup, feedback, scratch):
+    if who.folder.name == "carl":
+        return {{"student": who.shown, "percent": 100, "earned": 1, "points": 1, "status": "graded"}}
+    process = subprocess.Popen(["sleep", "600"], start_new_session=True)
+    grading._RUNNING.add(process)
+    Path({started!r}).write_text(str(process.pid))
+    process.wait()
+    grading._RUNNING.discard(process)
+    return {{"student": who.shown, "percent": 0, "earned": 0, "points": 1, "status": "killed"}}
+
+
+grading.grade_one = slow
+sys.exit(grading.grade_all(Path({subs!r}), Path({out!r}), ["math"], [], 60.0, jobs=1, unsafe=True))
+"""
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
+def test_a_grading_stopped_by_a_signal_writes_every_row_and_ends_its_judges(tmp_path, sig):
+    """A fresh grader process, as an instructor's command is, stopped by ``sig`` while a judge runs: it
+    ends at once, its judge with it, and grades.csv holds a row for each submission: the graded, the one
+    that was running, and the ones never reached, each saying so."""
+    subs, out, started = tmp_path / "subs", tmp_path / "grades.csv", tmp_path / "started"
+    for name in ("carl", "dora", "emil", "finn"):
+        (subs / name).mkdir(parents=True)
+        (subs / name / "homework.py").write_text("x = 1\n")
+    code = STOPPED.format(started=str(started), subs=str(subs), out=str(out))
+    grader = subprocess.Popen([sys.executable, "-c", code], cwd=tmp_path, stdout=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 120
+    while not started.exists() and time.monotonic() < deadline and grader.poll() is None:
+        time.sleep(0.1)
+    assert started.exists(), "the slow judge never started"
+    judge = int(started.read_text())
+    grader.send_signal(sig)
+    assert grader.wait(timeout=60) == 128 + sig
+    with open(out, newline="", encoding="utf-8") as f:
+        rows = {r["student"]: r["status"] for r in csv.DictReader(f)}
+    assert rows["carl"] == "graded" and set(rows) == {"carl", "dora", "emil", "finn"}, rows
+    assert all("stopped" in rows[n] for n in ("emil", "finn")), rows
+    time.sleep(0.5)
+    with pytest.raises(ProcessLookupError):
+        os.kill(judge, 0)
