@@ -372,7 +372,8 @@ def test_the_sandbox_is_nobody_without_capabilities_or_new_privileges(tmp_path):
 
 def test_no_mount_umount_or_new_namespace_uncovers_what_is_hidden(tmp_path):
     """The covering folders stay: umount, a bind remount, and a user namespace (where root would
-    get the capabilities to unmount again) all fail."""
+    get the capabilities to unmount again) all fail. The hidden folder lies within one the worker is
+    shown, as a checkout's .git does: covered, not absent."""
     secret = tmp_path / "hidden" / "key.toml"
     secret.parent.mkdir()
     secret.write_text("the key")
@@ -388,7 +389,9 @@ tries = {{
 print(sorted(k for k, v in tries.items() if v == 0), os.listdir({str(secret.parent)!r}))
 """
     done = python(
-        code, tmp_path / "work" if (tmp_path / "work").mkdir() is None else None, sandbox.Jail(hidden=(secret.parent,))
+        code,
+        tmp_path / "work" if (tmp_path / "work").mkdir() is None else None,
+        sandbox.Jail(readable=(tmp_path,), hidden=(secret.parent,)),
     )
     assert done.stdout.strip() == "[] []", done.stdout + done.stderr[-500:]
 
@@ -403,6 +406,19 @@ def test_tmp_and_every_file_are_sized(tmp_path):
     ).format(tmp=sandbox.TMP_BYTES + 1024**2, file=sandbox.FILE_BYTES + 1024**2)
     done = python(code, tmp_path)
     assert "wrote" not in done.stdout and done.stdout.count("refused") == 2, done.stdout + done.stderr[-500:]
+
+
+@pytest.mark.parametrize("folder", ["/tmp", "/dev/shm"])
+def test_the_memory_folders_hold_no_more_than_their_size(tmp_path, folder):
+    """/tmp and /dev/shm are memory: files each under the file-size limit fill them only up to TMP_BYTES."""
+    chunk = sandbox.FILE_BYTES - 1024**2
+    code = (
+        f"import os\nwritten = 0\nfor n in range({sandbox.TMP_BYTES // chunk + 2}):\n"
+        f"    try:\n        with open('{folder}/f%d' % n, 'wb') as f:\n            f.write(bytes({chunk}))\n"
+        f"        written += {chunk}\n    except OSError:\n        break\nprint(written)\n"
+    )
+    done = python(code, tmp_path)
+    assert done.returncode == 0 and 0 < int(done.stdout) <= sandbox.TMP_BYTES, done.stdout + done.stderr[-500:]
 
 
 def test_no_host_socket_is_reachable(tmp_path, short_tmp):

@@ -6,16 +6,21 @@ Flatpak maintains it). The judge that grades it runs outside and never imports i
 - **No privileges**: a user namespace in which it is uid 65534 with every capability dropped,
   ``no_new_privs`` (Bubblewrap always sets it), and no further user namespace: no mount, umount or
   unshare can succeed, so the folders covering what it must not read stay covered.
-- **Its own PID, network, IPC and UTS namespaces**: no network and no host socket (``/run``, ``/tmp``
-  and the homes are covered; abstract sockets belong to the network namespace); every process it
-  starts dies with it, ``setsid()`` or not.
-- **The system read-only**; it writes only its working copy (seen at ``INSIDE``), its compile caches
-  and a private ``/tmp`` of ``TMP_BYTES``; files of at most ``FILE_BYTES``; address space, CPU time
+- **Its own PID, network, IPC and UTS namespaces**: no network and no host socket (abstract sockets
+  belong to the network namespace); every process it starts dies with it, ``setsid()`` or not.
+- **A view built up from nothing**: on an empty root, read-only, only the system's programs and
+  libraries (``SYSTEM_READ``), the few files of ``/etc`` the loader and compilers read (``ETC_READ``;
+  ``/etc/passwd`` and ``/etc/group`` its own, root and nobody), the Python it runs with its import
+  path (the suite among it, ``Jail.readable``), a minimal ``/dev`` and its ``/proc``. Nothing else of
+  the host exists there: no home, no ``/run``, no other checkout, no previous grading's files.
+- **It writes** only its working copy (seen at ``INSIDE``), its compile caches and a private ``/tmp``
+  and ``/dev/shm`` of ``TMP_BYTES`` each; files of at most ``FILE_BYTES``; address space, CPU time
   and processes limited.
-- **Covered** (``Jail.hidden`` and ``covered``): the grader's homes and secrets, the scratch root,
-  the handed-in folders, the feedback, the instructor's tests, the checkpoint key, the checkout's
-  ``.git``, its ``tests_meta`` (the correct variants) and every ``__pycache__``; the suite's
-  ``reference.py`` is replaced by a copy without the solutions (``Jail.replaced``).
+- **Covered inside what it sees** (``Jail.hidden`` and ``covered``): the checkout's ``.git``, its
+  ``tests_meta`` (the correct variants), every ``__pycache__``, the checkpoint key, the suite's
+  Mojo folder, and whatever of the grader's places lies within a folder it is shown (the scratch
+  root, the handed-in folders, the feedback, the instructor's tests); the suite's ``reference.py``
+  is replaced by a copy without the solutions (``Jail.replaced``).
 - **Python isolated** (``python -I``): the copy's folder is never on its import path, so a
   ``pytest/`` or ``numpy/`` folder in a submission shadows nothing.
 
@@ -27,6 +32,7 @@ namespace through ``unshare -rn`` where that works.
 from __future__ import annotations
 
 import functools
+import hashlib
 import os
 import shutil
 import signal
@@ -53,10 +59,10 @@ PROCESSES = 4096  # processes and threads (torch, JAX and XLA start pools of doz
 TMP_BYTES = 512 * 1024**2  # its /tmp, in memory the address-space limit does not count
 FILE_BYTES = 256 * 1024**2  # any one file it writes (its copy, its log)
 UID = 65534  # who it is inside: nobody
-# under the grader's home: what a submission must not read even where the system is readable
-SECRETS = (".ssh", ".gnupg", ".netrc", ".aws", ".docker", ".kube", ".pypirc", ".git-credentials", ".config/gcloud")
-# covered whole, then the Python it needs bound again: homes, sockets' folders, other mounts
-SYSTEM_COVERED = ("/home", "/root", "/run", "/var/run", "/var/tmp", "/mnt", "/media", "/srv", "/opt")
+# What a worker sees of the host, besides the Python it runs and the suite: programs and libraries
+# (a C++ compiler for Inductor among them), and of /etc what the loader and the compilers read.
+SYSTEM_READ = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
+ETC_READ = ("ld.so.cache", "ld.so.conf", "ld.so.conf.d", "alternatives", "localtime", "nsswitch.conf")
 TMP = Path("/tmp")  # private in each run
 INSIDE = TMP / "submission"  # where a worker sees its working copy
 CACHE = TMP / "stackcheck-cache"  # where a worker sees its compile caches
@@ -207,34 +213,80 @@ def other_suites(paths, own: Path) -> set[Path]:
 
 
 def _jailed(exe: str, workdir: Path, jail: Jail, limits: Limits) -> list[str]:
-    """bwrap's arguments, each mount over the ones before (the module's docstring)."""
-    args = [exe, *_unprivileged(), "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
-    covers = []  # read-only empty folders: nothing written into a covered place lands anywhere
-    for folder in SYSTEM_COVERED:
-        if os.path.isdir(folder) and not os.path.islink(folder):
-            args += ["--tmpfs", folder]
-            covers.append(folder)
-    args += ["--size", str(TMP_BYTES), "--tmpfs", str(TMP)]
+    """bwrap's arguments: a view built up from nothing (the module's docstring), each mount over the
+    ones before."""
+    args = [exe, *_unprivileged(), "--dev", "/dev", "--proc", "/proc"]  # on bwrap's new, empty root
+    for path in SYSTEM_READ:
+        if os.path.islink(path):  # a merged /usr's /bin -> usr/bin
+            args += ["--symlink", os.readlink(path), path]
+        elif os.path.isdir(path):
+            args += ["--ro-bind", path, path]
+    for name in ETC_READ:
+        if os.path.lexists(Path("/etc") / name):
+            args += ["--ro-bind", f"/etc/{name}", f"/etc/{name}"]
+    for name, text in identity().items():
+        args += ["--ro-bind", str(text), f"/etc/{name}"]
+    args += ["--size", str(TMP_BYTES), "--tmpfs", str(TMP), "--size", str(TMP_BYTES), "--tmpfs", "/dev/shm"]
     python = {sys.prefix, sys.base_prefix, sys.exec_prefix, *filter(None, sys.path)}
-    for path in sorted({*map(Path, python), *jail.readable}):
-        # never a folder that holds /tmp (a grader started from / or /tmp puts it on sys.path)
-        if path.is_absolute() and path.exists() and not TMP.is_relative_to(path.resolve()):
-            args += ["--ro-bind", str(path), str(path)]
-    for path in (*jail.hidden, *(Path.home() / s for s in SECRETS)):
-        if path.is_dir():
-            args += ["--tmpfs", str(path)]
-            covers.append(str(path))
-        elif path.exists():
-            args += ["--ro-bind", "/dev/null", str(path)]
-    for folder in covers:
-        args += ["--remount-ro", folder]
+    shown = [p for p in sorted({*map(Path, python), *jail.readable}) if _showable(p, jail.hidden)]
+    for path in shown:
+        args += ["--ro-bind", str(path), str(path)]
+    for path in jail.hidden:  # what is hidden inside a folder shown (a checkout's .git); else it is not there
+        for target in _within(path, shown):
+            if path.is_dir():
+                args += ["--tmpfs", str(target), "--remount-ro", str(target)]
+            elif path.exists():
+                args += ["--ro-bind", "/dev/null", str(target)]
     for source, target in jail.replaced:
         args += ["--ro-bind", str(source), str(target)]
     inside = jail.inside or workdir
     args += ["--bind", str(workdir), str(inside)]
     if jail.cache is not None:
         args += ["--bind", str(jail.cache), str(CACHE)]
+    args += ["--remount-ro", "/"]
     return [*args, "--chdir", str(inside)]
+
+
+def _showable(path: Path, hidden) -> bool:
+    """Whether a folder of the Python's import path is shown: an existing absolute path, not within a
+    hidden place (the judge's own folder, its ``python -m``'s first entry), and holding no home and no
+    /tmp (a grader started from ``~``, ``/`` or ``/tmp`` puts it on the path)."""
+    if not path.is_absolute() or not path.exists():
+        return False
+    real = path.resolve()
+    if any(real.is_relative_to(h.resolve()) for h in hidden if os.path.lexists(h)):
+        return False
+    held = (TMP, Path.home(), Path("/home"), Path("/root"))
+    return not any(h.resolve().is_relative_to(real) for h in held if os.path.lexists(h))
+
+
+def _within(path: Path, shown: list[Path]) -> list[Path]:
+    """Where ``path`` appears in the worker's view: under each folder shown that holds it, the links on
+    the way to either resolved."""
+    real = path.resolve() if os.path.lexists(path) else path
+    return [p / real.relative_to(p.resolve()) for p in shown if real.is_relative_to(p.resolve())]
+
+
+def identity() -> dict[str, Path]:
+    """The worker's /etc/passwd and /etc/group: root and nobody only (a library that asks who runs it,
+    Inductor's cache folder, finds an answer; no name of the host's users is shown). Kept in the
+    suite's cache folder, named by their content."""
+    from stackcheck.paths.data import cache_dir
+
+    texts = {
+        "passwd": f"root:x:0:0:root:/root:/usr/sbin/nologin\nnobody:x:{UID}:{UID}:nobody:{TMP}:/usr/sbin/nologin\n",
+        "group": f"root:x:0:\nnogroup:x:{UID}:\n",
+    }
+    folder = cache_dir() / "sandbox-etc" / hashlib.sha256(repr(texts).encode()).hexdigest()[:12]
+    found = {name: folder / name for name in texts}
+    if not all(p.is_file() for p in found.values()):
+        folder.mkdir(parents=True, exist_ok=True)
+        for name, text in texts.items():
+            made = folder / f".{name}.{uuid.uuid4().hex[:8]}"
+            made.write_text(text)
+            made.chmod(0o644)
+            os.replace(made, folder / name)
+    return found
 
 
 @functools.cache
