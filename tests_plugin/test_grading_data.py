@@ -33,7 +33,10 @@ NAME_MAX = 255  # bytes in one file name, on Linux's filesystems
 folder_names = st.binary(min_size=1, max_size=300).filter(lambda b: b"/" not in b and b"\0" not in b)
 folder_names = folder_names.filter(lambda b: b not in (b".", b"..")).map(os.fsdecode)
 # what students name folders, made likely: ASCII ids, the suite's own suffixes, Korean, formulas, case twins
-likely = st.sampled_from(["carl", "Carl", "carl.results", "carl.instructor-only", "=2+3", "김철수", "-1", "@x", "a~b"])
+likely = st.sampled_from(
+    ["carl", "Carl", "carl.results", "carl.instructor-only", "=2+3", "김철수", "-1", "@x", "a~b", "\xa0", "\\xa0"]
+    + [os.fsdecode(b"\xa0"), os.fsdecode("김철수".encode("cp949")), "\u2028", "x\u200by"]
+)
 
 
 @given(st.lists(st.one_of(likely, folder_names), min_size=1, max_size=12, unique=True))

@@ -10,7 +10,6 @@ from __future__ import annotations
 import hashlib
 import os
 import re
-import unicodedata
 
 PLAIN = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,63}")  # a name that is its own file stem: no '.', no '~'
 SHOWN_CHARS = 80  # a display name's length at most, its digest included
@@ -28,15 +27,19 @@ def digest(name: str) -> str:
 
 def display(name: str) -> str:
     """The student's id as printed and in the CSV: the name decoded as UTF-8 where it is, other bytes
-    as ``\\xNN``, control and format characters and a backslash escaped (two names never show alike);
+    as ``\\xNN``, what Python does not call printable (controls, format characters, separators other
+    than the space) and a backslash escaped (two names never show alike);
     a longer one is cut and ends in its digest."""
     text = raw(name).replace(b"\\", b"\\\\").decode("utf-8", errors="backslashreplace")
-    shown = "".join(
-        c if unicodedata.category(c)[0] != "C" else c.encode("unicode_escape").decode("ascii") for c in text
-    )
+    shown = "".join(c if c == " " or c.isprintable() else _escaped(c) for c in text)
     if len(shown) > SHOWN_CHARS:
         shown = f"{shown[: SHOWN_CHARS - 18]}…{digest(name)}"
     return shown
+
+
+def _escaped(c: str) -> str:
+    """``\\uNNNN`` (or ``\\UNNNNNNNN``): never the ``\\xNN`` of an undecodable byte."""
+    return f"\\u{ord(c):04x}" if ord(c) <= 0xFFFF else f"\\U{ord(c):08x}"
 
 
 def stems(names: list[str]) -> dict[str, str]:
