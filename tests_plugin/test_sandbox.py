@@ -370,23 +370,45 @@ def test_the_sandbox_is_nobody_without_capabilities_or_new_privileges(tmp_path):
     assert int(lines["CapEff"], 16) == 0 and lines["NoNewPrivs"].strip() == "1", lines
 
 
+def test_under_a_root_grader_the_worker_is_an_unprivileged_host_user(tmp_path):
+    """Issue 74, item 2: a file only root may read, within what the worker is shown, stays closed, and a
+    file it writes is not root's (uid 65534 in a user namespace would be root on the host)."""
+    if os.geteuid() != 0:
+        pytest.skip("the grader is no root here: its worker is this user in a user namespace")
+    shown = tmp_path / "shown"
+    shown.mkdir()
+    (shown / "root-only.txt").write_text("SECRET")
+    (shown / "root-only.txt").chmod(0o600)
+    work = tmp_path / "work"
+    work.mkdir()
+    code = f"open('made.txt', 'w').write('x'); print(open({str(shown / 'root-only.txt')!r}).read())"
+    done = python(code, work, sandbox.Jail(readable=(shown,)))
+    assert "SECRET" not in done.stdout and "Permission denied" in done.stderr, done.stdout + done.stderr[-500:]
+    assert (work / "made.txt").stat().st_uid == sandbox.UID
+
+
 def test_no_mount_umount_or_new_namespace_uncovers_what_is_hidden(tmp_path):
-    """The covering folders stay: umount, a bind remount, and a user namespace (where root would
-    get the capabilities to unmount again) all fail. The hidden folder lies within one the worker is
-    shown, as a checkout's .git does: covered, not absent."""
+    """The covering folders stay: umount and a bind remount fail, and so do they inside a user and mount
+    namespace of the worker's own, where it has every capability (an ordinary grader's worker cannot
+    make one; a root grader's can, and the covers come into it locked). The hidden folder lies within
+    one the worker is shown, as a checkout's .git does: covered, not absent."""
+    tmp_path.chmod(0o755)  # shown as a checkout is: readable by all
     secret = tmp_path / "hidden" / "key.toml"
     secret.parent.mkdir()
     secret.write_text("the key")
     code = f"""
 import ctypes, os
 libc = ctypes.CDLL(None, use_errno=True)
-tries = {{
-    "umount": libc.umount2({str(secret.parent).encode()!r}, 2),
-    "remount": libc.mount(b"none", b"/", None, 32 | 4096 | 1 << 14, None),
-    "userns": libc.unshare(0x10000000),
-    "mountns": libc.unshare(0x00020000),
-}}
-print(sorted(k for k, v in tries.items() if v == 0), os.listdir({str(secret.parent)!r}))
+hidden = {str(secret.parent).encode()!r}
+def tries(stage):
+    return {{
+        f"umount {{stage}}": libc.umount2(hidden, 2),
+        f"remount {{stage}}": libc.mount(b"none", b"/", None, 32 | 4096 | 1 << 14, None),
+    }}
+done = tries("in the sandbox")
+if libc.unshare(0x10000000 | 0x00020000) == 0:
+    done.update(tries("in its own namespaces"))
+print(sorted(k for k, v in done.items() if v == 0), os.listdir(hidden))
 """
     done = python(
         code,

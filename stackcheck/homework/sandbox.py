@@ -3,9 +3,14 @@
 ``bubblewrap``; chosen because it needs no daemon and no image, only the kernel's namespaces, and
 Flatpak maintains it). The judge that grades it runs outside and never imports it.
 
-- **No privileges**: a user namespace in which it is uid 65534 with every capability dropped,
-  ``no_new_privs`` (Bubblewrap always sets it), and no further user namespace: no mount, umount or
-  unshare can succeed, so the folders covering what it must not read stay covered.
+- **No privileges**: where the grader is root, the host's uid 65534 itself (Bubblewrap makes the
+  namespaces with root's rights and no user namespace; the worker then gives up root, keeping no
+  capability, with ``no_new_privs``): a file only root may read is closed to it, and what it writes
+  (its copy, its caches, handed to that uid first) is not root's. Where the grader is an ordinary
+  user, a user namespace in which it is uid 65534 (that user's on the host) with every capability
+  dropped, ``no_new_privs`` and no further user namespace. Either way no mount or umount can
+  succeed, so the folders covering what it must not read stay covered (a user namespace it makes
+  itself inherits them locked).
 - **Its own PID, network, IPC and UTS namespaces**: no network and no host socket (abstract sockets
   belong to the network namespace); every process it starts dies with it, ``setsid()`` or not.
 - **A view built up from nothing**: on an empty root, read-only, only the system's programs and
@@ -147,13 +152,14 @@ def environment(home: Path, cache: Path, environ=os.environ) -> dict[str, str]:
 
 @functools.cache
 def bubblewrap() -> tuple[str | None, str]:
-    """(the bwrap command, "") where Bubblewrap makes its unprivileged namespaces here, else (None, why not)."""
+    """(the bwrap command, "") where Bubblewrap makes its namespaces here and, where the grader is root,
+    the worker's uid can run this Python in them; else (None, why not)."""
     exe = shutil.which("bwrap")
     if exe is None:
         return None, f"no bwrap command: {INSTALL_HINT}"
     try:
         probe = subprocess.run(
-            [exe, *_unprivileged(), "--ro-bind", "/", "/", "--proc", "/proc", "--dev", "/dev", "true"],
+            [exe, *_namespaces(), "--ro-bind", "/", "/", "--proc", "/proc", "--dev", "/dev", "true"],
             capture_output=True,
             text=True,
             timeout=30,
@@ -162,7 +168,59 @@ def bubblewrap() -> tuple[str | None, str]:
         return None, f"bwrap failed ({error}): {INSTALL_HINT}"
     if probe.returncode:
         return None, f"bwrap cannot make namespaces here ({probe.stderr.strip()[:200]}): {INSTALL_HINT}"
+    if os.geteuid() == 0:
+        with tempfile.TemporaryDirectory() as work:
+            jailed = _jailed(exe, Path(work), Jail(), Limits(30))
+            runs = subprocess.run(
+                [*jailed, *_as_worker([sys.executable, "-I", "-c", "import encodings"])], capture_output=True, text=True
+            )
+        if runs.returncode:
+            said = (runs.stderr.strip().splitlines() or [f"exit code {runs.returncode}"])[-1][:200]
+            return None, (
+                f"the worker, uid {UID}, cannot run {sys.executable} ({said}): install Python where all may read "
+                "it, or grade as an ordinary user"
+            )
     return exe, ""
+
+
+def _namespaces() -> list[str]:
+    """Bubblewrap's namespaces. Started as root, it makes them with root's own rights and no user
+    namespace: the worker then becomes the host's uid UID itself (``_as_worker``), so a file only root
+    may read is closed to it and a file it makes is not root's. Started by an ordinary user, a user
+    namespace in which it is UID (the host's uid is that user's)."""
+    if os.geteuid() == 0:
+        return ["--unshare-ipc", "--unshare-pid", "--unshare-net", "--unshare-uts", "--unshare-cgroup-try"] + [
+            "--die-with-parent",
+            "--new-session",
+        ]
+    return _unprivileged()
+
+
+# Run inside the sandbox where bwrap is root's: empty the capability bounding set (PR_CAPBSET_DROP),
+# become UID (no groups), set no_new_privs (38), then the command. A process that gives up root so
+# keeps no capability, and no setuid program gives one back.
+AS_WORKER = (
+    "import ctypes, os, sys; u = int(sys.argv[1]); c = ctypes.CDLL(None); "
+    "[c.prctl(24, n, 0, 0, 0) for n in range(64)]; os.setgroups([]); os.setgid(u); os.setuid(u); "
+    "c.prctl(38, 1, 0, 0, 0); os.execvp(sys.argv[2], sys.argv[2:])"
+)
+
+
+def _as_worker(command: list[str]) -> list[str]:
+    """``command`` as the sandbox runs it: by the host's uid UID where the grader is root."""
+    if os.geteuid() != 0:
+        return command
+    return [sys.executable, "-I", "-c", AS_WORKER, str(UID), *command]
+
+
+def _hand_over(folder: Path | None) -> None:
+    """Where the grader is root, what the worker writes (its copy, its caches) becomes UID's."""
+    if folder is None or os.geteuid() != 0 or not folder.is_dir():
+        return
+    os.lchown(folder, UID, UID)
+    for here, dirs, files in os.walk(folder):
+        for name in dirs + files:
+            os.lchown(os.path.join(here, name), UID, UID)
 
 
 def _unprivileged() -> list[str]:
@@ -215,20 +273,26 @@ def other_suites(paths, own: Path) -> set[Path]:
 def _jailed(exe: str, workdir: Path, jail: Jail, limits: Limits) -> list[str]:
     """bwrap's arguments: a view built up from nothing (the module's docstring), each mount over the
     ones before."""
-    args = [exe, *_unprivileged(), "--dev", "/dev", "--proc", "/proc"]  # on bwrap's new, empty root
+    args = [exe, *_namespaces(), "--dev", "/dev", "--proc", "/proc"]  # on bwrap's new, empty root
     for path in SYSTEM_READ:
         if os.path.islink(path):  # a merged /usr's /bin -> usr/bin
             args += ["--symlink", os.readlink(path), path]
         elif os.path.isdir(path):
             args += ["--ro-bind", path, path]
+    args += ["--perms", "0755", "--dir", "/etc"]
     for name in ETC_READ:
         if os.path.lexists(Path("/etc") / name):
             args += ["--ro-bind", f"/etc/{name}", f"/etc/{name}"]
     for name, text in identity().items():
         args += ["--ro-bind", str(text), f"/etc/{name}"]
-    args += ["--size", str(TMP_BYTES), "--tmpfs", str(TMP), "--size", str(TMP_BYTES), "--tmpfs", "/dev/shm"]
+    for memory in (str(TMP), "/dev/shm"):
+        args += ["--perms", "1777", "--size", str(TMP_BYTES), "--tmpfs", memory]
     python = {sys.prefix, sys.base_prefix, sys.exec_prefix, *filter(None, sys.path)}
     shown = [p for p in sorted({*map(Path, python), *jail.readable}) if _showable(p, jail.hidden)]
+    inside = jail.inside or workdir
+    targets = [*shown, *(t for _, t in jail.replaced), inside]
+    for folder in _leading(targets, {TMP, Path("/dev/shm"), *map(Path, SYSTEM_READ)}):
+        args += ["--perms", "0755", "--dir", str(folder)]  # bwrap would make them its own alone (0700)
     for path in shown:
         args += ["--ro-bind", str(path), str(path)]
     for path in jail.hidden:  # what is hidden inside a folder shown (a checkout's .git); else it is not there
@@ -239,12 +303,19 @@ def _jailed(exe: str, workdir: Path, jail: Jail, limits: Limits) -> list[str]:
                 args += ["--ro-bind", "/dev/null", str(target)]
     for source, target in jail.replaced:
         args += ["--ro-bind", str(source), str(target)]
-    inside = jail.inside or workdir
     args += ["--bind", str(workdir), str(inside)]
     if jail.cache is not None:
         args += ["--bind", str(jail.cache), str(CACHE)]
     args += ["--remount-ro", "/"]
     return [*args, "--chdir", str(inside)]
+
+
+def _leading(targets: list[Path], made: set[Path]) -> list[Path]:
+    """The folders on the way to ``targets`` that the view must make (none within another target or in
+    ``made``, the mounts that exist already), parents first."""
+    found = {a for t in targets for a in t.parents if a != Path("/")}
+    found = {a for a in found if a not in made and not any(a.is_relative_to(t) for t in targets)}
+    return sorted(found, key=lambda p: (len(p.parts), str(p)))
 
 
 def _showable(path: Path, hidden) -> bool:
@@ -506,6 +577,9 @@ def start(
     else:
         prefix, network, how = _jailed(exe, workdir, jail, limits), "isolated", "bubblewrap"
         home, cache = TMP, CACHE if jail.cache else TMP / ".cache"
+        _hand_over(workdir)
+        _hand_over(jail.cache)
+        command = _as_worker(command)
     group = _process_cap(limits.processes)
     joins = str(group / "cgroup.procs") if group else ""
     launch = [str(limits.memory_bytes), str(limits.cpu), str(limits.processes), str(limits.file_bytes), joins]
