@@ -370,6 +370,18 @@ def test_the_sandbox_is_nobody_without_capabilities_or_new_privileges(tmp_path):
     assert int(lines["CapEff"], 16) == 0 and lines["NoNewPrivs"].strip() == "1", lines
 
 
+def test_no_user_namespace_can_be_made(tmp_path):
+    """Issue 50, item 3: not by unshare, not by a program's clone, whoever the grader is (a root grader's
+    worker has no user namespace of Bubblewrap's to forbid it: a seccomp filter does)."""
+    code = (
+        "import ctypes, subprocess; libc = ctypes.CDLL(None, use_errno=True); "
+        "print(libc.unshare(0x10000000), subprocess.run(['unshare', '-U', 'true']).returncode)"
+    )
+    done = python(code, tmp_path)
+    made = done.stdout.split()
+    assert len(made) == 2 and made[0] == "-1" and made[1] != "0", done.stdout + done.stderr[-500:]
+
+
 def test_under_a_root_grader_the_worker_is_an_unprivileged_host_user(tmp_path):
     """Issue 74, item 2: a file only root may read, within what the worker is shown, stays closed, and a
     file it writes is not root's (uid 65534 in a user namespace would be root on the host)."""

@@ -8,9 +8,9 @@ Flatpak maintains it). The judge that grades it runs outside and never imports i
   capability, with ``no_new_privs``): a file only root may read is closed to it, and what it writes
   (its copy, its caches, handed to that uid first) is not root's. Where the grader is an ordinary
   user, a user namespace in which it is uid 65534 (that user's on the host) with every capability
-  dropped, ``no_new_privs`` and no further user namespace. Either way no mount or umount can
-  succeed, so the folders covering what it must not read stay covered (a user namespace it makes
-  itself inherits them locked).
+  dropped, ``no_new_privs`` and no further user namespace. Either way it can make no user namespace
+  (as root's worker, a seccomp filter refuses it: ``user_namespace_filter``) and no mount or umount
+  can succeed, so the folders covering what it must not read stay covered.
 - **Its own PID, network, IPC and UTS namespaces**: no network and no host socket (abstract sockets
   belong to the network namespace); every process it starts dies with it, ``setsid()`` or not.
 - **A view built up from nothing**: on an empty root, read-only, only the system's programs and
@@ -42,6 +42,7 @@ import os
 import shutil
 import signal
 import stat
+import struct
 import subprocess
 import sys
 import tempfile
@@ -169,11 +170,13 @@ def bubblewrap() -> tuple[str | None, str]:
     if probe.returncode:
         return None, f"bwrap cannot make namespaces here ({probe.stderr.strip()[:200]}): {INSTALL_HINT}"
     if os.geteuid() == 0:
-        with tempfile.TemporaryDirectory() as work:
-            jailed = _jailed(exe, Path(work), Jail(), Limits(30))
-            runs = subprocess.run(
-                [*jailed, *_as_worker([sys.executable, "-I", "-c", "import encodings"])], capture_output=True, text=True
-            )
+        program = user_namespace_filter()
+        if program is None:
+            return None, f"no seccomp filter for {os.uname().machine} here: grade as an ordinary user"
+        with tempfile.TemporaryDirectory() as work, _holding(program) as seccomp:
+            jailed = _jailed(exe, Path(work), Jail(), Limits(30), seccomp)
+            worker = _as_worker([sys.executable, "-I", "-c", "import encodings"])
+            runs = subprocess.run([*jailed, *worker], capture_output=True, text=True, pass_fds=(seccomp,))
         if runs.returncode:
             said = (runs.stderr.strip().splitlines() or [f"exit code {runs.returncode}"])[-1][:200]
             return None, (
@@ -204,6 +207,63 @@ AS_WORKER = (
     "[c.prctl(24, n, 0, 0, 0) for n in range(64)]; os.setgroups([]); os.setgid(u); os.setuid(u); "
     "c.prctl(38, 1, 0, 0, 0); os.execvp(sys.argv[2], sys.argv[2:])"
 )
+
+
+# A seccomp filter (classic BPF, as bwrap's --seccomp reads it) for where the worker has no user
+# namespace of Bubblewrap's to lock: unshare and clone with CLONE_NEWUSER fail with EPERM, clone3
+# with ENOSYS (the C library then uses clone), x32 calls with EPERM; every other call is allowed.
+CLONE_NEWUSER = 0x10000000
+SYSCALLS = {  # AUDIT_ARCH_*: (unshare, clone, clone3)
+    0xC000003E: (272, 56, 435),  # x86-64
+    0xC00000B7: (97, 220, 435),  # arm64
+}
+
+
+def user_namespace_filter() -> bytes | None:
+    """The filter's program for this machine's architecture, or None where it has none here."""
+    machine = {"x86_64": 0xC000003E, "amd64": 0xC000003E, "aarch64": 0xC00000B7, "arm64": 0xC00000B7}
+    arch = machine.get(os.uname().machine.lower())
+    if arch is None:
+        return None
+    unshare, clone, clone3 = SYSCALLS[arch]
+    allow, eperm, enosys = 0x7FFF0000, 0x00050000 | 1, 0x00050000 | 38
+    ld, jeq, jge, jset, ret = 0x20, 0x15, 0x35, 0x45, 0x06  # BPF_LD|W|ABS, JMP|JEQ|K, JMP|JGE|K, JMP|JSET|K, RET|K
+    program = [
+        (ld, 0, 0, 4),  # the architecture
+        (jeq, 1, 0, arch),
+        (ret, 0, 0, allow),  # another: not this filter's
+        (ld, 0, 0, 0),  # the call's number
+        (jge, 0, 1, 0x40000000),  # x32
+        (ret, 0, 0, eperm),
+        (jeq, 0, 1, clone3),
+        (ret, 0, 0, enosys),
+        (jeq, 1, 0, unshare),
+        (jeq, 0, 3, clone),
+        (ld, 0, 0, 16),  # its first argument's low half: the flags of both
+        (jset, 0, 1, CLONE_NEWUSER),
+        (ret, 0, 0, eperm),
+        (ret, 0, 0, allow),
+    ]
+    return b"".join(struct.pack("<HBBI", *line) for line in program)
+
+
+class _holding:
+    """A pipe's read end holding ``data`` (what bwrap reads a seccomp program from), closed on exit."""
+
+    def __init__(self, data: bytes | None):
+        self.data, self.fd = data, None
+
+    def __enter__(self) -> int | None:
+        if self.data is None:
+            return None
+        self.fd, write = os.pipe()
+        os.write(write, self.data)
+        os.close(write)
+        return self.fd
+
+    def __exit__(self, *exc) -> None:
+        if self.fd is not None:
+            os.close(self.fd)
 
 
 def _as_worker(command: list[str]) -> list[str]:
@@ -270,10 +330,12 @@ def other_suites(paths, own: Path) -> set[Path]:
     return found
 
 
-def _jailed(exe: str, workdir: Path, jail: Jail, limits: Limits) -> list[str]:
+def _jailed(exe: str, workdir: Path, jail: Jail, limits: Limits, seccomp: int | None = None) -> list[str]:
     """bwrap's arguments: a view built up from nothing (the module's docstring), each mount over the
-    ones before."""
+    ones before; ``seccomp``: a file descriptor holding user_namespace_filter's program."""
     args = [exe, *_namespaces(), "--dev", "/dev", "--proc", "/proc"]  # on bwrap's new, empty root
+    if seccomp is not None:
+        args += ["--seccomp", str(seccomp)]
     for path in SYSTEM_READ:
         if os.path.islink(path):  # a merged /usr's /bin -> usr/bin
             args += ["--symlink", os.readlink(path), path]
@@ -571,11 +633,12 @@ def start(
     if exe is None and not unsafe:
         raise NoSandbox(f"no sandbox available: {why}")
     jail = jail or Jail()
+    program = user_namespace_filter() if exe is not None and os.geteuid() == 0 else None
     if exe is None:
         (prefix, network), how = network_isolation(), "none (unsafe)"
         home, cache = workdir, jail.cache or workdir / ".cache"
     else:
-        prefix, network, how = _jailed(exe, workdir, jail, limits), "isolated", "bubblewrap"
+        prefix, network, how = [], "isolated", "bubblewrap"  # its arguments name the filter's descriptor: below
         home, cache = TMP, CACHE if jail.cache else TMP / ".cache"
         _hand_over(workdir)
         _hand_over(jail.cache)
@@ -583,13 +646,17 @@ def start(
     group = _process_cap(limits.processes)
     joins = str(group / "cgroup.procs") if group else ""
     launch = [str(limits.memory_bytes), str(limits.cpu), str(limits.processes), str(limits.file_bytes), joins]
-    process = subprocess.Popen(
-        [sys.executable, "-c", LAUNCH, *launch, *prefix, *command],
-        cwd=workdir,
-        env=environment(home, cache),
-        start_new_session=True,  # its own process group, killed whole
-        **popen,
-    )
+    with _holding(program) as seccomp:
+        if exe is not None:
+            prefix = _jailed(exe, workdir, jail, limits, seccomp)
+        process = subprocess.Popen(
+            [sys.executable, "-c", LAUNCH, *launch, *prefix, *command],
+            cwd=workdir,
+            env=environment(home, cache),
+            start_new_session=True,  # its own process group, killed whole
+            pass_fds=(seccomp,) if seccomp is not None else (),
+            **popen,
+        )
     return Started(process, network, how, group)
 
 
