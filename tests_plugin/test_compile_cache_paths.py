@@ -124,3 +124,26 @@ def test_a_listing_finds_maxs_precompiled_package_again_in_a_new_temp_folder(tmp
     assert first[0] == first[1] == again[0] == again[1], (first, again)
     assert Path(first[0]).is_relative_to(tmp_path / "cache"), first
     assert changed[0] == changed[1] != first[0], "a changed Mojo package: another folder, compiled anew"
+
+
+def test_a_cached_program_is_reused_only_by_the_compiler_install_that_built_it(tmp_path, monkeypatch):
+    """A built program finds Mojo's runtime libraries where its compiler was installed (its RUNPATH):
+    a program cached by a venv since removed would not start, so that place is part of its key; text
+    products (assembly, LLVM IR) do not name it and are shared."""
+    need("mojo")
+    monkeypatch.setenv("STACKCHECK_CACHE", str(tmp_path / "cache"))
+    src, sizes = mojo_build.source("simd_relu.mojo"), {"WIDTH": 4}
+    real = mojo_build.mojo_executable()
+    other = tmp_path / "another-venv" / "bin" / "mojo"
+    other.parent.mkdir(parents=True)
+    other.write_text(f'#!/bin/sh\nexec "{real}" "$@"\n')
+    other.chmod(0o755)
+    keys = {emit: mojo_build.build_key(src, emit, mojo_build.TARGET, sizes) for emit in ("exe", "llvm")}
+    monkeypatch.setattr(mojo_build, "mojo_executable", lambda: str(other))
+    assert mojo_build.build_key(src, "exe", mojo_build.TARGET, sizes) != keys["exe"], "another install: another program"
+    assert mojo_build.build_key(src, "llvm", mojo_build.TARGET, sizes) == keys["llvm"], "the same text from any install"
+    program = mojo_build.build(src, emit="exe", sizes=sizes, target=mojo_build.TARGET)
+    assert program.parent.name == f"simd_relu-{mojo_build.build_key(src, 'exe', mojo_build.TARGET, sizes)}"
+    import subprocess
+
+    assert subprocess.run([str(program)], capture_output=True, timeout=60).returncode == 0

@@ -67,16 +67,27 @@ def local_target() -> str:
     return f"nvidia:{profile.sm.removeprefix('sm_')}" if profile else TARGET
 
 
+def build_key(src: Path, emit: str, target: str, sizes: dict[str, int]) -> str:
+    """What a build's product depends on: the source, what is emitted, for which GPU, at which sizes,
+    by which compiler; for an executable also where that compiler is installed, since the program
+    finds Mojo's runtime libraries there (its RUNPATH): a program built by a venv since removed
+    would not start."""
+    toolchain = [toolchain_version()]
+    if emit == "exe":
+        toolchain.append(os.path.realpath(mojo_executable()))
+    return hashlib.sha256(
+        src.read_bytes() + repr((emit, target, sorted(sizes.items()), *toolchain)).encode()
+    ).hexdigest()[:16]
+
+
 def build(src: Path, *, emit: str, sizes: dict[str, int] | None = None, target: str | None = None) -> Path:
     """Build ``src`` (emit 'asm', 'llvm' (unoptimized LLVM IR) or 'exe') for the GPU ``target``
     (default: nvidia:90 for asm and llvm, this machine's GPU for an executable); reuse the cached
-    product when nothing changed."""
+    product when nothing it depends on changed (``build_key``)."""
 
     sizes = sizes or {}
     target = target or (local_target() if emit == "exe" else TARGET)
-    key = hashlib.sha256(
-        src.read_bytes() + repr((emit, target, sorted(sizes.items()), toolchain_version())).encode()
-    ).hexdigest()[:16]
+    key = build_key(src, emit, target, sizes)
     folder = cache_root() / f"{src.stem}-{key}"
     product = folder / (src.stem + {"asm": ".s", "llvm": ".ll", "exe": ""}[emit])
     if product.exists():
