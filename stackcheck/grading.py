@@ -21,6 +21,7 @@ import importlib.util
 import json
 import os
 import re
+import resource
 import shutil
 import signal
 import subprocess
@@ -301,6 +302,19 @@ def grade_one(who: Student, setup: Setup, feedback: Path, scratch: Path) -> dict
     }
 
 
+JUDGE_MEMORY_BYTES = 8 * 1024**3  # a judge's heap (RLIMIT_DATA): a whole part graded peaks near 2 GB
+
+
+def _limit_memory(process: subprocess.Popen) -> None:
+    """A judge's own memory limit, set as it starts (Python's start-up allocates little): one
+    submission's answers that make its judge allocate cost that judge, never the machine the others
+    are graded on. RLIMIT_DATA, not the address space: CUDA and XLA reserve far more than they use."""
+    try:
+        resource.prlimit(process.pid, resource.RLIMIT_DATA, (JUDGE_MEMORY_BYTES, JUDGE_MEMORY_BYTES))
+    except (OSError, ValueError):
+        pass  # it has ended already, or this system has no such limit
+
+
 def _unparsed(said: str) -> str:
     """A file that does not parse says so first, with its line: "does not parse: homework.py line 3: ..."."""
     found = re.search(r"homework\.py:(\d+): SyntaxError: (.*)", said)
@@ -389,6 +403,7 @@ def _judge(
             start_new_session=True,
         )
         _RUNNING.add(process)
+        _limit_memory(process)
         if _STOPPING.is_set():  # grading stopped while this judge started
             _kill(process)
         try:

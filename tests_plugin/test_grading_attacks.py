@@ -350,7 +350,10 @@ def judge(
         percent = float(row["percent"])
     except (KeyError, ValueError):
         return [f"percent {row.get('percent')!r}"]
-    honest, wrong = (float(rows[n]["percent"]) if n in rows else float("nan") for n in ("carl", "wrong"))
+    control = spec.get("control", "wrong")
+    honest, wrong, controlled = (
+        float(rows[n]["percent"]) if n in rows else float("nan") for n in ("carl", "wrong", control)
+    )
     expected = spec["earns"]
     ok = {
         "honest": percent == honest,
@@ -358,6 +361,7 @@ def judge(
         "below honest": percent < honest and (percent > 0 or not spec.get("more_than_zero")),
         "honest or zero": percent in (honest, 0.0),
         "as wrong": percent == wrong,
+        "as control": percent == controlled,
     }[expected]
     if not ok:
         problems.append(f"earned {percent:g} %, not {expected} ({honest:g} %)")

@@ -68,6 +68,14 @@ def test_a_cell_that_a_spreadsheet_would_run_is_text():
     assert names.cell("carl") == "carl" and names.cell(0) == 0 and names.cell(97.5) == 97.5
 
 
+@given(st.text(min_size=0, max_size=3 * names.CELL_CHARS))
+@settings(max_examples=100, deadline=None)
+def test_a_cell_is_never_longer_than_its_cap_and_says_where_it_was_cut(text):
+    made = names.cell(text)
+    assert len(made) <= names.CELL_CHARS + 1, len(made)
+    assert made in (text, "'" + text) or made.endswith(f" [... {len(text)} chars]")
+
+
 def test_grades_csv_has_a_row_for_each_submission_that_was_never_graded(tmp_path):
     """Grading stopped before a submission's turn still writes its row and its feedback, saying so;
     a name's cells are text, whatever they start with."""

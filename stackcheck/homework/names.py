@@ -14,6 +14,7 @@ import re
 PLAIN = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,63}")  # a name that is its own file stem: no '.', no '~'
 SHOWN_CHARS = 80  # a display name's length at most, its digest included
 FORMULA_START = ("=", "+", "-", "@", "\t", "\r", "\n")  # a cell a spreadsheet would read as a formula
+CELL_CHARS = 2000  # a cell's text at most: what a submission says (its answers, a last line) is capped
 
 
 def raw(name: str) -> bytes:
@@ -60,7 +61,9 @@ def stems(names: list[str]) -> dict[str, str]:
 
 def cell(value):
     """A CSV cell a spreadsheet shows as text: a string starting as a formula would (OWASP: =, +, -,
-    @, tab, carriage return) gets a leading apostrophe."""
-    if isinstance(value, str) and value.startswith(FORMULA_START):
-        return "'" + value
-    return value
+    @, tab, carriage return) gets a leading apostrophe; a longer one than CELL_CHARS is cut, saying so."""
+    if not isinstance(value, str):
+        return value
+    if len(value) > CELL_CHARS:
+        value = value[: CELL_CHARS - 20] + f" [... {len(value)} chars]"
+    return "'" + value if value.startswith(FORMULA_START) else value

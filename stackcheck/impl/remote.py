@@ -25,6 +25,7 @@ from stackcheck.impl import aten_graph, contract, integrity, isolation, kernel_s
 
 LOAD_LIMIT_S = 300.0  # importing the file: torch, JAX and MAX imported cold on a loaded 2-core machine
 RESTARTS = 8  # new workers after crashes or timeouts; then every call fails at once
+OUTPUT = [1, "out"]  # the argument a call may write (§11.2's kernels' out=): [positional, keyword] "out"
 LIBRARIES = ("numpy", "torch", "jax", "jaxlib", "math", "operator", "builtins", "functools", "ml_dtypes")
 
 
@@ -235,14 +236,16 @@ class Worker:
         return self.exports[key]
 
     def _request(self, message, name: str, args: list, kernels: bool = False):
-        """The worker's answer to ``message``: its value rebuilt here (the arguments it wrote into
-        written back), or with ``kernels`` the launches it recorded instead (nothing written back)."""
+        """The worker's answer to ``message``: its value rebuilt here, or with ``kernels`` the launches
+        it recorded instead. The judge keeps its own arguments: what the worker wrote into them comes
+        back only for the one a call may write, its ``out=`` (``OUTPUT``)."""
         __tracebackhide__ = True
         self._ensure()
         outer = self.running
         self.running = self.running or name
+        limit = wire.answer_limit(args)
         try:
-            answer, buffers = self._exchange(message)
+            answer, buffers = self._exchange(message, limit)
         except (EOFError, wire.WireError, OSError) as error:
             why = self._why(error)
             self.stop()
@@ -257,10 +260,10 @@ class Worker:
             self.running = outer
             if outer is None:
                 self.callbacks.clear()
-        decode = wire.Decoder(buffers, args, callbacks=self)
-        kind, value, written, counts, program = answer
-        if not kernels:
-            for path, index in written:
+        decode = wire.Decoder(buffers, args, callbacks=self, limit=limit)
+        kind, value, written, counts, program = wire.parts(answer, 5)
+        for path, index in (wire.parts(w, 2) for w in wire.parts(written)) if not kernels else ():
+            if path == OUTPUT:
                 _copy_into(decode._argument(path), decode._buffer(index))
         if _count_compiles(*counts):
             self.measured.add(f"compiles of {name}")
@@ -270,16 +273,16 @@ class Worker:
             return decode(value), decode(program)
         return decode(value)
 
-    def _exchange(self, message):
+    def _exchange(self, message, limit: int):
         wire.send(self.process.stdin.fileno(), self._pickled(message))
-        return self._receive()
+        return self._receive(limit=limit)
 
-    def _receive(self, deadline: float | None = None):
+    def _receive(self, deadline: float | None = None, limit: int = wire.ANSWER_FLOOR):
         out = self.process.stdout.fileno()
         while True:
             if deadline is not None and not select.select([out], [], [], deadline)[0]:
                 raise EOFError(f"no answer within {deadline:g} s")
-            tree, buffers = wire.unpack(wire.receive(out))
+            tree, buffers = wire.unpack(wire.receive(out, limit))
             if not isinstance(tree, list) or not tree:
                 raise wire.WireError("an answer that is not a tagged list")
             if tree[0] != "callback":

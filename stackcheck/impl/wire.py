@@ -7,6 +7,11 @@ nodes and raw buffers. Arrays are rebuilt from their bytes with a dtype from an 
 that is a view of an argument is rebuilt as the same view of the judge's own argument (bounds
 checked by torch, or here for NumPy); an exception is rebuilt as its nearest builtin class with its
 message; anything else is an ``Opaque`` naming its type, which no contract accepts.
+
+What the worker sends is bounded before the judge allocates it: a message's length against the
+call's ``answer_limit`` (read from its 8-byte prefix), its JSON tree's length and node count, and the
+bytes every array, tensor and view it rebuilds spans (a 78-byte stride-0 view of 2 GB is refused as
+a 2 GB answer would be).
 """
 
 from __future__ import annotations
@@ -18,6 +23,11 @@ import struct
 
 LIMIT = 512 * 1024**2  # one message: the largest array a test hands a student's function is ~100 MB
 DEPTH = 64  # nesting of a decoded tree
+TREE_BYTES = 8 * 1024**2  # an answer's JSON tree (evidence: op lists, program text, far below this)
+NODES = 200_000  # nodes of one decoded tree
+TEXT_CHARS = 8000  # an exception's message as the judge keeps it (the worker sends no more)
+ANSWER_FLOOR = 64 * 1024**2  # bytes an answer may always hold and its arrays span
+ANSWER_RATIO = 4  # ... or this many times the bytes of the arrays the call was given
 NUMPY_KINDS = "biufc"  # bool, ints, floats, complex: never objects, strings or structures
 TORCH_DTYPES = (
     "float64 float32 float16 bfloat16 int64 int32 int16 int8 uint8 bool complex64 complex128 float8_e4m3fn float8_e5m2"
@@ -59,11 +69,34 @@ def send(fd: int, payload: bytes) -> None:
         view = view[os.write(fd, view) :]
 
 
-def receive(fd: int) -> bytes:
+def receive(fd: int, limit: int = LIMIT) -> bytes:
     size = struct.unpack("<Q", _exactly(fd, 8))[0]
-    if size > LIMIT:
-        raise WireError(f"a message of {size} bytes, over the {LIMIT}-byte limit")
+    if size > limit:
+        raise WireError(f"a message of {size} bytes, over the {limit}-byte limit of this answer")
     return _exactly(fd, size)
+
+
+def answer_limit(arguments) -> int:
+    """The most bytes an answer to a call on ``arguments`` may hold, and any array rebuilt from it
+    span: what a call honestly returns is of the order of what it was given (ANSWER_RATIO times its
+    arrays' bytes), never less than ANSWER_FLOOR."""
+    return max(ANSWER_FLOOR, ANSWER_RATIO * array_bytes(arguments))
+
+
+def array_bytes(value, depth: int = 0) -> int:
+    """The bytes of the NumPy, torch and JAX arrays in ``value`` (lists, tuples and dicts opened)."""
+    if depth > DEPTH:
+        return 0
+    if isinstance(value, (list, tuple)):
+        return sum(array_bytes(v, depth + 1) for v in value)
+    if isinstance(value, dict):
+        return sum(array_bytes(v, depth + 1) for v in value.values())
+    module = type(value).__module__.split(".")[0]
+    if module in ("numpy", "jax", "jaxlib") and isinstance(getattr(value, "nbytes", None), int):
+        return value.nbytes
+    if module == "torch" and hasattr(value, "element_size"):
+        return value.numel() * value.element_size()
+    return 0
 
 
 def _exactly(fd: int, count: int) -> bytes:
@@ -90,6 +123,8 @@ def pack(tree, buffers: list[bytes]) -> bytes:
 def unpack(payload: bytes) -> tuple[object, list[memoryview]]:
     try:
         hlen, mlen = struct.unpack_from("<II", payload)
+        if hlen > TREE_BYTES or mlen > TREE_BYTES:
+            raise WireError(f"a tree of {hlen} bytes and sizes of {mlen}: at most {TREE_BYTES} each")
         header = payload[8 : 8 + hlen]
         sizes = json.loads(payload[8 + hlen : 8 + hlen + mlen])
         if not isinstance(sizes, list) or not all(isinstance(s, int) and s >= 0 for s in sizes):
@@ -107,15 +142,20 @@ def unpack(payload: bytes) -> tuple[object, list[memoryview]]:
 
 class Decoder:
     """Rebuilds a worker's tree in the judge. ``args``: the judge's own arguments of the call, so a
-    result that is a view of one of them is rebuilt as that view."""
+    result that is a view of one of them is rebuilt as that view; ``limit``: the bytes all arrays,
+    tensors and views rebuilt from the tree may span together (``answer_limit``)."""
 
-    def __init__(self, buffers: list[memoryview], args: list | None = None, callbacks=None):
+    def __init__(self, buffers: list[memoryview], args: list | None = None, callbacks=None, limit: int = ANSWER_FLOOR):
         self.buffers, self.args = buffers, args or []
         self.callbacks = callbacks
+        self.left, self.limit, self.nodes = limit, limit, 0
 
     def __call__(self, node, depth: int = 0):
         if depth > DEPTH:
             raise WireError("nested too deeply")
+        self.nodes += 1
+        if self.nodes > NODES:
+            raise WireError(f"a tree of more than {NODES} nodes")
         if not isinstance(node, list) or not node or not isinstance(node[0], str):
             raise WireError(f"not a tagged node: {str(node)[:80]}")
         tag, rest = node[0], node[1:]
@@ -123,6 +163,16 @@ class Decoder:
         if handler is None:
             raise WireError(f"unknown tag {tag[:40]!r}")
         return handler(depth + 1, *rest)
+
+    def _spend(self, shape, itemsize: int, what: str) -> None:
+        """Count an array of ``shape`` against the limit, before anything of it is allocated; an empty
+        one as if its zero lengths were 1 (NumPy cannot make [0, 2^40, 2^40] either)."""
+        size, claimed = _count(shape) * itemsize, _count(d or 1 for d in shape) * itemsize
+        if claimed > self.left:
+            raise WireError(
+                f"{what} of shape {list(shape)[:8]} spans {claimed} bytes; this answer may span {self.limit} in all"
+            )
+        self.left -= size
 
     def _buffer(self, index) -> memoryview:
         if not isinstance(index, int) or not 0 <= index < len(self.buffers):
@@ -192,6 +242,7 @@ class Decoder:
         import numpy as np
 
         dtype, shape = self._numpy_dtype(dtype), _shape(shape)
+        self._spend(shape, dtype.itemsize, "an array")
         data = self._buffer(index)
         if len(data) != dtype.itemsize * _count(shape):
             raise WireError("an array's bytes do not match its shape")
@@ -212,6 +263,7 @@ class Decoder:
         if dtype not in TORCH_DTYPES:
             raise WireError(f"torch dtype {str(dtype)[:40]!r} is not on the list")
         shape, kind = _shape(shape), getattr(torch, dtype)
+        self._spend(shape, kind.itemsize, "a tensor")
         data = bytearray(self._buffer(index))
         if len(data) != kind.itemsize * _count(shape):
             raise WireError("a tensor's bytes do not match its shape")
@@ -232,6 +284,10 @@ class Decoder:
         shape, strides = _shape(shape), _shape(strides)
         if not isinstance(offset, int) or offset < 0 or len(strides) != len(shape):
             raise WireError("a view's offset and strides do not fit its shape")
+        itemsize = getattr(base, "itemsize", None)
+        if not isinstance(itemsize, int):
+            raise WireError("a view of an argument that is not an array")
+        self._spend(shape, itemsize, "a view of an argument")
         if type(base).__module__.startswith("torch"):
             import torch
 
@@ -275,12 +331,19 @@ class Decoder:
     def _exception(self, depth, bases, message, frames, notes):
         if not isinstance(message, str) or not isinstance(notes, str):
             raise WireError("an exception's message is not text")
-        return rebuilt_exception([str(b) for b in _listed(bases)][:64], message, _frames(frames), notes)
+        return rebuilt_exception([str(b) for b in _listed(bases)][:64], message[:TEXT_CHARS], _frames(frames), notes)
 
 
 def _listed(value) -> list:
     if not isinstance(value, list):
         raise WireError("a list was expected")
+    return value
+
+
+def parts(value, count: int | None = None) -> list:
+    """``value``, a list of the worker's tree (of ``count`` items where given), else a WireError."""
+    if not isinstance(value, list) or (count is not None and len(value) != count):
+        raise WireError(f"a list{f' of {count}' if count is not None else ''} was expected: {str(value)[:80]}")
     return value
 
 

@@ -1,0 +1,155 @@
+"""What a graded submission's worker sends is bounded before the judge allocates it, and never reaches
+the judge's own arguments (issue 74, item 5): the wire's limits, the judge's write-back and its
+memory limit."""
+
+import os
+import struct
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from stackcheck import grading
+from stackcheck.impl import remote, wire, worker
+
+pytestmark = pytest.mark.meta
+
+SHAPES = st.lists(st.integers(0, 1 << 40), min_size=0, max_size=6)
+
+
+def spans(value) -> int:
+    if type(value).__module__.startswith("torch"):
+        return value.numel() * value.element_size()
+    return value.size * value.itemsize
+
+
+@settings(max_examples=300, deadline=None)
+@given(shape=SHAPES, strides=st.lists(st.integers(0, 1 << 20), min_size=0, max_size=6), offset=st.integers(0, 99))
+def test_a_view_of_an_argument_spans_no_more_than_the_answer_may(shape, strides, offset):
+    """Any shape, strides and offset the worker names for a view of the judge's argument (a broadcast
+    b of 2^32 rows costs the wire a few bytes): refused, or a view the answer's limit covers."""
+    base = np.arange(100, dtype=np.float32)
+    node = ["view", [0, 0], shape, strides[: len(shape)] + [0] * (len(shape) - len(strides)), offset]
+    limit = wire.answer_limit([[base], {}])
+    try:
+        value = wire.Decoder([], [[base], {}], limit=limit)(node)
+    except wire.WireError:
+        return
+    assert spans(value) <= limit and (value.size == 0 or np.shares_memory(value, base))
+
+
+@settings(max_examples=200, deadline=None)
+@given(shape=SHAPES, torch_tensor=st.booleans(), count=st.integers(1, 4))
+def test_arrays_in_one_answer_span_no_more_than_its_limit_together(shape, torch_tensor, count):
+    """Arrays and tensors whose shapes claim more than their buffers hold, or more than the limit in
+    all: refused before the judge makes them."""
+    items = np.prod(shape, dtype=object)
+    data = memoryview(b"\0" * (4 * items)) if items * 4 <= (1 << 16) else memoryview(b"\0" * 16)
+    node = ["tensor", "float32", shape, "cpu", 0, False] if torch_tensor else ["ndarray", "<f4", shape, 0]
+    if torch_tensor:
+        pytest.importorskip("torch")
+    limit = 1 << 15
+    try:
+        values = wire.Decoder([data], limit=limit)(["list", [node] * count])
+    except wire.WireError:
+        return
+    assert sum(spans(v) for v in values) <= limit
+
+
+def test_an_answer_longer_than_its_limit_is_refused_from_its_length_alone():
+    """The 8-byte length is read, and the message refused, before any of it is read or allocated."""
+    read, write = os.pipe()
+    try:
+        os.write(write, struct.pack("<Q", wire.ANSWER_FLOOR + 1))
+        with pytest.raises(wire.WireError, match="over the"):
+            wire.receive(read, wire.ANSWER_FLOOR)
+    finally:
+        os.close(read)
+        os.close(write)
+
+
+@pytest.mark.parametrize(
+    "tree, said",
+    [
+        (["str", "x" * (wire.TREE_BYTES + 1)], "a tree of"),
+        (["list", [["none"]] * (wire.NODES + 1)], "nodes"),
+    ],
+)
+def test_a_tree_too_long_or_of_too_many_nodes_is_refused(tree, said):
+    with pytest.raises(wire.WireError, match=said):
+        values, buffers = wire.unpack(wire.pack(tree, []))
+        wire.Decoder(buffers)(values)
+
+
+def test_an_answer_may_be_as_large_as_the_arrays_it_was_given_times_the_ratio():
+    small, large = np.zeros(4, np.float32), np.zeros((wire.ANSWER_FLOOR // 4 // 2,), np.float32)
+    assert wire.answer_limit([[small], {}]) == wire.ANSWER_FLOOR
+    assert wire.answer_limit([[large, {"out": large}], {}]) == wire.ANSWER_RATIO * 2 * large.nbytes
+
+
+HOMEWORK = '''
+import numpy as np
+
+
+def numpy_forward(x, w, b):
+    """Right, but it zeroes its inputs once done."""
+    y = np.maximum(x @ w + b, 0)
+    for arg in (x, w, b):
+        arg[...] = 0
+    return y
+
+
+def triton_bias_relu(a, b, block_size=256, out=None):
+    """Writes its output into out=, and zeroes its input a."""
+    out[...] = np.maximum(a + b, 0)
+    a[...] = 0
+    return out
+'''
+
+
+@pytest.fixture
+def own_worker(tmp_path):
+    """A worker for a file of this test's (not a student's: no sandbox needed), as the judge holds one."""
+    (tmp_path / "homework.py").write_text(textwrap.dedent(HOMEWORK))
+    command = [sys.executable, "-I", "-c", worker.launch(sys.path), str(tmp_path / "homework.py")]
+
+    def start():
+        return subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, start_new_session=True)
+
+    held = remote.Worker(start, None)
+    yield held
+    held.stop()
+
+
+def test_the_judge_keeps_its_own_arguments_and_takes_back_only_out(own_worker):
+    """A worker is a fresh interpreter by design (what it runs never shares the judge's process):
+    what it wrote into an input stays there; what it wrote into out= comes back."""
+    rng = np.random.default_rng(74)
+    x, w, b = (rng.standard_normal(s).astype(np.float32) for s in ((4, 3), (3, 5), (5,)))
+    kept = [a.copy() for a in (x, w, b)]
+    y = own_worker.call("numpy_forward", (x, w, b), {})
+    assert all(np.array_equal(a, k) for a, k in zip((x, w, b), kept)), "the worker's writes reached the judge"
+    np.testing.assert_allclose(y, np.maximum(x @ w + b, 0), rtol=1e-6)
+    out, a = np.zeros((4, 5), np.float32), kept[0] @ kept[1]
+    before = a.copy()
+    own_worker.call("triton_bias_relu", (a, kept[2]), {"out": out})
+    np.testing.assert_allclose(out, np.maximum(before + kept[2], 0), rtol=1e-6)
+    assert np.array_equal(a, before), "an input is the judge's; out= alone comes back"
+
+
+def test_a_judge_that_allocates_past_its_memory_limit_fails_there(monkeypatch):
+    """``grading._limit_memory``: a judge's heap is limited as it starts (here to 256 MiB): its
+    allocation of 1 GiB fails in the judge, not on the machine. The judge stands in as a fresh Python
+    process, since the limit binds the process it is set on."""
+    monkeypatch.setattr(grading, "JUDGE_MEMORY_BYTES", 256 * 1024**2)
+    code = (
+        "import sys; sys.stdin.readline()\ntry:\n    b = bytearray(1 << 30)\nexcept MemoryError:\n    print('refused')"
+    )
+    process = subprocess.Popen([sys.executable, "-c", code], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    grading._limit_memory(process)
+    said, _ = process.communicate("go\n", timeout=60)
+    assert said.strip() == "refused"
