@@ -302,7 +302,7 @@ def grade_one(who: Student, setup: Setup, feedback: Path, scratch: Path) -> dict
     }
 
 
-JUDGE_MEMORY_BYTES = 8 * 1024**3  # a judge's heap (RLIMIT_DATA): a whole part graded peaks near 2 GB
+JUDGE_MEMORY_BYTES = 8 * 1024**3  # a judge's heap (RLIMIT_DATA): a judge of part math peaked at 0.8 GB
 
 
 def _limit_memory(process: subprocess.Popen) -> None:

@@ -24,6 +24,7 @@ from typing import Callable
 SOLUTIONS = {  # module -> the names in it that are solutions (None: all of it)
     "stackcheck.impl.reference": None,
     "stackcheck.evidence.numerics": {"reference_forward"},
+    "stackcheck.evidence.gradients": {"closed_form"},  # Y, the loss and its gradients in float64
     "stackcheck.toolchains.triton_kernels": {  # the kernels and their launchers; jit_both, validate are helpers
         "bias_relu",
         "matmul_bias_relu",
