@@ -110,6 +110,7 @@ def numpy_forward(x, w, b):
 """
 # The instructor's hidden test (the grading trial's, with the marker the attacks look for: its name). Its token
 # is in its source and compiled constants alone, never in a message: a feedback that shows it read the file.
+# Its failure message names its inputs (``{inputs}``, a marker): no feedback may show it either.
 HIDDEN_TEST = """import numpy as np
 import pytest
 
@@ -119,7 +120,7 @@ TOKEN = "{token}"
 @pytest.mark.claim('S2.2-hand')
 def test_instructor_only(impl):
     y = impl.numpy_forward(np.ones((2, 3), np.float32), np.ones((3, 2), np.float32), np.full(2, -4, np.float32))
-    assert y.tolist() == [[0, 0], [0, 0]], f"hidden case gave {{y}}"
+    assert y.tolist() == [[0, 0], [0, 0]], f"hidden case gave {{y}} for its inputs {inputs}"
 """
 
 
@@ -469,8 +470,9 @@ def grade_corpus(
     subs, out, hidden = base / "subs", out_dir / "grades.csv", base / "instructor" / "test_hidden.py"
     key = data.path(*checkpoints.KEY_FILE)
     token = uuid.uuid4().hex  # in the hidden test alone
+    inputs = f"MARKER-hidden-inputs-{uuid.uuid4().hex}"  # in its failure message
     hidden.parent.mkdir()
-    hidden.write_text(HIDDEN_TEST.format(token=token))
+    hidden.write_text(HIDDEN_TEST.format(token=token, inputs=inputs))
     py_compile.compile(str(hidden), cfile=cache_from_source(str(hidden)))  # as the instructor's own run leaves it
     out.write_text(f"student,percent\nMARKER-previous-{tag},100\n")  # a previous run's grades.csv
     places = {
@@ -490,11 +492,12 @@ def grade_corpus(
         "abstract": listeners.abstract,
     }
     markers = {"ana": f"MARKER-ana-{uuid.uuid4().hex}"}
-    places["fingerprints"] = fingerprints([token, *markers.values(), *home_markers.values()])
+    places["fingerprints"] = fingerprints([token, inputs, *markers.values(), *home_markers.values()])
     subs.mkdir()
     specs = build(subs, places, markers)
     assert len(specs) >= 30 and {"ana", "carl", "ben", "wrong"} <= set(specs)
     secret = secrets(token, markers, places)
+    secret[inputs] = "the hidden test's inputs"
     secret.update({m: "a home folder's marker" for m in home_markers.values()})
     secret[f"MARKER-previous-{tag}"] = "the previous grades.csv"
     for path in (base, *base.rglob("*")):  # the ordinary user reads it all, and writes its home and out/

@@ -272,8 +272,8 @@ def test_score_gives_partial_credit_and_keeps_what_could_not_run_apart():
 
 def test_an_instructors_hidden_test_is_never_quoted_where_the_student_sees_it():
     """Issue 38: a hidden test's failure stays in its own entry (with the instructor's visibility),
-    carrying its share of the claim's points; the visible entry and the feedback neither name nor
-    quote it; graded feedback reruns from the student's own folder."""
+    carrying its share of the claim's points; no entry and no feedback quotes it (issue 74: its
+    message names its inputs); graded feedback reruns from the student's own folder."""
     suite = {"nodeid": "tests_math/test_s2_2_hand.py::test_a", "outcome": "failed", "message": "wrong bias"}
     hidden = {"nodeid": "../hidden/test_x.py::test_secret", "outcome": "failed", "message": "hidden case gave -1"}
     passed = {"nodeid": "tests_math/test_s2_2_hand.py::test_b", "outcome": "passed"}
@@ -289,6 +289,7 @@ def test_an_instructors_hidden_test_is_never_quoted_where_the_student_sees_it():
     assert sum(e["score"] for e in entries) == pytest.approx(item["earned"], abs=0.01)  # earned has 2 decimals
     visible = [e for e in entries if e["visibility"] == "visible"]
     assert visible and not any("secret" in e["output"] or "hidden case" in e["output"] for e in visible), visible
+    assert not any("hidden case" in e["output"] for e in entries), "its message (its inputs) is the instructor's alone"
     assert [e["visibility"] for e in entries if "test_secret" in e["name"]] == ["after_due_date"]
     text = "\n".join(scoring.lines(report.homework))
     assert "secret" not in text and "hidden case" not in text and "rerun: python -m pytest --homework=. " in text

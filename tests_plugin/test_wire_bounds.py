@@ -1,6 +1,7 @@
 """What a graded submission's worker sends is bounded before the judge allocates it, and never reaches
 the judge's own arguments (issue 74, item 5): the wire's limits, the judge's write-back and its
-memory limit."""
+memory limit; what it printed in one call is never quoted in another's failure (item 7). A worker is
+a fresh interpreter by design: a graded submission never runs in the judge's process."""
 
 import os
 import struct
@@ -103,6 +104,18 @@ def numpy_forward(x, w, b):
     return y
 
 
+def numpy_steps(x, w, b):
+    """Prints what it was given; given another shape, says so and dies."""
+    import os
+    import sys
+
+    if x.shape != (2, 3):
+        print("given a new shape", file=sys.stderr, flush=True)
+        os._exit(3)
+    print("given", x.tolist(), file=sys.stderr, flush=True)
+    return x, x, x
+
+
 def triton_bias_relu(a, b, block_size=256, out=None):
     """Writes its output into out=, and zeroes its input a."""
     out[...] = np.maximum(a + b, 0)
@@ -117,10 +130,15 @@ def own_worker(tmp_path):
     (tmp_path / "homework.py").write_text(textwrap.dedent(HOMEWORK))
     command = [sys.executable, "-I", "-c", worker.launch(sys.path), str(tmp_path / "homework.py")]
 
-    def start():
-        return subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, start_new_session=True)
+    log = tmp_path / "worker.log"
 
-    held = remote.Worker(start, None)
+    def start():
+        with open(log, "ab") as said:
+            return subprocess.Popen(
+                command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=said, start_new_session=True
+            )
+
+    held = remote.Worker(start, None, log)
     yield held
     held.stop()
 
@@ -153,3 +171,17 @@ def test_a_judge_that_allocates_past_its_memory_limit_fails_there(monkeypatch):
     grading._limit_memory(process)
     said, _ = process.communicate("go\n", timeout=60)
     assert said.strip() == "refused"
+
+
+def test_a_crash_quotes_what_its_own_call_printed_never_an_earlier_calls(own_worker):
+    """An instructor's hidden test runs the student's code on inputs the student must not see: what
+    the code printed there (those inputs) is never quoted by a later test's crash, only what the
+    crashing call printed."""
+    hidden = np.full((2, 3), 1234.5, np.float32)
+    own_worker.call("numpy_steps", (hidden, hidden.T, hidden[0]), {})
+    visible = np.ones((4, 3), np.float32)
+    with pytest.raises(remote.isolation.Crashed) as crashed:
+        own_worker.call("numpy_steps", (visible, visible.T, visible[0]), {})
+    said = str(crashed.value)
+    assert "given a new shape" in said and "code 3" in said, said
+    assert "1234.5" not in said, said

@@ -20,7 +20,8 @@ def results(report: Report, withheld: list[dict], visibility: str = "visible") -
     """``report``: a graded run's curriculum report; ``withheld``: the instructor's tests it ran,
     withheld from the report (scoring.withhold_instructor_tests). A claim's points are shared by its
     graded tests: the suite's tests' share is the claim's visible entry, and each instructor's
-    test's share its own entry with ``visibility``, whose message no visible entry repeats."""
+    test's share its own entry with ``visibility``, saying only whether it passed: its message (its
+    inputs, what the student's code printed) is the instructor's alone."""
     score = report.homework
     tests = []
     for item in score["claims"]:
@@ -36,7 +37,7 @@ def results(report: Report, withheld: list[dict], visibility: str = "visible") -
             tests.append(_entry(name, round(share * shown_passed, 2), share * shown_ran, output))
         for t in hidden:
             earned = round(share, 2) if t.outcome == "passed" else 0
-            said = t.message or t.outcome.value
+            said = t.outcome.value if t.outcome == "passed" else f"{t.outcome.value}: {scoring.HIDDEN_FAILED}"
             tests.append(_entry(f"instructor test {t.nodeid}", earned, share, said, visibility))
     for q in score["checkpoints"]:
         tests.append(_entry(f"checkpoint {q['id']}", q["earned"], q["points"], "\n".join(q["feedback"])))

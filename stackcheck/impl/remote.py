@@ -50,6 +50,7 @@ class Worker:
         self.pending = False  # a load was asked for (begin) and its answer not read yet
         self.launcher_start: Callable[[], subprocess.Popen] | None = None  # a worker of an empty file
         self.launcher: Worker | None = None  # started at the first kernel call (kernel_source.replay)
+        self.said_from = 0  # the log's length when the call now running began: its last words are its own
 
     # ---- the process ----
 
@@ -60,6 +61,7 @@ class Worker:
             if self.restarts >= RESTARTS:
                 raise isolation.Crashed(f"the submission's worker was restarted {RESTARTS} times; no more calls run")
             self.restarts += 1
+        self.said_from = _length(self.log)
         self.process = self.start()
         self.pending = True
         assigned = sorted(self.assigned) if self.assigned is not None else None
@@ -113,10 +115,12 @@ class Worker:
         return said + self._last_words()
 
     def _last_words(self, lines: int = 12) -> str:
-        """The end of what the worker wrote to its standard error (the student's prints and tracebacks)."""
+        """The end of what the worker wrote to its standard error (the student's prints and tracebacks)
+        since the call now running began: what it printed in an earlier test (an instructor's hidden
+        test's inputs, say) is never quoted in a later one's failure."""
         try:
             with open(self.log, "rb") as f:
-                f.seek(max(0, os.fstat(f.fileno()).st_size - 4000))
+                f.seek(max(self.said_from, os.fstat(f.fileno()).st_size - 4000))
                 tail = f.read().decode("utf-8", errors="replace").splitlines()[-lines:]
         except (OSError, TypeError):
             return ""
@@ -242,6 +246,8 @@ class Worker:
         __tracebackhide__ = True
         self._ensure()
         outer = self.running
+        if outer is None:
+            self.said_from = _length(self.log)
         self.running = self.running or name
         limit = wire.answer_limit(args)
         try:
@@ -348,6 +354,14 @@ class _Pickler(pickle.Pickler):
                 self.owner.callbacks.append(obj)
                 return worker.restore_callback, (len(self.owner.callbacks) - 1,)
         return NotImplemented
+
+
+def _length(path) -> int:
+    """The size of the worker's log (0 where there is none yet)."""
+    try:
+        return os.stat(path).st_size
+    except (OSError, TypeError):
+        return 0
 
 
 def _grad_enabled() -> bool:
