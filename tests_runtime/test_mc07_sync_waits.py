@@ -65,6 +65,16 @@ def test_jax_work_runs_without_a_sync(impl, jax_matmul, evidence, device):
 
 
 @pytest.mark.claim("MC07")
+@pytest.mark.parametrize("device", device_params("jax"))
+def test_jax_sync_waits_for_every_leaf(impl, jax_matmul, evidence, device):
+    """A result is often a tree (§6.3's A, Z, Y): the sync waits for all of it, here a leaf ready at
+    once first and the matmul after it."""
+    f, a, b = jax_matmul
+    ready = a[:1, :1] + 1
+    check(impl, lambda: (ready, f(a, b)), impl.jax_sync, need("jax").block_until_ready, evidence, device)
+
+
+@pytest.mark.claim("MC07")
 @pytest.mark.parametrize("device", device_params("torch", devices=("cuda",)))
 def test_cuda_work_runs_without_a_sync(impl, evidence, device):
     torch = need("torch")
