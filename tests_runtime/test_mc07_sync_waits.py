@@ -19,6 +19,7 @@ def check(impl, submit, sync, true_sync, evidence, device):
     clock measures how long the work takes (a sync that does not wait cannot shorten that). The
     three series are interleaved, so a GPU that other processes share slows them alike."""
     true_sync(submit())  # warm-up
+    timing.call_synchronous_backend(submit, true_sync, {"device": device})
     samples = {"work": [], "sync at once": [], "sync after host was busy": []}
     for _ in range(TRIALS):
         samples["work"].append(timing.host_timer(submit, true_sync)())

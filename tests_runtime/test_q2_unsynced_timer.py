@@ -16,6 +16,7 @@ FIDELITY = 0.5  # the implementation's synced timing is at least half of what th
 
 def check(impl, evidence, fn, sync, true_sync, device):
     """``sync`` is the implementation's; ``true_sync`` the framework's own, for the suite's clock."""
+    timing.call_synchronous_backend(fn, true_sync, {"device": device})
     timers = {
         "host-no-sync": timing.drained_timer(impl.timed_call, fn, sync, synced=False),
         "host-sync": timing.drained_timer(impl.timed_call, fn, sync, synced=True),

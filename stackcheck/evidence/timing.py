@@ -269,6 +269,31 @@ def call_early_return(unsynced: Measurement, work: Measurement, evidence: dict) 
         )
 
 
+def call_synchronous_backend(fn: Callable[[], object], sync: Callable[[object], None], evidence: dict) -> None:
+    """Skip as inconclusive, with the numbers, where the backend finishes the work inside the call
+    (a synchronous one): there a timer that does not wait reads the work all the same, and no timing
+    can tell it from one that does. The suite's clock reads both: ``fn`` alone, then drained by
+    ``sync``, and ``fn`` with ``sync`` inside, interleaved; submission that takes over half the whole
+    call is no asynchronous dispatch."""
+    import pytest
+
+    def submitted() -> float:
+        start = time.perf_counter()
+        result = fn()
+        seconds = time.perf_counter() - start
+        sync(result)
+        return seconds
+
+    runs = interleaved({"submitted": submitted, "whole": host_timer(fn, sync)}, "host-sync", trials=3, warmup=1)
+    share = ratio(runs["submitted"], runs["whole"])
+    if share > 0.5:
+        pytest.skip(
+            f"inconclusive: this backend finishes the work inside the call (submission takes {share:.0%} of "
+            f"the whole call): a timer that does not wait cannot be told from one that does here; "
+            f"evidence: {evidence | {k: v.summary() for k, v in runs.items()}}"
+        )
+
+
 def device_idle_share(step: Callable, x, sync: Callable[[], None] | None, steps: int) -> float:
     """§6.4: ``steps`` dependent calls ``y = step(y)`` from ``x`` on a CUDA device, with ``sync()``
     after every call (or none), under the profiler: the share of the span from the first kernel's
