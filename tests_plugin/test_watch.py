@@ -88,3 +88,37 @@ def _wait(lines, match, count, timeout=120.0) -> float | None:
             return found[count]
         time.sleep(0.05)
     return None
+
+
+def test_a_usage_error_leaves_no_score_and_new_answers_rerun_the_file(tmp_path):
+    """Issue 76: watch is pytest's twin. A save that misspells a function stops pytest with a usage
+    error: watch shows it and no score (not the last one), as pytest and grade give none; the save
+    that fixes it grades the whole file again; a save of answers.toml reruns it too, since the
+    checkpoints are part of the score. Watch is a fresh interpreter by design: the student's process."""
+    folder = tmp_path / "hw"
+    folder.mkdir()
+    source = Path(reference.__file__).read_text() + "\nASSIGNED = ('math',)\n"
+    misspelt = source.replace("def numpy_forward(", "def numpy_forwrd(", 1)
+    assert misspelt != source
+    (folder / "homework.py").write_text(source)
+    command = [sys.executable, "-m", "stackcheck.cli", "watch", str(folder), "--runs", "3", "-k", "test_s2_2_hand"]
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    lines: list[tuple[float, str]] = []
+    reader = threading.Thread(target=lambda: [lines.append((time.monotonic(), line)) for line in process.stdout])
+    reader.start()
+    try:
+        assert _wait(lines, lambda line: "save it" in line, 0), "".join(line for _, line in lines)
+        (folder / "homework.py").write_text(misspelt)
+        assert _wait(lines, lambda line: line.startswith("no score"), 0), "".join(line for _, line in lines)
+        (folder / "homework.py").write_text(source)
+        assert _wait(lines, lambda line: line.startswith("score:"), 1), "".join(line for _, line in lines)
+        (folder / "answers.toml").write_text("# no answers yet\n")
+        assert _wait(lines, lambda line: "---- answers.toml changed" in line, 0), "".join(line for _, line in lines)
+        assert process.wait(timeout=300) == 0
+    finally:
+        process.kill()
+        reader.join()
+    text = "".join(line for _, line in lines)
+    after_error = text.split("no score", 1)[1].split("----", 1)[0]
+    assert "score:" not in after_error and "not surface name(s): numpy_forwrd" in text, text
+    assert text.count("score:") >= 3, text

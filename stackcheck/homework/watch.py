@@ -1,7 +1,9 @@
 """``stackcheck watch DIR``: a student's loop in seconds. One warm process imports torch, JAX, Triton
 and MAX once (the mutant runs' fork server, stackcheck.claims.mutation); on every save of
 ``DIR/homework.py`` it reruns, on the CPU, the claim tests that reach the functions the edit changed
-(stackcheck.homework.reach), and prints the score line first."""
+(stackcheck.homework.reach), and prints the score line first; a save of ``DIR/answers.toml`` reruns
+the whole file (its checkpoints are part of the score). A rerun pytest stops at a usage error shows
+as pytest shows it, with no score, as pytest and ``stackcheck grade`` give none."""
 
 from __future__ import annotations
 
@@ -104,19 +106,32 @@ def unknown_names(path: Path) -> list[str]:
 
 
 def _grade(runner, folder: Path, names: list[str], root: Path, keyword, scratch: Path, graded):
-    """Run the CPU tests that reach ``names``; (the whole file's report with their results, the run)."""
+    """Run the CPU tests that reach ``names``; (the whole file's report with their results, the run).
+    A run that wrote no report (pytest stopped at a usage error: a misspelt function name) leaves no
+    score: (None, the run), as pytest and ``stackcheck grade`` give none."""
     report = scratch / "rerun.json"
     report.unlink(missing_ok=True)
     run = runner.run([*rerun_args(folder.resolve(), names, root, keyword), f"--curriculum-report={report}"], scratch)
     try:
         return updated(graded, Report.load(report)), run
     except NotAReport:
-        return graded, run
+        return None, run
+
+
+NO_SCORE = "no score: pytest stopped before any test ran (its message above); fix it and save"
 
 
 def _show(graded: Report | None, run) -> None:
-    for line in summary(scored(graded), run.outlines) if graded else run.outlines[-5:]:
+    for line in summary(scored(graded), run.outlines) if graded else [*run.outlines[-5:], NO_SCORE]:
         print(line, flush=True)
+
+
+def _stamp(path: Path) -> int | None:
+    """When ``path`` last changed; None while it does not exist."""
+    try:
+        return path.stat().st_mtime_ns
+    except OSError:
+        return None
 
 
 def watch(folder: Path, root: Path, keyword: str | None = None, interval: float = 0.3, runs: int | None = None) -> int:
@@ -129,7 +144,8 @@ def watch(folder: Path, root: Path, keyword: str | None = None, interval: float 
         raise ValueError(f"{folder}: no homework.py there; `stackcheck homework init {folder}` writes the starter")
     runner = Runner(root, timeout=600.0)
     runner.start()
-    seen, stamp, done, graded = functions(path), path.stat().st_mtime_ns, 0, None
+    answers = folder / "answers.toml"  # the checkpoints' part of the score: its edits rerun the file too
+    seen, stamp, answered, done, graded = functions(path), path.stat().st_mtime_ns, _stamp(answers), 0, None
     with tempfile.TemporaryDirectory(prefix="stackcheck-watch-") as scratch:
         try:
             if seen:
@@ -143,14 +159,17 @@ def watch(folder: Path, root: Path, keyword: str | None = None, interval: float 
             )
             while runs is None or done < runs:
                 time.sleep(interval)
-                if path.stat().st_mtime_ns == stamp:
+                code, answered_now = path.stat().st_mtime_ns, _stamp(answers)
+                if code == stamp and answered_now == answered:
                     continue
-                stamp, now = path.stat().st_mtime_ns, functions(path)
+                newer_answers, newer_code = answered_now != answered, code != stamp
+                stamp, answered, now = code, answered_now, functions(path)
                 if now is None:
                     print("stackcheck watch: homework.py does not parse yet; waiting for the next save", flush=True)
                     seen = None  # once it parses again, every function reruns
                     continue
-                names = changed(seen, now)
+                # new answers, or no score yet (a usage error): the whole file, else what the edit changed
+                names = sorted(now) if newer_answers or graded is None else changed(seen, now)
                 seen = now
                 for name in unknown_names(path):
                     print(f"stackcheck watch: {name} is no function the course asks for", flush=True)
@@ -158,7 +177,8 @@ def watch(folder: Path, root: Path, keyword: str | None = None, interval: float 
                     continue
                 start = time.monotonic()
                 graded, run = _grade(runner, folder, names, root, keyword, Path(scratch), graded)
-                print(f"---- {', '.join(names)} changed: rerun in {time.monotonic() - start:.1f} s", flush=True)
+                why = "answers.toml" if newer_answers and not newer_code else ", ".join(names)
+                print(f"---- {why} changed: rerun in {time.monotonic() - start:.1f} s", flush=True)
                 _show(graded, run)
                 done += 1
         except KeyboardInterrupt:
