@@ -162,10 +162,15 @@ def test_bf16_lines_exist_where_published_figures_set_them():
     }
 
 
-def test_lines_recorded_on_the_h200_judge_the_h200_only():
-    """S10.5-block's, S12.5's tile margin and S6.4-sync-idle's lines were recorded on the H200: an H100
-    PCIe (the same sm_90, fewer SMs, HBM2e) or a GDDR card has none, and reports its measurement."""
-    for line in (per_gpu.block_line, per_gpu.tile_margin, per_gpu.sync_idle_lines):
+def test_a_line_from_the_statement_judges_every_gpu_one_from_a_card_that_card_alone():
+    """Issue 75: S6.4-sync-idle's, S6.5's many requests', S7.2-shared's and S5.2-too-big's lines follow
+    from the statement (a count, a ratio against the same run's control, a step sized from the device
+    profile): every GPU has them. S10.5-block's and S12.5's tile margin were recorded on the H200 and
+    depend on the card: an H100 PCIe (the same sm_90, fewer SMs, HBM2e) or a GDDR card has none."""
+    every = (per_gpu.sync_idle_lines, per_gpu.many_requests_line, per_gpu.tile_reads_window, per_gpu.fusion_loses_line)
+    for line in every:
+        assert all(line(p) is not None for p in PROFILES.values()), line.__name__
+    for line in (per_gpu.block_line, per_gpu.tile_margin):
         assert {key for key, p in PROFILES.items() if line(p) is not None} == {"h200"}, line.__name__
 
 

@@ -405,7 +405,12 @@ def _own_environ() -> dict[str, str]:
 def run_on_gpu(root: Path, mutant: Mutant, cwd: Path, timeout: float = 600.0) -> pytest.RunResult:
     """A cuda mutant's run: a pytest process of its own (the forked server is CPU-only: a CUDA
     context does not survive a fork), on the GPU this machine has."""
-    return _fresh_run(mutant_args(root, mutant), cwd, _own_environ(), timeout)
+    return run_args_on_gpu(mutant_args(root, mutant), cwd, timeout)
+
+
+def run_args_on_gpu(args: list[str], cwd: Path, timeout: float = 600.0) -> pytest.RunResult:
+    """``python -m pytest ARGS`` as run_on_gpu runs a mutant's: in a fresh interpreter, in ``cwd``."""
+    return _fresh_run(args, cwd, _own_environ(), timeout)
 
 
 def _fresh_run(args: list[str], cwd: Path, environ: dict[str, str], timeout: float) -> pytest.RunResult:

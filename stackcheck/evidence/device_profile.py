@@ -30,6 +30,7 @@ from stackcheck.paths import data
 
 ENV = "STACKCHECK_GPU_PROFILE"
 GIB = 2**30
+ANY_GPU = "any GPU"  # a line table's key for a line that holds on every GPU (Profile.family_keys)
 
 
 @dataclass(frozen=True)
@@ -171,8 +172,9 @@ class Profile:
 
     def family_keys(self) -> tuple[str, ...]:
         """The keys a line table may use for this GPU, most specific first: the card's own name (a line
-        recorded on that card only), its family, its compute capability."""
-        return tuple(dict.fromkeys((self.name, self.family, self.sm)))
+        recorded on that card only), its family, its compute capability, and ANY_GPU (a line that
+        follows from the statement itself, a count's or a same-run ratio's, and holds on every GPU)."""
+        return tuple(dict.fromkeys((self.name, self.family, self.sm, ANY_GPU)))
 
     def line(self, table: dict[str, object]) -> object | None:
         """This GPU's line from ``table`` (keyed "NVIDIA H200", "sm_89-geforce", "sm_90", ...), None without one."""
