@@ -138,7 +138,7 @@ def grade_all(
                     rows[who.folder] = row
                     print(
                         f"stackcheck grade: [{done}/{len(folders)}] {who.shown}: {row['percent']} % "
-                        f"({row['status']}) in {seconds:.0f} s",
+                        f"({names.printable(row['status'])}) in {seconds:.0f} s",
                         flush=True,
                     )
             except BaseException:  # SIGTERM or SIGINT (_stop): no judge goes on, none starts

@@ -63,9 +63,19 @@ def test_each_name_is_shown_apart_printable_and_never_as_a_formula(given_names):
 
 
 def test_a_cell_that_a_spreadsheet_would_run_is_text():
-    for formula in ("=2+3", "+1", "-1+A1", "@SUM(A1)", "\tx", "\rx"):
+    for formula in ("=2+3", "+1", "-1+A1", "@SUM(A1)", "\tx"):
         assert names.cell(formula) == "'" + formula
+    assert names.cell("\rx") == "\\u000dx", "a carriage return is escaped: nothing left to run"
     assert names.cell("carl") == "carl" and names.cell(0) == 0 and names.cell(97.5) == 97.5
+
+
+@given(st.text(min_size=1, max_size=80))
+@settings(max_examples=200, deadline=None)
+def test_a_cell_and_a_printed_status_hold_nothing_a_terminal_or_spreadsheet_acts_on(text):
+    """Issue 74: a status quotes what a submission raised; an escape sequence there rewrote the grader's
+    progress lines (another student's result erased, a fake one printed, the window's title set)."""
+    for made in (names.printable(text), names.cell(text)):
+        assert all(c in "\n\t " or c.isprintable() for c in made), repr(made)
 
 
 @given(st.text(min_size=0, max_size=3 * names.CELL_CHARS))
@@ -73,7 +83,8 @@ def test_a_cell_that_a_spreadsheet_would_run_is_text():
 def test_a_cell_is_never_longer_than_its_cap_and_says_where_it_was_cut(text):
     made = names.cell(text)
     assert len(made) <= names.CELL_CHARS + 1, len(made)
-    assert made in (text, "'" + text) or made.endswith(f" [... {len(text)} chars]")
+    shown = names.printable(text)
+    assert made in (shown, "'" + shown) or made.endswith(f" [... {len(shown)} chars]")
 
 
 def test_grades_csv_has_a_row_for_each_submission_that_was_never_graded(tmp_path):

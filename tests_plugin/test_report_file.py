@@ -10,6 +10,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from stackcheck import cli
+from stackcheck.report import render
 
 pytestmark = pytest.mark.meta
 
@@ -133,3 +134,19 @@ def test_a_damaged_report_renders_or_is_one_line_never_a_traceback(tmp_path, cap
     code = cli.main(["report", str(path), "--html", str(tmp_path / "p.html"), "--md", str(tmp_path / "p.md")])
     err = capsys.readouterr().err.strip()
     assert code == 0 and not err or code == 2 and len(err.splitlines()) == 1 and "damaged.json" in err, (code, err)
+
+
+@given(st.lists(st.text(alphabet=st.sampled_from("`~ <>/ab\n#*!-[]()"), max_size=40), min_size=1, max_size=6))
+@settings(max_examples=200, deadline=None)
+def test_what_a_submission_printed_stays_inside_its_code_block(lines):
+    """Issue 74: a failure message quotes what the student's code printed; a closing fence, a heading
+    or HTML in it never leaves its code block in the Markdown feedback (a CommonMark parser's view)."""
+    markdown_it = pytest.importorskip("markdown_it", reason="the check parses with markdown-it-py")
+    text = [line for chunk in lines for line in chunk.split("\n")]
+    tokens = markdown_it.MarkdownIt("commonmark").parse("\n".join(["# page", "", *render.fenced(text), "", "after"]))
+    kinds = [t.type for t in tokens]
+    assert kinds.count("fence") == 1 and "html_block" not in kinds, kinds
+    fence = next(t for t in tokens if t.type == "fence")
+    assert fence.content.rstrip("\n") == "\n".join(text).rstrip("\n") or not "".join(text).strip(), fence.content
+    span = markdown_it.MarkdownIt("commonmark").parseInline(render.spanned(" ".join(text)))[0].children
+    assert [t.type for t in span] == ["code_inline"], [t.type for t in span]

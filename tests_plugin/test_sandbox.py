@@ -382,6 +382,23 @@ def test_no_user_namespace_can_be_made(tmp_path):
     assert len(made) == 2 and made[0] == "-1" and made[1] != "0", done.stdout + done.stderr[-500:]
 
 
+def test_no_kernel_key_can_be_added_or_read(tmp_path):
+    """Issue 74: the kernel's keyrings belong to a uid, not to a sandbox: a key one worker added, the
+    next worker of that uid read (another student's, a later grading's), a hidden test's inputs in it.
+    add_key, keyctl and request_key fail with EPERM, whoever the grader is."""
+    code = (
+        "import ctypes, os; libc = ctypes.CDLL(None, use_errno=True); calls = {'x86_64': (248, 250, 249), "
+        "'aarch64': (217, 219, 218)}[os.uname().machine]; "
+        "add = libc.syscall(calls[0], b'user', b'stackcheck-probe', b'x', 1, -4); e1 = ctypes.get_errno(); "
+        "read = libc.syscall(calls[1], 0, -4, 0); e2 = ctypes.get_errno(); "
+        "ask = libc.syscall(calls[2], b'user', b'stackcheck-probe', None, 0); e3 = ctypes.get_errno(); "
+        "print(add, e1, read, e2, ask, e3)"
+    )
+    done = python(code, tmp_path)
+    made = done.stdout.split()
+    assert made == ["-1", "1", "-1", "1", "-1", "1"], done.stdout + done.stderr[-500:]
+
+
 def test_under_a_root_grader_the_worker_is_an_unprivileged_host_user(tmp_path):
     """Issue 74, item 2: a file only root may read, within what the worker is shown, stays closed, and a
     file it writes is not root's (uid 65534 in a user namespace would be root on the host)."""

@@ -59,11 +59,19 @@ def stems(names: list[str]) -> dict[str, str]:
     return found
 
 
+def printable(text: str) -> str:
+    """``text`` with what a terminal or a spreadsheet would act on (escape sequences, carriage returns,
+    controls and format characters) escaped as ``\\uNNNN``; line breaks and tabs kept."""
+    return "".join(c if c in "\n\t " or c.isprintable() else _escaped(c) for c in text)
+
+
 def cell(value):
-    """A CSV cell a spreadsheet shows as text: a string starting as a formula would (OWASP: =, +, -,
-    @, tab, carriage return) gets a leading apostrophe; a longer one than CELL_CHARS is cut, saying so."""
+    """A CSV cell a spreadsheet shows as text: what would act (``printable``) escaped, a string starting
+    as a formula would (OWASP: =, +, -, @, tab, carriage return) with a leading apostrophe; a longer one
+    than CELL_CHARS is cut, saying so."""
     if not isinstance(value, str):
         return value
+    value = printable(value)
     if len(value) > CELL_CHARS:
         value = value[: CELL_CHARS - 20] + f" [... {len(value)} chars]"
     return "'" + value if value.startswith(FORMULA_START) else value

@@ -9,7 +9,7 @@ Flatpak maintains it). The judge that grades it runs outside and never imports i
   (its copy, its caches, handed to that uid first) is not root's. Where the grader is an ordinary
   user, a user namespace in which it is uid 65534 (that user's on the host) with every capability
   dropped, ``no_new_privs`` and no further user namespace. Either way it can make no user namespace
-  (as root's worker, a seccomp filter refuses it: ``user_namespace_filter``) and no mount or umount
+  (a seccomp filter refuses it: ``worker_filter``) and no mount or umount
   can succeed, so the folders covering what it must not read stay covered.
 - **Its own PID, network, IPC and UTS namespaces**: no network and no host socket (abstract sockets
   belong to the network namespace); every process it starts dies with it, ``setsid()`` or not.
@@ -170,7 +170,7 @@ def bubblewrap() -> tuple[str | None, str]:
     if probe.returncode:
         return None, f"bwrap cannot make namespaces here ({probe.stderr.strip()[:200]}): {INSTALL_HINT}"
     if os.geteuid() == 0:
-        program = user_namespace_filter()
+        program = worker_filter()
         if program is None:
             return None, f"no seccomp filter for {os.uname().machine} here: grade as an ordinary user"
         with tempfile.TemporaryDirectory() as work, _holding(program) as seccomp:
@@ -209,25 +209,31 @@ AS_WORKER = (
 )
 
 
-# A seccomp filter (classic BPF, as bwrap's --seccomp reads it) for where the worker has no user
-# namespace of Bubblewrap's to lock: unshare and clone with CLONE_NEWUSER fail with EPERM, clone3
-# with ENOSYS (the C library then uses clone), x32 calls with EPERM; every other call is allowed.
+# The worker's seccomp filter (classic BPF, as bwrap's --seccomp reads it). A user namespace of its own
+# would be a way back to mounts and capabilities where bwrap made none to lock (a root grader's worker):
+# unshare and clone with CLONE_NEWUSER fail with EPERM, clone3 with ENOSYS (the C library then uses
+# clone). The kernel's keyrings belong to a uid, not to a sandbox: a key one worker adds, another of
+# the same uid reads, in this grading or the next (a channel between students, a hidden test's inputs
+# carried out): add_key, request_key and keyctl fail with EPERM, as Docker's default profile has them.
+# x32 calls fail with EPERM; every other call is allowed.
 CLONE_NEWUSER = 0x10000000
-SYSCALLS = {  # AUDIT_ARCH_*: (unshare, clone, clone3)
-    0xC000003E: (272, 56, 435),  # x86-64
-    0xC00000B7: (97, 220, 435),  # arm64
+SYSCALLS = {  # AUDIT_ARCH_*: (unshare, clone, clone3), (add_key, request_key, keyctl)
+    0xC000003E: ((272, 56, 435), (248, 249, 250)),  # x86-64
+    0xC00000B7: ((97, 220, 435), (217, 218, 219)),  # arm64
 }
 
 
-def user_namespace_filter() -> bytes | None:
+def worker_filter() -> bytes | None:
     """The filter's program for this machine's architecture, or None where it has none here."""
     machine = {"x86_64": 0xC000003E, "amd64": 0xC000003E, "aarch64": 0xC00000B7, "arm64": 0xC00000B7}
     arch = machine.get(os.uname().machine.lower())
     if arch is None:
         return None
-    unshare, clone, clone3 = SYSCALLS[arch]
+    (unshare, clone, clone3), keys = SYSCALLS[arch]
     allow, eperm, enosys = 0x7FFF0000, 0x00050000 | 1, 0x00050000 | 38
     ld, jeq, jge, jset, ret = 0x20, 0x15, 0x35, 0x45, 0x06  # BPF_LD|W|ABS, JMP|JEQ|K, JMP|JGE|K, JMP|JSET|K, RET|K
+    last = len(keys) - 1  # each key call jumps to the EPERM after the last; the last's "no" jumps past it
+    refused = [(jeq, last - i, int(i == last), number) for i, number in enumerate(keys)] + [(ret, 0, 0, eperm)]
     program = [
         (ld, 0, 0, 4),  # the architecture
         (jeq, 1, 0, arch),
@@ -235,6 +241,7 @@ def user_namespace_filter() -> bytes | None:
         (ld, 0, 0, 0),  # the call's number
         (jge, 0, 1, 0x40000000),  # x32
         (ret, 0, 0, eperm),
+        *refused,
         (jeq, 0, 1, clone3),
         (ret, 0, 0, enosys),
         (jeq, 1, 0, unshare),
@@ -332,7 +339,7 @@ def other_suites(paths, own: Path) -> set[Path]:
 
 def _jailed(exe: str, workdir: Path, jail: Jail, limits: Limits, seccomp: int | None = None) -> list[str]:
     """bwrap's arguments: a view built up from nothing (the module's docstring), each mount over the
-    ones before; ``seccomp``: a file descriptor holding user_namespace_filter's program."""
+    ones before; ``seccomp``: a file descriptor holding worker_filter's program."""
     args = [exe, *_namespaces(), "--dev", "/dev", "--proc", "/proc"]  # on bwrap's new, empty root
     if seccomp is not None:
         args += ["--seccomp", str(seccomp)]
@@ -633,7 +640,7 @@ def start(
     if exe is None and not unsafe:
         raise NoSandbox(f"no sandbox available: {why}")
     jail = jail or Jail()
-    program = user_namespace_filter() if exe is not None and os.geteuid() == 0 else None
+    program = worker_filter() if exe is not None else None
     if exe is None:
         (prefix, network), how = network_isolation(), "none (unsafe)"
         home, cache = workdir, jail.cache or workdir / ".cache"

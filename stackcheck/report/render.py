@@ -8,6 +8,7 @@ table, the course's listings and errata, drift since the baseline, homework."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 from stackcheck.claims.results import Outcome, Report, Status
@@ -45,7 +46,7 @@ def markdown(report: Report, sections: list[tuple[str, list[str]]]) -> str:
     if failures:  # what to fix first, each failure whole (the page leads with them too)
         lines += ["## Failures: what to fix first", ""]
         for cid, t in failures:
-            lines += [f"### `{cid}` `{t.nodeid}`", "", "```", t.details or t.message or "failed", "```", ""]
+            lines += [f"### `{cid}` `{t.nodeid}`", "", *fenced([t.details or t.message or "failed"]), ""]
             if t.revisit:
                 lines += [f"Revisit first: [{t.revisit.get('id')}] {t.revisit.get('why')}", ""]
             lines += [f"Rerun: `{t.rerun}`", ""] if t.rerun else []
@@ -82,7 +83,7 @@ def markdown(report: Report, sections: list[tuple[str, list[str]]]) -> str:
     if evidence:
         lines += ["", "## Evidence", ""]
         lines += [
-            f"- `{cid}` `{t.nodeid}`: {json.dumps(list(t.evidence), ensure_ascii=False, default=str)}"
+            f"- `{cid}` `{t.nodeid}`: {spanned(json.dumps(list(t.evidence), ensure_ascii=False, default=str))}"
             for cid, t in evidence
         ]
     demos = [(c.id, t.nodeid) for c in report.claims for t in c.tests if not t.counts]
@@ -92,8 +93,21 @@ def markdown(report: Report, sections: list[tuple[str, list[str]]]) -> str:
     for title, section in sections:  # what the terminal shows besides the claims table
         if title == "course claims":
             continue
-        lines += ["", f"## {title[0].upper()}{title[1:]}", "", "```", *section, "```"]
+        lines += ["", f"## {title[0].upper()}{title[1:]}", "", *fenced(section)]
     return "\n".join(lines) + "\n"
+
+
+def fenced(text: list[str]) -> list[str]:
+    """``text`` as a Markdown code block whose fence no line of it can close (CommonMark: a fence
+    longer than any run of backticks inside): a failure message quotes what a submission printed."""
+    fence = "`" * max(3, 1 + max((len(run) for line in text for run in re.findall(r"`+", line)), default=0))
+    return [fence, *text, fence]
+
+
+def spanned(text: str) -> str:
+    """``text`` as one Markdown code span, its delimiters longer than any run of backticks inside."""
+    ticks = "`" * (1 + max((len(run) for run in re.findall(r"`+", text)), default=0))
+    return f"{ticks} {text} {ticks}"
 
 
 def _worker_line(worker: dict) -> str:
