@@ -273,3 +273,18 @@ def test_a_grading_stopped_by_a_signal_writes_every_row_and_ends_its_judges(tmp_
     time.sleep(0.5)
     with pytest.raises(ProcessLookupError):
         os.kill(judge, 0)
+
+
+@given(digits=st.integers(1, 70_000), tail=st.sampled_from(["!", "x!", " ", "1.", "a b"]))
+@settings(max_examples=25, deadline=None)
+def test_a_number_answer_of_any_length_is_judged_at_once(digits, tail):
+    """Issue 74: a 65 KB answer of digits made the number check backtrack for 71 s, in the grader's own
+    process, holding every other grading thread."""
+    from stackcheck.homework import checkpoints
+
+    start = time.monotonic()
+    assert not checkpoints.same("1" * digits + tail, 4.0, {"unit": "mb"})
+    assert time.monotonic() - start < 0.5
+    for right in ("4", "4 MB", " 4.0mb ", "+4.02 mb"):
+        assert checkpoints.same(right, 4.0, {"unit": "mb"}), right
+    assert not checkpoints.same("4 GB", 4.0, {"unit": "mb"}) and not checkpoints.same("4 2", 4.0, {"unit": "mb"})
