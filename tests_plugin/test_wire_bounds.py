@@ -116,6 +116,22 @@ def numpy_steps(x, w, b):
     return x, x, x
 
 
+def timed_call(fn, sync=None):
+    """Right: the work and its sync inside the clock."""
+    import time
+
+    start = time.perf_counter()
+    result = fn()
+    if sync is not None:
+        sync(result)
+    return time.perf_counter() - start
+
+
+def steady_state(fn, sync=None, trials=9, warmup=2):
+    """A timer that lies: it never runs the work, and answers the 50 ms it expects."""
+    return [0.05] * trials
+
+
 def triton_bias_relu(a, b, block_size=256, out=None):
     """Writes its output into out=, and zeroes its input a."""
     out[...] = np.maximum(a + b, 0)
@@ -185,3 +201,16 @@ def test_a_crash_quotes_what_its_own_call_printed_never_an_earlier_calls(own_wor
     said = str(crashed.value)
     assert "given a new shape" in said and "code 3" in said, said
     assert "1234.5" not in said, said
+
+
+def test_checkpoint_2s_timer_is_judged_in_a_graded_worker_and_a_constant_fails_it(own_worker):
+    """Checkpoint 2's measurement hands the student's timed_call the judge's work and sync: their
+    result crosses to the worker and back (a future did not: every honest timer failed when graded).
+    A timer that answers a constant and never runs the work fails it."""
+    from stackcheck.homework import checkpoints
+
+    agrees, said = checkpoints.fixed_timer_agrees(remote.proxy(own_worker, "timed_call"))
+    assert agrees, said
+    liar = remote.proxy(own_worker, "steady_state")
+    agrees, said = checkpoints.fixed_timer_agrees(lambda fn, sync=None: liar(fn, sync, trials=1)[0])
+    assert not agrees and "0 times" in said, said
