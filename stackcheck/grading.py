@@ -20,6 +20,7 @@ import dataclasses
 import importlib.util
 import json
 import os
+import queue
 import re
 import resource
 import shutil
@@ -129,8 +130,11 @@ def grade_all(
             warm, said = None, "none: no submission parses, so none runs a test"
         print(f"stackcheck grade: compile caches {said} ({time.monotonic() - start:.0f} s)", flush=True)
         setup = dataclasses.replace(setup, warm=warm)
+        slots = queue.SimpleQueue()
+        for slot in range(jobs):
+            slots.put(slot)
         with ThreadPoolExecutor(jobs) as pool:
-            futures = {pool.submit(_graded, who, setup, feedback, scratch): who for who in students}
+            futures = {pool.submit(_graded, who, setup, feedback, scratch, slots): who for who in students}
             try:
                 for done, future in enumerate(as_completed(futures), 1):
                     who = futures[future]
@@ -220,11 +224,13 @@ def _kill(process: subprocess.Popen) -> None:
         pass
 
 
-def _graded(who: Student, setup: Setup, feedback: Path, scratch: Path) -> tuple[dict, float]:
-    """One submission's row, whatever happens to it (its seconds too)."""
+def _graded(who: Student, setup: Setup, feedback: Path, scratch: Path, slots: queue.SimpleQueue) -> tuple[dict, float]:
+    """One submission's row, whatever happens to it (its seconds too), graded in a free slot of
+    ``slots`` (one per job: its worker's uid is the slot's alone while it runs)."""
     start = time.monotonic()
+    slot = slots.get()
     try:
-        row = grade_one(who, setup, feedback, scratch)
+        row = grade_one(who, setup, feedback, scratch, sandbox.worker_uid(slot))
     except sandbox.Refused as error:
         row = _unscored(who, f"refused: {error}", feedback)
     except Exception as error:  # noqa: BLE001 - one submission never stops the batch
@@ -232,6 +238,7 @@ def _graded(who: Student, setup: Setup, feedback: Path, scratch: Path) -> tuple[
     finally:
         for place in ("work", "cache"):  # the worker's writable folders: data, never read again
             sandbox.remove_tree(scratch / place / who.stem)
+        slots.put(slot)
     return row, time.monotonic() - start
 
 
@@ -244,10 +251,11 @@ def _unscored(who: Student, status: str, feedback: Path) -> dict:
     return {"student": who.shown, "percent": 0, "earned": 0, "points": "", "status": status}
 
 
-def grade_one(who: Student, setup: Setup, feedback: Path, scratch: Path) -> dict:
+def grade_one(who: Student, setup: Setup, feedback: Path, scratch: Path, uid: int = sandbox.UID) -> dict:
     """One submission: a safe copy, its judge, its row (total, points per claim and checkpoint, the
     checkpoint key for the instructor) and its feedback: Markdown, JSON, HTML, Gradescope results.
-    Its answers are read from the copy before its code runs; after that the copy is never read."""
+    Its answers are read from the copy before its code runs; after that the copy is never read.
+    ``uid``: its worker's host uid where the grader is root."""
     folder, stem = who.folder, who.stem
     if _STOPPING.is_set():
         return _unscored(who, "not graded: grading was stopped before this submission's turn", feedback)
@@ -263,7 +271,7 @@ def grade_one(who: Student, setup: Setup, feedback: Path, scratch: Path) -> dict
         shutil.copytree(setup.warm, cache, symlinks=True)
     cache.mkdir(parents=True, exist_ok=True)
     judge = scratch / "judge" / stem
-    done, report = _judge(copy, cache, judge, setup, setup.parts, handed_in)
+    done, report = _judge(copy, cache, judge, setup, setup.parts, handed_in, uid)
     if _STOPPING.is_set():
         return _unscored(who, "not graded: grading was stopped while this submission ran", feedback)
     if done is None:
@@ -339,7 +347,7 @@ ANSWERS = "answers.toml"  # in the judge's folder: the answers as handed in, rea
 
 
 def _judge(
-    copy: Path, cache: Path, folder: Path, setup: Setup, parts, answers: bytes | None = None
+    copy: Path, cache: Path, folder: Path, setup: Setup, parts, answers: bytes | None = None, uid: int = sandbox.UID
 ) -> tuple[str | None, Path]:
     """Run the judge for the copy, with ``answers`` (answers.toml's bytes as handed in; None: there
     were none): (its output, or None at the wall limit; where its report is)."""
@@ -355,7 +363,7 @@ def _judge(
         (shutil.copytree if source.is_dir() else shutil.copy2)(source, staged / name)
     ungradable = setup.warm / UNGRADABLE if setup.warm is not None else None
     settings = {
-        "jail": sandbox.Jail(hidden=setup.hidden, cache=cache).to_json(),
+        "jail": sandbox.Jail(hidden=setup.hidden, cache=cache, uid=uid).to_json(),
         "unsafe": setup.unsafe,
         "wall_s": setup.timeout,
     }

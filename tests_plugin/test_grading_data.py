@@ -232,7 +232,7 @@ grading.warm_caches = lambda *a, **k: None
 grading._require_sandbox = lambda unsafe: None
 
 
-def slow(who, setup, feedback, scratch):
+def slow(who, setup, feedback, scratch, uid=None):
     if who.folder.name == "carl":
         return {{"student": who.shown, "percent": 100, "earned": 1, "points": 1, "status": "graded"}}
     process = subprocess.Popen(["sleep", "600"], start_new_session=True)

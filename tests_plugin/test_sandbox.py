@@ -8,6 +8,7 @@ import csv
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -397,6 +398,49 @@ def test_no_kernel_key_can_be_added_or_read(tmp_path):
     done = python(code, tmp_path)
     made = done.stdout.split()
     assert made == ["-1", "1", "-1", "1", "-1", "1"], done.stdout + done.stderr[-500:]
+
+
+def test_two_slots_workers_are_two_uids_whose_processes_do_not_count_together(tmp_path):
+    """From a determined student's attack: graded at once as one uid, a worker's 4092 threads left its
+    neighbour's none (the kernel counts a uid's processes host-wide: RLIMIT_NPROC), and an honest
+    grade fell to 68 %. Each grading slot's worker is a uid of its own: while slot 0's worker holds
+    all it may start, slot 1's starts its threads."""
+    if os.geteuid() != 0:
+        pytest.skip("the grader is no root here: each worker is this user in a user namespace of its own")
+    limits = sandbox.Limits(wall_s=60, processes=48)
+    hog = "import threading, time\n" + "\n".join(
+        [
+            "made = 0",
+            "try:",
+            "    while True:",
+            "        threading.Thread(target=time.sleep, args=(20,), daemon=True).start(); made += 1",
+            "except RuntimeError:",
+            "    pass",
+            "open('held', 'w').write(str(made)); time.sleep(20)",
+        ]
+    )
+    busy = tmp_path / "slot0"
+    busy.mkdir()
+    held = sandbox.start(
+        [sys.executable, "-c", hog], busy, limits, sandbox.Jail(uid=sandbox.worker_uid(0)), stdout=subprocess.DEVNULL
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while not (busy / "held").exists() and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert (busy / "held").exists() and int((busy / "held").read_text()) > 20
+        other = tmp_path / "slot1"
+        other.mkdir()
+        code = (
+            "import threading, time\nfor _ in range(8):\n    threading.Thread(target=time.sleep, args=(1,)).start()\n"
+        )
+        code += "print('started')"
+        done = python(code, other, sandbox.Jail(uid=sandbox.worker_uid(1)), processes=48)
+        assert "started" in done.stdout, done.stdout + done.stderr[-500:]
+    finally:
+        os.killpg(held.process.pid, signal.SIGKILL)
+        held.process.wait()
+        held.close()
 
 
 def test_under_a_root_grader_the_worker_is_an_unprivileged_host_user(tmp_path):

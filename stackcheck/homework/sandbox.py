@@ -65,6 +65,11 @@ PROCESSES = 4096  # processes and threads (torch, JAX and XLA start pools of doz
 TMP_BYTES = 512 * 1024**2  # its /tmp, in memory the address-space limit does not count
 FILE_BYTES = 256 * 1024**2  # any one file it writes (its copy, its log)
 UID = 65534  # who it is inside: nobody
+# Where the grader is root, the worker is a host uid: UID for the first grading slot, SLOT_UIDS + k
+# for slot k (a uid no account holds). The kernel counts a uid's processes (RLIMIT_NPROC) and keeps
+# its keyrings host-wide: two submissions graded at once as one uid shared both (one's 4092 threads
+# left the other's worker none, and an honest grade fell to 68 %).
+SLOT_UIDS = 2_000_000_000
 # What a worker sees of the host, besides the Python it runs and the suite: programs and libraries
 # (a C++ compiler for Inductor among them), and of /etc what the loader and the compilers read.
 SYSTEM_READ = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
@@ -99,6 +104,7 @@ class Jail:
     replaced: tuple[tuple[Path, Path], ...] = ()  # (a file here, the file it stands for), read-only
     inside: Path | None = None  # where it sees its working copy (None: at its own path)
     cache: Path | None = None  # a folder here it sees, writable, at CACHE
+    uid: int = UID  # the host uid it runs as where the grader is root (``worker_uid``)
 
     def to_json(self) -> dict:
         return {
@@ -107,6 +113,7 @@ class Jail:
             "replaced": [[str(a), str(b)] for a, b in self.replaced],
             "inside": str(self.inside) if self.inside else None,
             "cache": str(self.cache) if self.cache else None,
+            "uid": self.uid,
         }
 
     @classmethod
@@ -117,7 +124,13 @@ class Jail:
             replaced=tuple((Path(a), Path(b)) for a, b in data.get("replaced", ())),
             inside=Path(data["inside"]) if data.get("inside") else None,
             cache=Path(data["cache"]) if data.get("cache") else None,
+            uid=int(data.get("uid", UID)),
         )
+
+
+def worker_uid(slot: int) -> int:
+    """The host uid of the worker of grading slot ``slot`` (one per --jobs) where the grader is root."""
+    return UID if slot == 0 else SLOT_UIDS + slot
 
 
 @dataclass(frozen=True)
@@ -273,21 +286,21 @@ class _holding:
             os.close(self.fd)
 
 
-def _as_worker(command: list[str]) -> list[str]:
-    """``command`` as the sandbox runs it: by the host's uid UID where the grader is root."""
+def _as_worker(command: list[str], uid: int = UID) -> list[str]:
+    """``command`` as the sandbox runs it: by the host's uid ``uid`` where the grader is root."""
     if os.geteuid() != 0:
         return command
-    return [sys.executable, "-I", "-c", AS_WORKER, str(UID), *command]
+    return [sys.executable, "-I", "-c", AS_WORKER, str(uid), *command]
 
 
-def _hand_over(folder: Path | None) -> None:
-    """Where the grader is root, what the worker writes (its copy, its caches) becomes UID's."""
+def _hand_over(folder: Path | None, uid: int = UID) -> None:
+    """Where the grader is root, what the worker writes (its copy, its caches) becomes ``uid``'s."""
     if folder is None or os.geteuid() != 0 or not folder.is_dir():
         return
-    os.lchown(folder, UID, UID)
+    os.lchown(folder, uid, uid)
     for here, dirs, files in os.walk(folder):
         for name in dirs + files:
-            os.lchown(os.path.join(here, name), UID, UID)
+            os.lchown(os.path.join(here, name), uid, uid)
 
 
 def _unprivileged() -> list[str]:
@@ -352,7 +365,7 @@ def _jailed(exe: str, workdir: Path, jail: Jail, limits: Limits, seccomp: int | 
     for name in ETC_READ:
         if os.path.lexists(Path("/etc") / name):
             args += ["--ro-bind", f"/etc/{name}", f"/etc/{name}"]
-    for name, text in identity().items():
+    for name, text in identity(jail.uid if os.geteuid() == 0 else UID).items():
         args += ["--ro-bind", str(text), f"/etc/{name}"]
     for memory in (str(TMP), "/dev/shm"):
         args += ["--perms", "1777", "--size", str(TMP_BYTES), "--tmpfs", memory]
@@ -407,15 +420,15 @@ def _within(path: Path, shown: list[Path]) -> list[Path]:
     return [p / real.relative_to(p.resolve()) for p in shown if real.is_relative_to(p.resolve())]
 
 
-def identity() -> dict[str, Path]:
-    """The worker's /etc/passwd and /etc/group: root and nobody only (a library that asks who runs it,
-    Inductor's cache folder, finds an answer; no name of the host's users is shown). Kept in the
-    suite's cache folder, named by their content."""
+def identity(uid: int = UID) -> dict[str, Path]:
+    """The worker's /etc/passwd and /etc/group: root and nobody (``uid``) only (a library that asks who
+    runs it, Inductor's cache folder, finds an answer; no name of the host's users is shown). Kept in
+    the suite's cache folder, named by their content."""
     from stackcheck.paths.data import cache_dir
 
     texts = {
-        "passwd": f"root:x:0:0:root:/root:/usr/sbin/nologin\nnobody:x:{UID}:{UID}:nobody:{TMP}:/usr/sbin/nologin\n",
-        "group": f"root:x:0:\nnogroup:x:{UID}:\n",
+        "passwd": f"root:x:0:0:root:/root:/usr/sbin/nologin\nnobody:x:{uid}:{uid}:nobody:{TMP}:/usr/sbin/nologin\n",
+        "group": f"root:x:0:\nnogroup:x:{uid}:\n",
     }
     folder = cache_dir() / "sandbox-etc" / hashlib.sha256(repr(texts).encode()).hexdigest()[:12]
     found = {name: folder / name for name in texts}
@@ -647,9 +660,9 @@ def start(
     else:
         prefix, network, how = [], "isolated", "bubblewrap"  # its arguments name the filter's descriptor: below
         home, cache = TMP, CACHE if jail.cache else TMP / ".cache"
-        _hand_over(workdir)
-        _hand_over(jail.cache)
-        command = _as_worker(command)
+        _hand_over(workdir, jail.uid)
+        _hand_over(jail.cache, jail.uid)
+        command = _as_worker(command, jail.uid)
     group = _process_cap(limits.processes)
     joins = str(group / "cgroup.procs") if group else ""
     launch = [str(limits.memory_bytes), str(limits.cpu), str(limits.processes), str(limits.file_bytes), joins]
