@@ -72,15 +72,20 @@ def submissions_in(folder: Path) -> list[Path]:
     return sorted(p for p in folder.iterdir() if os.path.lexists(p / "homework.py") and p.name[:1] != ".")
 
 
+PARSE_BYTES = 1024**2  # a file the grader parses itself for its ASSIGNED: an honest one is ~30 KB
+
+
 def chosen_parts(folders: list[Path], parts: list[str] | None) -> list[str]:
     """The parts to warm caches for: ``parts``, else those the parsable files declare (a file that
-    does not parse adds none, and runs no test), else all; none where no file parses."""
+    does not parse adds none, and runs no test), else all; none where no file parses. The grader
+    parses no file over PARSE_BYTES in its own process (a 16 MB list literal: 12 GB and a minute):
+    such a file adds no part here, and its own judge, under its memory limit, reads it."""
     if parts:
         return parts
     declared, parsed = set(), False
     for folder in folders:
         path = folder / "homework.py"
-        if path.is_file() and not path.is_symlink() and path.stat().st_size <= sandbox.COPY_BYTES:
+        if path.is_file() and not path.is_symlink() and path.stat().st_size <= PARSE_BYTES:
             tree = assignment.parsed(str(path))
             if tree is not None:
                 parsed = True
@@ -244,10 +249,12 @@ def _graded(who: Student, setup: Setup, feedback: Path, scratch: Path, slots: qu
 
 def _unscored(who: Student, status: str, feedback: Path) -> dict:
     """The row, feedback and results.json of a submission that earned nothing, with the reason."""
-    (feedback / f"{who.stem}.md").write_text(f"# {who.shown}\n\n{status}\n", encoding="utf-8")
+    (feedback / f"{who.stem}.md").write_text(
+        f"# {who.shown}\n\n{status}\n", encoding="utf-8", errors="backslashreplace"
+    )
     results = {"score": 0, "max_score": 0, "output": status, "visibility": "visible", "tests": []}
     text = json.dumps(results, indent=2, ensure_ascii=False)
-    (feedback / f"{who.stem}.results.json").write_text(text, encoding="utf-8")
+    (feedback / f"{who.stem}.results.json").write_text(text, encoding="utf-8", errors="backslashreplace")
     return {"student": who.shown, "percent": 0, "earned": 0, "points": "", "status": status}
 
 

@@ -288,3 +288,20 @@ def test_a_number_answer_of_any_length_is_judged_at_once(digits, tail):
     for right in ("4", "4 MB", " 4.0mb ", "+4.02 mb"):
         assert checkpoints.same(right, 4.0, {"unit": "mb"}), right
     assert not checkpoints.same("4 GB", 4.0, {"unit": "mb"}) and not checkpoints.same("4 2", 4.0, {"unit": "mb"})
+
+
+def test_the_grader_parses_no_large_submission_in_its_own_process(tmp_path, monkeypatch):
+    """From a determined student's attack: graded without --part, the grader parsed every homework.py
+    itself to read its ASSIGNED (a 16 MB list literal: 12 GB, a minute, before any grading). It parses
+    none over PARSE_BYTES; such a file adds no part, and its own judge reads it under its limits."""
+    from stackcheck import grading
+    from stackcheck.homework import assignment
+
+    parsed = []
+    monkeypatch.setattr(assignment, "parsed", lambda path: parsed.append(path) or None)
+    small, large = tmp_path / "small", tmp_path / "large"
+    for folder, size in ((small, 100), (large, grading.PARSE_BYTES + 1)):
+        folder.mkdir()
+        (folder / "homework.py").write_text("x = [" + "1," * (size // 2) + "]\n")
+    grading.chosen_parts([small, large], None)
+    assert parsed == [str(small / "homework.py")]

@@ -150,3 +150,22 @@ def test_what_a_submission_printed_stays_inside_its_code_block(lines):
     assert fence.content.rstrip("\n") == "\n".join(text).rstrip("\n") or not "".join(text).strip(), fence.content
     span = markdown_it.MarkdownIt("commonmark").parseInline(render.spanned(" ".join(text)))[0].children
     assert [t.type for t in span] == ["code_inline"], [t.type for t in span]
+
+
+@given(st.text(alphabet=st.characters(min_codepoint=0xD7F0, max_codepoint=0xE010), min_size=1, max_size=12))
+@settings(max_examples=50, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+def test_a_message_utf8_cannot_hold_is_written_and_read_back_as_it_was(tmp_path, text):
+    """From a determined student's attack: a lone surrogate in a failure message (any text JSON's
+    escapes can carry) crashed the judge writing its report, and the work earned 0. The report, its
+    Markdown and its page are written whole, and the JSON reads back the message as it was (a high
+    and a low surrogate in a row as the one character they spell)."""
+    from stackcheck.claims.results import Report
+
+    data = small_report()
+    failing = next(t for c in data["claims"] for t in c["tests"])
+    failing.update(outcome="failed", message=f"printed {text}")
+    written = render.write(Report.from_json(data), str(tmp_path / "run.json"), [("homework", [text])])
+    again = Report.load(written[0])
+    paired = f"printed {text}".encode("utf-16", "surrogatepass").decode("utf-16", "surrogatepass")  # as JSON reads
+    assert any(t.message == paired for _, t in again.tests())
+    assert all(p.read_bytes() for p in written)

@@ -52,5 +52,5 @@ def results(report: Report, withheld: list[dict], visibility: str = "visible") -
 
 def write(path: Path, report: Report, withheld: list[dict], visibility: str = "visible") -> Path:
     text = json.dumps(results(report, withheld, visibility), indent=2, ensure_ascii=False)
-    path.write_text(text, encoding="utf-8")
+    path.write_text(text, encoding="utf-8", errors="backslashreplace")
     return path

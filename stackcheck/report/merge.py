@@ -262,7 +262,9 @@ def write(paths: list[str], out: str) -> tuple[Path, Path, Path]:
             pages[label] = Path(os.path.relpath(beside.resolve(), html_path.parent.resolve())).as_posix()
     found = matrix(reports, pages)
     json_path.parent.mkdir(parents=True, exist_ok=True)
-    json_path.write_text(json.dumps(found, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
-    md_path.write_text(markdown(found), encoding="utf-8")
-    html_path.write_text(html(found), encoding="utf-8")
+    json_path.write_text(
+        json.dumps(found, indent=2, ensure_ascii=False) + "\n", encoding="utf-8", errors="backslashreplace"
+    )
+    md_path.write_text(markdown(found), encoding="utf-8", errors="backslashreplace")
+    html_path.write_text(html(found), encoding="utf-8", errors="backslashreplace")
     return json_path, md_path, html_path

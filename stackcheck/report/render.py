@@ -29,13 +29,15 @@ def write(report: Report, path: str, sections: list[tuple[str, list[str]]], page
     """The report's JSON, and with ``pages`` its Markdown and HTML beside it: the files written."""
     from stackcheck.report import html
 
+    # what a submission printed may hold a lone surrogate, which UTF-8 cannot hold: written as \\udXXX
+    # (JSON reads it back as it was), never a half-written file
     json_path, md_path, html_path = report_paths(path)
     json_path.parent.mkdir(parents=True, exist_ok=True)
-    json_path.write_text(report.dumps(), encoding="utf-8")
+    json_path.write_text(report.dumps(), encoding="utf-8", errors="backslashreplace")
     if not pages:
         return (json_path,)
-    md_path.write_text(markdown(report, sections), encoding="utf-8")
-    html_path.write_text(html.page(report, sections), encoding="utf-8")
+    md_path.write_text(markdown(report, sections), encoding="utf-8", errors="backslashreplace")
+    html_path.write_text(html.page(report, sections), encoding="utf-8", errors="backslashreplace")
     return json_path, md_path, html_path
 
 
