@@ -628,17 +628,19 @@ def test_an_attack_knows_each_planted_secret_and_no_public_file_for_one():
     file of the checkout is: a detector that took public words for a secret turned honest work wrong
     wherever the checkout came within a submission's reach (a clone under /tmp)."""
     token, marker = uuid.uuid4().hex, f"MARKER-ana-{uuid.uuid4().hex}"
-    code = PRELUDE.format(places={"fingerprints": fingerprints([token, marker])})
+    inputs = f"MARKER-hidden-inputs-{uuid.uuid4().hex}"
+    code = PRELUDE.format(places={"fingerprints": fingerprints([token, inputs, marker])})
     found: dict = {}
     exec(compile(code, "<prelude>", "exec"), found)
     secret = found["_secret"]
-    compiled = marshal.dumps(compile(HIDDEN_TEST.format(token=token), "test_hidden.py", "exec"))
+    hidden = HIDDEN_TEST.format(token=token, inputs=inputs)
+    compiled = marshal.dumps(compile(hidden, "test_hidden.py", "exec"))
     key = data.path(*checkpoints.KEY_FILE)
-    assert secret(HIDDEN_TEST.format(token=token)) and any(
-        secret(s.decode()) for s in re.findall(rb"[ -~]{8,}", compiled)
-    )
-    assert secret(f"# {marker}\n") and secret(key.read_text(encoding="utf-8"))
-    assert not secret(HIDDEN_TEST.format(token=uuid.uuid4().hex)) and not secret(f"# MARKER-ana-{uuid.uuid4().hex}")
+    assert secret(hidden) and any(secret(s.decode()) for s in re.findall(rb"[ -~]{8,}", compiled))
+    assert secret(f"# {marker}\n") and secret(f"hidden case gave [[1]] for its inputs {inputs}")
+    assert secret(key.read_text(encoding="utf-8"))
+    other = HIDDEN_TEST.format(token=uuid.uuid4().hex, inputs=f"MARKER-hidden-inputs-{uuid.uuid4().hex}")
+    assert not secret(other) and not secret(f"# MARKER-ana-{uuid.uuid4().hex}")
     public = data.checkout_files(grading.suite_root()) or list(CORPUS.parent.glob("*.py"))
     flagged = [str(p) for p in public if p != key and secret(p.read_text(encoding="utf-8", errors="replace"))]
     assert not flagged, f"public files a detector takes for a secret: {flagged[:10]}"
