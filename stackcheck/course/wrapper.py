@@ -31,20 +31,25 @@ def listing_source(listing_id: str = WRAPPER) -> str:
 def course_wrapper(source: str) -> tuple[Callable, list]:
     """(the listing's ``bias_relu``, the list its kernel's launches are appended to). The listing runs
     as a module, not as ``__main__``; each launch still runs the real kernel."""
+    import hashlib
     import importlib.util
-    import shutil
-    import tempfile
-    from pathlib import Path
+    import os
+    import uuid
 
-    folder = Path(tempfile.mkdtemp(prefix="course-11-2-"))  # Triton reads a kernel's source from its file
+    from stackcheck.paths.data import cache_dir
+
+    # Triton reads a kernel's source from its file: one file per content in the suite's cache, written
+    # whole (a name of its own, then renamed), never a temporary folder a killed run would leave behind
+    folder = cache_dir() / "course-11-2" / hashlib.sha256(source.encode()).hexdigest()[:16]
     path = folder / "course_06_triton_bias_relu.py"
-    path.write_text(source, encoding="utf-8")
+    if not path.is_file():
+        folder.mkdir(parents=True, exist_ok=True)
+        staged = folder / f".{uuid.uuid4().hex}.tmp"
+        staged.write_text(source, encoding="utf-8")
+        os.replace(staged, path)
     spec = importlib.util.spec_from_file_location(path.stem, path)
     module = importlib.util.module_from_spec(spec)
-    try:
-        spec.loader.exec_module(module)  # @triton.jit has read each kernel's source by now
-    finally:
-        shutil.rmtree(folder, ignore_errors=True)
+    spec.loader.exec_module(module)
     namespace = vars(module)
     launches: list = []
     kernel = namespace["bias_relu_kernel"]
