@@ -30,12 +30,13 @@ def test_a_saved_report_renders_as_its_run_rendered_it(pytester, suite_file, tmp
     result = pytester.runpytest_inprocess(
         suite_file("tests_math/test_s2_2_hand.py"),
         "-m",
-        "numpy",
+        "numpy or tpu",
         "-p",
         "no:cacheprovider",
         f"--curriculum-report={tmp_path / 'run.json'}",
     )
-    result.assert_outcomes(passed=1, deselected=13)
+    outcomes = result.parseoutcomes()  # a test that ran and one skipped (where no TPU is): each rendered
+    assert outcomes.get("passed", 0) + outcomes.get("skipped", 0) == 2 and outcomes["deselected"] == 12, outcomes
     assert (
         cli.main(
             [

@@ -33,9 +33,13 @@ def write(report: Report, path: str, sections: list[tuple[str, list[str]]], page
     # (JSON reads it back as it was), never a half-written file
     json_path, md_path, html_path = report_paths(path)
     json_path.parent.mkdir(parents=True, exist_ok=True)
-    json_path.write_text(report.dumps(), encoding="utf-8", errors="backslashreplace")
+    text = report.dumps()
+    json_path.write_text(text, encoding="utf-8", errors="backslashreplace")
     if not pages:
         return (json_path,)
+    # the pages are rendered from the report as its file reads back (what it rounds, a sub-millisecond
+    # test's seconds, it rounds here too): `stackcheck report` on the file renders them byte for byte
+    report = Report.from_json(json.loads(text))
     md_path.write_text(markdown(report, sections), encoding="utf-8", errors="backslashreplace")
     html_path.write_text(html.page(report, sections), encoding="utf-8", errors="backslashreplace")
     return json_path, md_path, html_path
