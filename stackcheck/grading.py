@@ -15,6 +15,7 @@ in the worker's writable copy, and removes it with a routine that cannot raise o
 
 from __future__ import annotations
 
+import collections
 import csv
 import dataclasses
 import importlib.util
@@ -170,10 +171,16 @@ class Student:
 
 def _write_rows(out: Path, feedback: Path, students: list[Student], rows: dict[Path, dict], key: dict) -> None:
     """grades.csv with a row per submission (one that has none yet was stopped before it was graded,
-    and gets its feedback saying so), every cell safe for spreadsheets."""
+    and gets its feedback saying so), every cell safe for spreadsheets. A row that earned nothing is
+    out of the points most graded rows were out of (0 where none was graded)."""
     for who in students:
         if who.folder not in rows:
             rows[who.folder] = _unscored(who, "not graded: grading was stopped before this submission's turn", feedback)
+    offered = collections.Counter(r["points"] for r in rows.values() if r["points"] != "")
+    most = max(offered.items(), key=lambda found: (found[1], found[0]))[0] if offered else 0
+    for row in rows.values():
+        if row["points"] == "":
+            row["points"] = most
     columns = COLUMNS + [f"{qid} {name}" for qid, fields in key.items() for name in fields]
     with open(out, "w", newline="", encoding="utf-8") as f:
         writer = csv.DictWriter(f, fieldnames=columns, restval="", extrasaction="ignore")
@@ -248,14 +255,22 @@ def _graded(who: Student, setup: Setup, feedback: Path, scratch: Path, slots: qu
 
 
 def _unscored(who: Student, status: str, feedback: Path) -> dict:
-    """The row, feedback and results.json of a submission that earned nothing, with the reason."""
-    (feedback / f"{who.stem}.md").write_text(
-        f"# {who.shown}\n\n{status}\n", encoding="utf-8", errors="backslashreplace"
-    )
+    """The row, feedback (Markdown, HTML) and results.json of a submission that earned nothing, with
+    the reason; its row's points are the grading's, filled in with the others (``_write_rows``)."""
+    said = {".md": f"# {who.shown}\n\nscore: 0 %\n\n{status}\n", ".html": _unscored_page(who.shown, status)}
+    for suffix, text in said.items():
+        (feedback / f"{who.stem}{suffix}").write_text(text, encoding="utf-8", errors="backslashreplace")
     results = {"score": 0, "max_score": 0, "output": status, "visibility": "visible", "tests": []}
     text = json.dumps(results, indent=2, ensure_ascii=False)
     (feedback / f"{who.stem}.results.json").write_text(text, encoding="utf-8", errors="backslashreplace")
     return {"student": who.shown, "percent": 0, "earned": 0, "points": "", "status": status}
+
+
+def _unscored_page(shown: str, status: str) -> str:
+    from stackcheck.report import html
+
+    body = [f"<header><h1>{html.esc(shown)}</h1></header>", "<p><strong>score: 0 %</strong></p>"]
+    return html.document(f"{shown}: score 0 %", [*body, f"<pre>{html.esc(status)}</pre>"])
 
 
 def grade_one(who: Student, setup: Setup, feedback: Path, scratch: Path, uid: int = sandbox.UID) -> dict:

@@ -88,13 +88,13 @@ def test_a_cell_is_never_longer_than_its_cap_and_says_where_it_was_cut(text):
 
 
 def test_grades_csv_has_a_row_for_each_submission_that_was_never_graded(tmp_path):
-    """Grading stopped before a submission's turn still writes its row and its feedback, saying so;
-    a name's cells are text, whatever they start with."""
+    """Grading stopped before a submission's turn still writes its row (its points the others') and its
+    feedback (JSON, Markdown, HTML), saying so; a name's cells are text, whatever they start with."""
     folders = [tmp_path / "=2+3", tmp_path / "carl"]
     students = [
         grading.Student(f, names.stems([f.name for f in folders])[f.name], names.display(f.name)) for f in folders
     ]
-    rows = {folders[1]: {"student": "carl", "percent": 100, "status": "graded"}}
+    rows = {folders[1]: {"student": "carl", "percent": 100, "points": 12, "status": "graded"}}
     out, feedback = tmp_path / "grades.csv", tmp_path / "feedback"
     feedback.mkdir()
     grading._write_rows(out, feedback, students, rows, {})
@@ -102,7 +102,9 @@ def test_grades_csv_has_a_row_for_each_submission_that_was_never_graded(tmp_path
         table = list(csv.DictReader(f))
     assert [r["student"] for r in table] == ["'=2+3", "carl"]
     assert table[0]["status"].startswith("not graded: grading was stopped"), table[0]
-    assert (feedback / f"{students[0].stem}.results.json").is_file()
+    assert table[0]["points"] == "12", "a row that earned nothing is out of what the others were graded on"
+    for suffix in (".results.json", ".md", ".html"):
+        assert "grading was stopped" in (feedback / f"{students[0].stem}{suffix}").read_text(encoding="utf-8")
 
 
 # ---- the worker's copy after its run --------------------------------------------------------------

@@ -1,8 +1,9 @@
 """Issue 52 item 8: grading says what it does as it goes, and a file that does not parse is that
 student's 0 with its line: one line per submission as it finishes (a progress count, the score, the
-seconds), its own results.json and a first screen that says "does not parse: homework.py line N" with
+seconds), its own results.json, HTML page and CSV row (no empty cell), and a first screen that says "does not parse: homework.py line N" with
 no path of the grader's; and it warms no compile cache, since it runs no test."""
 
+import csv
 import json
 import subprocess
 import sys
@@ -31,4 +32,9 @@ def test_a_file_that_does_not_parse_is_graded_at_once_with_its_line(tmp_path, bu
     assert results["score"] == 0 and results["output"].startswith("does not parse: homework.py line 5:"), results
     first_screen = (out.parent / "grades-feedback" / "bob.md").read_text().splitlines()[:5]
     assert any(row.startswith("does not parse: homework.py line 5:") for row in first_screen), first_screen
+    page = (out.parent / "grades-feedback" / "bob.html").read_text()
+    assert "score: 0 %" in page and "does not parse: homework.py line 5:" in page, page
+    with open(out, newline="", encoding="utf-8") as f:
+        (row,) = csv.DictReader(f)
+    assert row["points"] != "" and row["percent"] == "0", row
     assert str(tmp_path) not in "\n".join(first_screen) + results["output"], "no path of the grader's"
