@@ -3,6 +3,8 @@ reading it exists to reject. Readings are shaped like the H200's (issue 11's mea
 these run on any machine."""
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from stackcheck import judges
 from stackcheck.evidence import device_profile, hardware, per_gpu, timing
@@ -39,6 +41,25 @@ def test_a_reader_that_sums_the_fma_pipe_as_tensor_work_is_caught():
         judges.assert_tensor_cores([misread], False, "fp32 GEMM")
     with pytest.raises(AssertionError, match="Tensor Core"):
         judges.assert_tensor_cores([FP32_GEMM], True, "fp32 GEMM claimed on Tensor Cores")
+
+
+@given(tensor=st.integers(0, 10**12), ffma=st.integers(0, 10**12))
+@settings(max_examples=200, deadline=None)
+def test_mc04_judges_and_records_a_share_never_a_ratio_over_a_zero(tensor, ffma):
+    """MC04's judged number is the tensor pipe's share of the multiply-adds, in [0, 1] whatever the
+    counts (bf16 on Tensor Cores issues no FFMA: a ratio over it read 2.6e5), and the verdict is the
+    line the report draws: on Tensor Cores exactly when the share is above 1e-3."""
+    read = [kernel("gemm", gmma=tensor, ffma=ffma)]
+    share = tensor / (tensor + ffma) if tensor + ffma else 0.0
+    for expected in (True, False):
+        try:
+            found = judges.assert_tensor_cores(read, expected, "a GEMM")
+        except AssertionError:
+            found = None
+        (line,) = found["judged"] if found else [{"measured": share}]
+        assert 0 <= line["measured"] <= 1 and line["measured"] == pytest.approx(share)
+        on_tensor_cores = share > 1e-3
+        assert (found is not None) == (on_tensor_cores if expected else ffma > 0 and not on_tensor_cores)
 
 
 TF32_GEMM = kernel("sm90_xmma_gemm_f32f32_tf32f32", gmma=262144, hmma=262144, ffma=4194304)

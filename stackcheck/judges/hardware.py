@@ -96,18 +96,21 @@ def assert_programs_run_at_once(counted: int, atomic: int, programs: int, most: 
 
 
 def tensor_share(kernels: list[counters.Kernel]) -> float:
-    """Tensor-pipe instructions over FP32 FFMA instructions of ``kernels`` (MC04's reading)."""
-    return sum(k.tensor_pipe for k in kernels) / max(counters.total(kernels, "ffma"), 1)
+    """The tensor pipe's share of the multiply-add instructions of ``kernels``: tensor-pipe over
+    tensor-pipe + FP32 FFMA (MC04's reading; 0 where there are neither). A share, never a ratio over
+    a zero: bf16 on Tensor Cores issues no FFMA at all, and reads 1."""
+    tensor, ffma = sum(k.tensor_pipe for k in kernels), counters.total(kernels, "ffma")
+    return tensor / (tensor + ffma) if tensor + ffma else 0.0
 
 
 def assert_tensor_cores(kernels: list[counters.Kernel], expected: bool, what: str) -> dict:
     """MC04: ``expected`` says whether ``what`` does its multiply-adds on Tensor Cores. One warp-level
-    MMA does the work of thousands of FFMAs, so the line is tensor-pipe instructions at 0.1 % of
-    the FP32 FFMA (thread) instructions: above it on Tensor Cores, at or below it on the general
-    pipes (cuBLAS's fp32 GEMM issues a few thousand stray MMAs against 10^10 FFMAs). Returns the
-    line judged, for the report."""
-    tensor, ffma = sum(k.tensor_pipe for k in kernels), counters.total(kernels, "ffma")
-    verdict = tensor > 1e-3 * ffma if expected else (ffma > 0 and tensor <= 1e-3 * ffma)
+    MMA does the work of thousands of FFMAs, so the line is the tensor pipe at 0.1 % of the
+    multiply-add instructions (``tensor_share``): above it on Tensor Cores, at or below it on the
+    general pipes, which issue FFMAs (cuBLAS's fp32 GEMM issues a few thousand stray MMAs against
+    10^10 FFMAs). Returns the line judged, for the report."""
+    tensor, ffma, share = sum(k.tensor_pipe for k in kernels), counters.total(kernels, "ffma"), tensor_share(kernels)
+    verdict = share > 1e-3 if expected else (ffma > 0 and share <= 1e-3)
     assert kernels and verdict, "\n".join(
         [
             f"{what}: expected {'Tensor Core (gmma/hmma) instructions' if expected else 'FFMA, not the tensor pipe'};"
@@ -116,7 +119,8 @@ def assert_tensor_cores(kernels: list[counters.Kernel], expected: bool, what: st
         ]
     )
     side = {"at_least": 1e-3} if expected else {"at_most": 1e-3}
-    return {"judged": [judged.line("tensor-pipe over FFMA instructions", tensor_share(kernels), **side)]}
+    line = judged.line("tensor-pipe share of multiply-add instructions", share, **side)
+    return {"tensor_pipe_instructions": int(tensor), "ffma_instructions": int(ffma), "judged": [line]}
 
 
 def shape_decided(by_case: dict[str, tuple[list[counters.Kernel], list[counters.Kernel]]]) -> list[str]:
@@ -135,11 +139,11 @@ def assert_shape_decides(by_case: dict, recorded: str | None) -> dict:
     decided = shape_decided(by_case)
     found = {
         "shape_decides_in": decided,
-        "tensor_pipe_over_ffma": {case: [round(tensor_share(ks), 6) for ks in pair] for case, pair in by_case.items()},
+        "tensor_pipe_share": {case: [round(tensor_share(ks), 6) for ks in pair] for case, pair in by_case.items()},
     }
     assert recorded is None or recorded in decided, (
         f"{recorded}: the N^3 GEMM should run on the tensor pipe and the 1 x N product of the same dtype and "
-        f"setting on the FFMA pipe (tensor-pipe over FFMA instructions, line 1e-3, as [GEMM, 1 x N]): {found}"
+        f"setting on the FFMA pipe (the tensor pipe's share of multiply-adds, line 1e-3, as [GEMM, 1 x N]): {found}"
     )
     return found
 
