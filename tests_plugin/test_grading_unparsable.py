@@ -1,7 +1,8 @@
 """Issue 52 item 8: grading says what it does as it goes, and a file that does not parse is that
 student's 0 with its line: one line per submission as it finishes (a progress count, the score, the
-seconds), its own results.json, HTML page and CSV row (no empty cell), and a first screen that says "does not parse: homework.py line N" with
-no path of the grader's; and it warms no compile cache, since it runs no test."""
+seconds), its own results.json, HTML page and CSV row (no empty cell), and a first screen that says
+"does not parse: homework.py line N" with no path of the grader's; and it warms no compile cache,
+since it runs no test."""
 
 import csv
 import json
