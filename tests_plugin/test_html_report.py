@@ -458,3 +458,24 @@ def test_every_drawn_plot_labels_its_value_axis_with_a_unit(name, monkeypatch):
     units = ("ms", "µs", "bytes", "elements", "instructions", "sectors", "ratio", "as recorded")
     for kind, labels in zip(kinds, drawn):
         assert any(u in " ".join(labels) for u in units), (kind, labels)
+
+
+@pytest.mark.parametrize("name", ["cpu", "h200"])
+def test_every_picture_names_its_tests_parameters_and_labels_bytes_as_bytes(name):
+    """Issue 76 item 6: a picture's title names its test's parameters (which dtype, which device),
+    and a byte axis reads 64 MB, never a number under a "1e8" multiplier; read from the drawn SVG's
+    text for every plot the recorded reports draw."""
+    need_matplotlib()
+    byte_axes = 0
+    for claim in load(name)["claims"]:
+        for test in claim["tests"]:
+            about = plots.parameters(test["nodeid"])
+            for record in (r for r in test.get("evidence", []) if isinstance(r, dict)):
+                for plot in (p for p in plots.plots(record, about=about) if p.drawn):
+                    texts = re.findall(r"<text[^>]*>([^<]*)</text>", plot.svg)
+                    assert f"[{about}]" in " ".join(texts) or not about, (test["nodeid"], texts)
+                    if "bytes" in texts:  # the value axis's label
+                        byte_axes += 1
+                        ticks = [t for t in texts if re.fullmatch(r"[\d.]+ [kMGT]?B", t)]
+                        assert ticks and not any(re.search(r"1e[+\-−]?\d|×10", t) for t in texts), texts
+    assert byte_axes > 0

@@ -283,7 +283,7 @@ def _figures(report: Report) -> dict[int, list]:
     """The plots of each evidence record of the report's tests, by the record's id: drawn at once,
     so that a page's many pictures can share the machine's cores (plots.draw_all)."""
     found = {
-        id(record): plotting.plots(record, draw=False)
+        id(record): plotting.plots(record, draw=False, about=plotting.parameters(t.nodeid))
         for c in report.claims
         for t in c.tests
         for record in t.evidence

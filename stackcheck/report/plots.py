@@ -41,6 +41,10 @@ class Plot:
     svg: str = ""
     lines: list[tuple] = field(default_factory=list)  # judged lines: (row, x, "above" or "below", label)
     drawn: bool = True  # False: numbers a picture would mislead about, shown as their table alone
+    about: str = ""  # the test's parameters (a dtype, a device): the picture's title says them
+
+    def heading(self) -> str:
+        return f"{self.title} [{self.about}]" if self.about else self.title
 
 
 def number(value) -> bool:
@@ -214,14 +218,22 @@ def _histograms(evidence: dict) -> list[Plot]:
     ]
 
 
-def plots(evidence: dict, draw: bool = True) -> list[Plot]:
+def plots(evidence: dict, draw: bool = True, about: str = "") -> list[Plot]:
     """The plots one evidence record holds (its ``repro`` fingerprint aside), drawn when ``draw``
-    and matplotlib is installed."""
+    and matplotlib is installed; ``about``: the test's parameters, which each title names."""
     evidence = {k: v for k, v in evidence.items() if k != "repro"}
     shapes = {k: v for k, v in evidence.items() if k != "judged"}
     found = _timings(evidence) + _counters(shapes) + _bytes(shapes) + _sweeps(shapes) + _histograms(shapes)
     found += _verdicts(evidence)
+    for plot in found:
+        plot.about = about
     return draw_all(found) if draw else found
+
+
+def parameters(nodeid: str) -> str:
+    """A test id's parameters ("bfloat16-True" of "test_x[bfloat16-True]"), or none."""
+    name = nodeid.rsplit("::", 1)[-1]
+    return name[name.index("[") + 1 : -1] if name.endswith("]") and "[" in name else ""
 
 
 PER_PROCESS = 8  # plots a drawing process must have to pay for its start (matplotlib's import, ~1 s)
@@ -270,23 +282,23 @@ def _svg(plot: Plot) -> str:
         axes = figure.add_subplot()
         DRAW[plot.kind](axes, plot)
         _plain_log_ticks(axes)
-        axes.set_title(plot.title, loc="left", fontsize=9)
+        axes.set_title(textwrap.fill(plot.heading(), 70, break_on_hyphens=False), loc="left", fontsize=9)
         buffer = io.StringIO()
         figure.savefig(buffer, format="svg", metadata={"Date": None, "Creator": None})
     svg = buffer.getvalue()
     svg = svg[svg.index("<svg") :]  # drop the XML prolog and doctype: the page is HTML
     svg = re.sub(r'\s(width|height)="[\d.]+pt"', "", svg, count=2)  # the page's CSS sizes it
-    label = f"{plot.title}: " + "; ".join(", ".join(str(c) for c in row) for row in plot.rows[:12])
+    label = f"{plot.heading()}: " + "; ".join(", ".join(str(c) for c in row) for row in plot.rows[:12])
     return svg.replace("<svg", f'<svg role="img" aria-label="{_attr(label)}"', 1)
 
 
 def _plain_log_ticks(axes) -> None:
     """Log axes labelled 0.01, 100, 1e+04: matplotlib's 10^x draws its exponent at 70 % of the font
     (6 px on a phone); minor ticks unlabelled."""
-    from matplotlib.ticker import FuncFormatter, NullFormatter
+    from matplotlib.ticker import EngFormatter, FuncFormatter, NullFormatter
 
     for axis in (axes.xaxis, axes.yaxis):
-        if axis.get_scale() == "log":
+        if axis.get_scale() == "log" and not isinstance(axis.get_major_formatter(), EngFormatter):
             axis.set_major_formatter(FuncFormatter(lambda value, _: f"{value:g}"))
             axis.set_minor_formatter(NullFormatter())
 
@@ -380,6 +392,8 @@ def _draw_grouped(axes, plot: Plot) -> None:
         axes.set_yscale("log")
         axes.set_ylim(bottom=min(positive) / 10)
     axes.set_ylabel(plot.columns[2])  # the counters' unit
+    if plot.columns[2] == "bytes":
+        _byte_ticks(axes.yaxis)
     for x in zeros:  # a zero is a reading, not blank space (a log axis has no bar for it)
         axes.annotate(
             "0", (x, 0 if axes.get_yscale() == "linear" else min(positive) / 10), ha="center", va="bottom", fontsize=9
@@ -387,9 +401,17 @@ def _draw_grouped(axes, plot: Plot) -> None:
 
 
 def _draw_bytes(axes, plot: Plot) -> None:
-    names = [str(r[0]).removesuffix("_bytes").replace("_", " ") for r in plot.rows]
+    names = [textwrap.fill(str(r[0]).removesuffix("_bytes").replace("_", " "), 14) for r in plot.rows]
     _marked(axes.bar(names, [r[1] for r in plot.rows], color="#55a868"))
     axes.set_ylabel("bytes")
+    _byte_ticks(axes.yaxis)
+
+
+def _byte_ticks(axis) -> None:
+    """Bytes labelled as bytes (64 MB, 1.5 GB), never as a number under a "1e8" multiplier."""
+    from matplotlib.ticker import EngFormatter
+
+    axis.set_major_formatter(EngFormatter(unit="B"))
 
 
 def _draw_sweep(axes, plot: Plot) -> None:
