@@ -48,7 +48,9 @@ def compile_and_read(fn, *args, **compile_kwargs) -> Generated:
 
     torch._dynamo.reset()
     metrics.reset()
-    with config.patch(fx_graph_cache=False):
+    # No padding: on a GPU Inductor may pad a matmul's operands (a copy kernel chosen by timing), so
+    # the kernels it writes would follow the clock, not the program.
+    with config.patch(fx_graph_cache=False, shape_padding=False, comprehensive_padding=False):
         result, codes = run_and_get_code(torch.compile(fn, **compile_kwargs), *args)
     code = "\n".join(codes)
     return Generated(
