@@ -3,10 +3,13 @@ its traceback quotes: every claim test's source line that a hint's pattern match
 failing line whose message is another, points nowhere; the same words as the failure's message
 point to that hint."""
 
+import json
 import re
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from stackcheck.claims import catalogue
 
@@ -55,3 +58,48 @@ def test_the_failing_line_itself_is_read():
     data-dependent `if` is found there."""
     text = "    def forward(x):\n>       if np.any(x < 0):\nE       jax.errors.TracerBoolConversionError: ..."
     assert re.search(r"\bMC01\b", " ".join(cid for cid, _ in catalogue.revisit(text, [])))
+
+
+HINTS = catalogue.hints()
+STYLES = ("auto", "no", "short", "line", "native")  # every --tb a view passes (whole-part runs and watch: no)
+printable = st.characters(exclude_categories=("Cc", "Cs", "Zl", "Zp"))  # a message's one line
+
+
+def revisits(pytester, style: str) -> dict[str, str | None]:
+    """Each test's first pointer, from a run with ``--tb=style``'s curriculum report."""
+    report = pytester.path / f"{style}.json"
+    pytester.runpytest_inprocess("-p", "no:cacheprovider", f"--tb={style}", f"--curriculum-report={report}")
+    found = json.loads(report.read_text(encoding="utf-8"))
+    return {t["nodeid"]: (t.get("revisit") or {}).get("id") for c in found["claims"] for t in c["tests"]}
+
+
+@given(
+    st.lists(
+        st.sampled_from(HINTS).flatmap(lambda h: st.from_regex(h["regex"], alphabet=printable)),
+        min_size=1,
+        max_size=8,
+    )
+)
+@settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@pytest.mark.filterwarnings("ignore::hypothesis.errors.HypothesisDeprecationWarning")  # the inner runs' profiles
+def test_a_failure_points_to_one_hint_in_every_view(pytester, said):
+    """Issue 76 item 2: a failure whose message says a hint's words on any of its lines points there
+    first in every view: alone (pytest's long traceback), a whole-part run and watch (--tb=no, which
+    indents a message's later lines like quoted source), --tb=short, line and native alike."""
+    messages = [f"the check failed\n{line}" for line in said]
+    pytester.makepyfile(
+        test_fails="import pytest\n"
+        f"MESSAGES = {messages!r}\n"
+        "@pytest.mark.claim('S2.1-shapes')\n"
+        "@pytest.mark.parametrize('i', range(len(MESSAGES)))\n"
+        "def test_fails(i):\n"
+        "    raise AssertionError(MESSAGES[i])\n"
+    )
+    views = {style: revisits(pytester, style) for style in STYLES}
+    alone = views["auto"]
+    assert len(alone) == len(messages) and all(alone.values()), alone
+    for i, line in enumerate(said):
+        expected = catalogue.revisit(f"E   AssertionError: {line}", [])[0][0]
+        assert alone[f"test_fails.py::test_fails[{i}]"] == expected, (line, alone)
+    for style, found in views.items():
+        assert found == alone, f"--tb={style} points elsewhere than the test run alone: {found} != {alone}"

@@ -404,7 +404,7 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
         claimed = item_claims(item)
         own = homework.own_code(item, excinfo) if excinfo is not None else None
         # a slip of Python in the student's code (a misspelt name) is no course concept: no claim by default
-        pointers = catalogue.revisit(str(report.longrepr), [] if own and own.slip else claimed)
+        pointers = catalogue.revisit(failure_said(item, excinfo, report), [] if own and own.slip else claimed)
         if pointers:
             report.user_properties.append((REVISIT, {"id": pointers[0][0], "why": pointers[0][1]}))
         if own:
@@ -418,6 +418,18 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
         lines.append(f"Rerun: {rerun}")
         report.sections.append(("stackcheck: what to revisit", "\n".join(lines)))
     return report
+
+
+def failure_said(item: pytest.Item, excinfo, report: pytest.TestReport) -> str:
+    """What a failure says, as pytest's long traceback writes it whatever ``--tb`` the run has: the
+    hint is read from it, so it is one hint in every view (a whole-part run and watch pass --tb=no,
+    which writes a message's later lines indented like quoted source, where revisit skips them). A
+    failure told in one line (the homework plugin's) is that line."""
+    if excinfo is None or isinstance(report.longrepr, str):
+        return str(report.longrepr)
+    if item.config.option.tbstyle in ("auto", "long") or not hasattr(item, "_repr_failure_py"):
+        return str(report.longrepr)
+    return str(item._repr_failure_py(excinfo, style="long"))
 
 
 def rerun_command(item: pytest.Item) -> str:
