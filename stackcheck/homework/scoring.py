@@ -92,6 +92,7 @@ def score(report: Report, checkpoints: list[dict]) -> dict:
             said = next((t.message for t in shown if t.message), "failed")
             item["feedback"] = said if shown else HIDDEN_FAILED
             item["first_failure"] = shown[0].nodeid if shown else None
+            item["rerun"] = shown[0].rerun if shown else None  # made for where it is read (plugin.hooks)
             first = shown[0].revisit if shown else None  # the shown failure's own (none for a slip of Python)
             if first:  # chosen from the failure's text (claims.catalogue.revisit)
                 item["revisit"] = catalogue.pointer(first["id"], first["why"])
@@ -148,7 +149,8 @@ def lines(result: dict) -> list[str]:
                 f"     {item['ko']}",
                 f"     first failure: {item['feedback']}",
             ]
-            out += [f"     rerun: {rerun} {shlex.quote(item['first_failure'])}"] if item["first_failure"] else []
+            if item["first_failure"]:
+                out.append(f"     rerun: {item.get('rerun') or rerun + ' ' + shlex.quote(item['first_failure'])}")
             out += [f"     revisit first: {item['revisit']}"] if item.get("revisit") else []
     for name, source in sorted(result.get("borrowed", {}).items()):
         out.append(f"---- integrity: {name} uses {source}, the suite's own solution: 0 points for its tests")

@@ -288,9 +288,12 @@ def instructors_file(report_path: str) -> Path:
 def rerun_prefix(config: pytest.Config) -> str:
     """The command that judges this run's file again as this run did (``invocation.rerun_prefix``);
     a graded run's names the student's own folder (``scoring.GRADED_RERUN``)."""
-    if config.stash.get(HOMEWORK, None) is not None and config.getoption("homework_graded", False):
-        return scoring.GRADED_RERUN
-    return invocation.rerun_prefix(config)
+    return scoring.GRADED_RERUN if graded(config) else invocation.rerun_prefix(config)
+
+
+def graded(config: pytest.Config) -> bool:
+    """Whether this is a graded run (its feedback is read later, in the student's own folder)."""
+    return config.stash.get(HOMEWORK, None) is not None and config.getoption("homework_graded", False)
 
 
 def graded_run(config: pytest.Config) -> bool:

@@ -433,8 +433,24 @@ def failure_said(item: pytest.Item, excinfo, report: pytest.TestReport) -> str:
 
 
 def rerun_command(item: pytest.Item) -> str:
-    """The command that reruns ``item`` alone, against the same homework or graded file when there is one."""
+    """The command that reruns ``item`` alone, against the same homework or graded file when there is
+    one, from where it is read: where pytest was started, or for a graded run's feedback (read in the
+    student's own folder, on another machine) by the test's module, wherever the suite is installed."""
+    if homework.graded(item.config) and importable(item):
+        return f"{homework.rerun_prefix(item.config)} --pyargs {quoted(module_id(item))}"
     return f"{homework.rerun_prefix(item.config)} {quoted(rerun_id(item))}"
+
+
+def importable(item: pytest.Item) -> bool:
+    """Whether ``item``'s module is a module of an installed package (tests_math.test_s2_2_hand)."""
+    module = getattr(item, "module", None)
+    return module is not None and "." in module.__name__ and Path(module.__file__) == Path(str(item.path))
+
+
+def module_id(item: pytest.Item) -> str:
+    """``item`` as --pyargs reruns it: its module's dotted name, then its class and name."""
+    names = [node.name for node in item.listchain() if isinstance(node, (pytest.Class, pytest.Item))]
+    return "::".join([item.module.__name__, *names])
 
 
 def quoted(word: str) -> str:

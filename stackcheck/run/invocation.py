@@ -50,6 +50,7 @@ LEFT_OUT = frozenset(
         "dist",
         "tx",
         "cacheclear",
+        "basetemp",  # where tmp_path lives (watch's is a private folder gone when it ends), never a verdict
         "curriculum_report",
         "claims",
         "require_claims",
