@@ -255,3 +255,34 @@ def test_no_two_tick_labels_of_a_plot_overlap(browser, pages, name, width):
     figures, overlaps = browser.execute_script(OVERLAPS)
     assert figures > 0
     assert not overlaps, f"{len(overlaps)} overlapping tick label pairs (figure, kind, axis, i, j): {overlaps[:10]}"
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+def test_a_homework_page_opens_with_the_score_and_the_first_thing_to_fix(browser, pages, width):
+    """Issue 76 item 4: the graded page's first screen (900 px tall) holds the score and the first
+    failing claim with its message and rerun line; each failing claim is said once on the page, and
+    what is not attempted comes after what failed."""
+    path, report = pages["homework"]
+    open_page(browser, path, width)
+    score, fix, height = browser.execute_script(
+        "const s = document.querySelector('#homework .score').getBoundingClientRect();"
+        "const f = document.querySelector('#homework .fix'); const r = f.getBoundingClientRect();"
+        "return [s.bottom, [r.top, r.bottom, f.textContent], window.innerHeight]"
+    )
+    failed = [i for i in report["homework"]["claims"] if i["status"] == "failed"]
+    assert 0 < score <= height, f"the score ends at {score:.0f} px of a {height} px first screen"
+    top, bottom, text = fix
+    assert top < height, f"the first thing to fix starts at {top:.0f} px, below the first screen"
+    assert failed[0]["id"] in text and "rerun:" in text, text
+    for item in failed:  # its fix in the score's section; no verdict list; its article links there
+        said = browser.execute_script(
+            "const [id, slug] = arguments; return [document.querySelectorAll('#fix-' + slug).length,"
+            "[...document.querySelectorAll('#verdict li')].filter(li => li.textContent.includes(id)).length,"
+            "document.querySelectorAll('#claim-' + slug + ' pre').length]",
+            item["id"],
+            html.slug(item["id"]),
+        )
+        assert said == [1, 0, 0], f"{item['id']}'s failure: [fixes, verdict entries, claim messages] = {said}"
+    page = path.read_text(encoding="utf-8")
+    untried = page.find("Not attempted yet")
+    assert untried == -1 or untried > max(page.find(f'id="fix-{html.slug(i["id"])}"') for i in failed)

@@ -80,12 +80,13 @@ def page(
     fields do not hold. A recorded report alone gives the whole page."""
     known = catalogue.catalogue()
     body = [f"<header><h1>{esc(title)}</h1>", f'<p class="meta">{esc(_machine(report.environment))}</p></header>']
-    body += _verdict(report, known)
+    homework = report.homework is not None
+    if homework:  # the student's page opens with the score and the first thing to fix
+        body += _homework(report.homework)
+    body += _verdict(report, known, failures=not homework)
     body += _environment(report.environment)
     body += _summary(report)
-    if report.homework is not None:
-        body += _homework(report.homework)
-    body += _claims(report, known, _figures(report))
+    body += _claims(report, known, _figures(report), homework)
     if report.listings or report.errata:
         body += _listings(report)
     body += _slowest(report)
@@ -159,15 +160,16 @@ def _summary(report: Report) -> list[str]:
     ]
 
 
-def _verdict(report: Report, known: dict) -> list[str]:
+def _verdict(report: Report, known: dict, failures: bool = True) -> list[str]:
     """The answer first: the claims' totals, each failed claim with the course's sentence, its first
-    failure and the command that reruns it, and the skipped claims grouped by why they could not run
-    here (the reason carries the hint: the install line, the device to run them on)."""
+    failure and the command that reruns it (``failures``; a homework page says them once, in its
+    score's section), and the skipped claims grouped by why they could not run here (the reason
+    carries the hint: the install line, the device to run them on)."""
     claims = report.claims
     totals = ", ".join(f"{n} {s}" for s, n in report.counts().items())
     out = ['<section id="verdict"><h2>Verdict</h2>', f"<p><strong>{esc(totals)}</strong> of {len(claims)} claims</p>"]
     failed = [c for c in claims if c.status.failing]
-    if failed:
+    if failed and failures:
         out.append("<h3>Failed: what to fix first</h3><ul>")
         for c in failed:
             test = next((t for t in c.tests if t.outcome in (Outcome.FAILED, Outcome.INTERRUPTED)), None)
@@ -242,15 +244,31 @@ def _homework(result: dict) -> list[str]:
             f"<p>{status('failed')} {esc(result['no_score'])}</p>",
             "</section>",
         ]
+    failed = [i for i in result["claims"] if i["status"] == "failed"]
+    untried = [i for i in result["claims"] if i["status"] == "not attempted"]
     out = [
         '<section id="homework"><h2>Homework</h2>',
         f'<p class="score"><strong>score: {result["percent"]:g} %</strong> '
         f"({result['earned']:g} of {result['points']:g} points)"
         + (f" · checkpoints passport {esc(result['passport'])}" if result.get("passport") else "")
         + "</p>",
-        '<div class="scroll"><table><thead><tr><th>claim</th><th>status</th><th>points</th><th>tests</th>'
-        "<th>functions</th></tr></thead><tbody>",
     ]
+    if failed:  # each failing claim once: the first thing to fix, then the others, then what is not written
+        out += ["<h3>What to fix first</h3>", *_to_fix(failed[0], result)]
+    if failed[1:]:
+        out.append("<h3>Then</h3><ul>")
+        out += [f"<li>{''.join(_to_fix(item, result))}</li>" for item in failed[1:]]
+        out.append("</ul>")
+    if untried:
+        names = sorted({n for item in untried for n in item.get("not_attempted", [])})
+        out.append(
+            f"<h3>Not attempted yet</h3><p>{status('not attempted')} {len(untried)} claims wait for "
+            f"<code>{esc(', '.join(names))}</code>: {esc(', '.join(i['id'] for i in untried))}</p>"
+        )
+    out.append(
+        '<div class="scroll"><table><thead><tr><th>claim</th><th>status</th><th>points</th><th>tests</th>'
+        "<th>functions</th></tr></thead><tbody>"
+    )
     for item in result["claims"]:
         out.append(
             f'<tr><td><a href="#claim-{esc(slug(item["id"]))}">{esc(item["id"])}</a> §{esc(item["section"])}</td>'
@@ -258,25 +276,30 @@ def _homework(result: dict) -> list[str]:
             f"<td>{item['passed']}/{item['graded']}</td><td><code>{esc(', '.join(item['functions']))}</code></td></tr>"
         )
     out.append("</tbody></table></div>")
-    failing = [i for i in result["claims"] if i["status"] != "passed"]
-    if failing:
-        out.append("<h3>What to fix</h3><ul>")
-        for item in failing:
-            what = (
-                f"not attempted yet: <code>{esc(', '.join(item.get('not_attempted', [])))}</code>"
-                if item["status"] == "not attempted"
-                else f"<pre>{esc(item.get('feedback', ''))}</pre>"
-            )
-            out.append(
-                f"<li>{status(item['status'])} <strong>{esc(item['id'])}</strong> {esc(item['title'])}"
-                f'<p class="ko" lang="ko">{esc(item.get("ko", ""))}</p>{what}</li>'
-            )
-        out.append("</ul>")
     for q in result.get("checkpoints", []):
         word = "passed" if q["passed"] else ("not attempted" if not q["attempted"] else "failed")
         out.append(f"<p>{status(word)} checkpoint {esc(q['id'])} {q['earned']:g}/{q['points']:g}</p>")
     out.append("</section>")
     return out
+
+
+def _to_fix(item: dict, result: dict) -> list[str]:
+    """A failing claim of the score as the student acts on it: the course's sentence, the first
+    failure's message, what to revisit and the line that reruns it."""
+    rerun = item.get("rerun") or (
+        f"{result.get('rerun', 'python -m pytest')} {shlex.quote(item['first_failure'])}"
+        if item.get("first_failure")
+        else None
+    )
+    return [
+        f'<div class="fix" id="fix-{esc(slug(item["id"]))}">{status(item["status"])} '
+        f"<strong>{esc(item['id'])}</strong> §{esc(item['section'])} {esc(item['title'])}",
+        f'<p class="ko" lang="ko">{esc(item.get("ko", ""))}</p>',
+        f"<pre>{esc(item.get('feedback', ''))}</pre>",
+        *([f'<p class="revisit">revisit first: {esc(item["revisit"])}</p>'] if item.get("revisit") else []),
+        *([f"<p>rerun: <code>{esc(rerun)}</code></p>"] if rerun else []),
+        "</div>",
+    ]
 
 
 def _figures(report: Report) -> dict[int, list]:
@@ -293,9 +316,10 @@ def _figures(report: Report) -> dict[int, list]:
     return found
 
 
-def _claims(report: Report, known: dict, figures: dict[int, list]) -> list[str]:
+def _claims(report: Report, known: dict, figures: dict[int, list], homework: bool = False) -> list[str]:
     """Every claim the run selected under its course chapter: each chapter once, in the course's order
-    (the claims of a chapter in the catalogue's order); the others named in one line."""
+    (the claims of a chapter in the catalogue's order); the others named in one line. On a homework
+    page a failure is said once, in the score's section: its claim links there."""
     out = ['<section id="claims"><h2>Claims</h2>']
     by_chapter: dict[str, list[ClaimResult]] = {}
     untouched = [c.id for c in report.claims if not c.tests]
@@ -307,17 +331,19 @@ def _claims(report: Report, known: dict, figures: dict[int, list]) -> list[str]:
     for c in report.claims:
         if c.tests:
             by_chapter.setdefault(chapter(c.section), []).append(c)
+    fixes = [i for i in (report.homework or {}).get("claims", []) if i.get("status") == "failed"]
     titles = catalogue.chapters()
     for ch in sorted(by_chapter, key=_chapter_order):
         title = f' <span lang="ko">{esc(titles[ch])}</span>' if ch in titles else ""
         out.append(f'<h3 id="chapter-{esc(ch)}">§{esc(ch)}{title}</h3>')
         for c in by_chapter[ch]:
-            out += _claim(c, known.get(c.id, {}), figures)
+            out += _claim(c, known.get(c.id, {}), figures, {i["id"] for i in fixes} if homework else None)
     out.append("</section>")
     return out
 
 
-def _claim(c: ClaimResult, entry: dict, figures: dict[int, list]) -> list[str]:
+def _claim(c: ClaimResult, entry: dict, figures: dict[int, list], fixes: set | None = None) -> list[str]:
+    """One claim's article; ``fixes``: on a homework page, the claims its score section says how to fix."""
     tests = c.tests
     tally: dict[str, int] = {}
     for t in tests:
@@ -332,7 +358,9 @@ def _claim(c: ClaimResult, entry: dict, figures: dict[int, list]) -> list[str]:
     if entry.get("ko"):
         out.append(f'<p class="ko" lang="ko">{esc(entry["ko"])}</p>')
     failure = next((t for t in tests if t.outcome == Outcome.FAILED and t.message), None)
-    if failure:
+    if failure and fixes is not None and c.id in fixes:
+        out.append(f'<p><a href="#fix-{esc(slug(c.id))}">what to fix, above</a></p>')
+    elif failure:
         out += _failure(failure)
     if tests:
         summary = ", ".join(f"{n} {o}" for o, n in sorted(tally.items()))
