@@ -10,10 +10,11 @@ import os
 import re
 import subprocess
 import sys
-from importlib.metadata import version
+from importlib.metadata import requires, version
 from pathlib import Path
 
 import pytest
+from packaging.requirements import Requirement
 
 from stackcheck.claims import mutation
 from stackcheck.paths import venvs
@@ -51,22 +52,35 @@ def execute(modules, notebook, tmp_path, kernel="python3"):
     return ["".join(o.get("text", "") for o in cell.get("outputs", [])) for cell in notebook.cells]
 
 
-def test_every_cell_runs_from_a_wheel_built_here(notebook_modules, tmp_path, monkeypatch):
-    """A fresh process by necessity: the notebook's kernel is a new venv's Python, as on Colab, that installs
-    the wheel built here."""
-    nbformat, _ = notebook_modules
-    for name in set(mutation.PRIVATE) & set(os.environ):
-        monkeypatch.delenv(name)  # the notebook's pytest is a run of its own, not this run's worker
-    dist = tmp_path / "dist"
+@pytest.fixture(scope="module")
+def wheel(tmp_path_factory) -> Path:
+    """A fresh process by necessity: stackcheck's wheel, built here by pip."""
+    dist = tmp_path_factory.mktemp("dist")
     build = [sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "-w", str(dist), str(ROOT)]
     if subprocess.run([*build, "--no-build-isolation"]).returncode != 0:  # an older setuptools here: pip fetches one
         subprocess.run(build, check=True)
-    (wheel,) = dist.glob("stackcheck-*.whl")
-    python = kernel_in_fresh_venv(tmp_path)
-    monkeypatch.setenv("JUPYTER_PATH", str(tmp_path / "jupyter"))
+    (built,) = dist.glob("stackcheck-*.whl")
+    return built
+
+
+def from_wheel(notebook_modules, wheel: Path, cells: slice = slice(None)):
+    """The notebook (its ``cells``) with SOURCE set to ``wheel``, as an instructor sets it."""
+    nbformat, _ = notebook_modules
     notebook = nbformat.read(NOTEBOOK, as_version=4)
     assert PLACEHOLDER in notebook.cells[1].source, "SOURCE is set in the first code cell, where a user sees it"
-    notebook.cells[1].source = notebook.cells[1].source.replace(PLACEHOLDER, str(wheel))  # as an instructor sets it
+    notebook.cells[1].source = notebook.cells[1].source.replace(PLACEHOLDER, str(wheel))
+    notebook.cells = notebook.cells[cells]
+    return notebook
+
+
+def test_every_cell_runs_from_a_wheel_built_here(notebook_modules, wheel, tmp_path, monkeypatch):
+    """A fresh process by necessity: the notebook's kernel is a new venv's Python, as on Colab, that installs
+    the wheel built here."""
+    for name in set(mutation.PRIVATE) & set(os.environ):
+        monkeypatch.delenv(name)  # the notebook's pytest is a run of its own, not this run's worker
+    python = kernel_in_fresh_venv(tmp_path)
+    monkeypatch.setenv("JUPYTER_PATH", str(tmp_path / "jupyter"))
+    notebook = from_wheel(notebook_modules, wheel)
     printed = "\n".join(execute(notebook_modules, notebook, tmp_path, kernel="fresh"))
     assert re.search(rf"stackcheck \S+ from {re.escape(str(tmp_path / 'venv'))}/lib/", printed), printed[-3000:]
     numpy_now = subprocess.run([python, "-c", "import numpy; print(numpy.__version__)"], capture_output=True, text=True)
@@ -78,6 +92,28 @@ def test_every_cell_runs_from_a_wheel_built_here(notebook_modules, tmp_path, mon
     assert gpu or "skipped: no CUDA device visible to torch" in printed, printed[-3000:]
     shown = [o for o in notebook.cells[-1].outputs if "text/html" in o.get("data", {})]
     assert shown and "S2.2-hand" in shown[0]["data"]["text/html"], "the report is shown inline"
+
+
+OLDER_NUMPY = "2.0.2"  # Colab's runtime NumPy of 2025, below the range stackcheck declares
+
+
+def test_a_runtime_numpy_outside_the_declared_range_is_replaced_and_said(
+    notebook_modules, wheel, tmp_path, monkeypatch
+):
+    """A fresh process by necessity: the kernel's venv holds an older NumPy than stackcheck declares, as
+    Colab's runtime did (a pin to it stopped pip); the install cell installs one inside the range and
+    says so, and the version cell runs."""
+    python = kernel_in_fresh_venv(tmp_path)
+    older = subprocess.run([python, "-m", "pip", "install", "-q", f"numpy=={OLDER_NUMPY}"], capture_output=True)
+    if older.returncode != 0:
+        pytest.skip(f"pip could not install NumPy {OLDER_NUMPY} (no network?): {older.stderr.decode()[-300:]}")
+    monkeypatch.setenv("JUPYTER_PATH", str(tmp_path / "jupyter"))
+    printed = "\n".join(execute(notebook_modules, from_wheel(notebook_modules, wheel, slice(3)), tmp_path, "fresh"))
+    assert f"NumPy {OLDER_NUMPY} is outside the range stackcheck declares: pip installs NumPy" in printed, printed
+    now = subprocess.run([python, "-c", "import numpy; print(numpy.__version__)"], capture_output=True, text=True)
+    declared = next(Requirement(r) for r in requires("stackcheck") if Requirement(r).name == "numpy")
+    assert declared.specifier.contains(now.stdout.strip()), (now.stdout, declared)
+    assert re.search(r"^torch \S+: (inside|OUTSIDE) the declared range", printed, re.M), printed[-3000:]
 
 
 def test_without_a_source_the_install_cell_says_what_to_set(notebook_modules, tmp_path):
