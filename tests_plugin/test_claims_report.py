@@ -1,4 +1,4 @@
-"""Claims: the catalogue holds the course's 74 ids; tests declare them; the report counts them."""
+"""Claims: the catalogue holds the course's ids; tests declare them; the report counts them."""
 
 import json
 import os

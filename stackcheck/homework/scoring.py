@@ -1,4 +1,4 @@
-"""The homework score: points per claim (fixtures/catalogue.toml) earned by the tests that ran the
+"""The homework score: points per claim (fixtures/claims.toml) earned by the tests that ran the
 student's functions, plus the checkpoints; feedback for each claim in the course's words."""
 
 from __future__ import annotations

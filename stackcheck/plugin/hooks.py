@@ -48,7 +48,7 @@ DEVICE_HELP = {
     "tpu": "needs a TPU (jax.devices('tpu')); skipped without one",
 }
 MARKERS = {
-    "claim(*ids)": "the course claims this test proves (fixtures/catalogue.toml)",
+    "claim(*ids)": "the course claims this test proves (fixtures/claims.toml)",
     "meta": "a test of stackcheck itself; proves no course claim",
     "max_compiles": "a self-test that exists to compile MAX graphs (minutes cold): skipped unless --max-compiles",
     "grading_trial": "a self-test that grades a whole folder of submissions twice (minutes on 2 cores): skipped "
