@@ -87,3 +87,45 @@ def test_a_page_that_names_what_is_gone_is_found(pytestconfig, monkeypatch, tmp_
     for gone in ("stackcheck/gone.py", "test_gone.py", "S9.9-gone", "--gone-option", "tests_math/gone/"):
         assert any(gone in line for line in found), (gone, found)
     assert not any("--homework" in line for line in found), found
+
+
+def printed_commands() -> list[tuple[str, str]]:
+    """(file, text) of each string in stackcheck's code that holds a command a user is told to run."""
+    found = []
+    for path in sorted((ROOT / "stackcheck").rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Constant) and isinstance(node.value, str) and COMMAND.search(node.value):
+                found.append((str(path.relative_to(ROOT)), node.value))
+    return found
+
+
+def wrong_commands(commands: list[tuple[str, str]], pytestconfig) -> list[str]:
+    """Each `python -m MODULE` this Python cannot find, and each option after pytest or stackcheck
+    that neither takes, in ``commands``."""
+    import importlib.util
+
+    options = set(invocation._actions(pytestconfig) or ()) | cli_options()
+    wrong = []
+    for where, text in commands:
+        for module in re.findall(r"python3? -m ([\w.]+)", text):
+            if importlib.util.find_spec(module) is None:
+                wrong.append(f"{where}: no module {module} in {text[:80]!r}")
+        for span in re.findall(r"(?:pytest|stackcheck)\b[^\n`]*", text):
+            unknown = [o for o in re.findall(r"(?<![\w-])--[a-z][a-z0-9-]*", span) if o not in options]
+            wrong += [f"{where}: no option {o} in {text[:80]!r}" for o in unknown]
+    return wrong
+
+
+def test_every_command_the_code_prints_names_what_exists(pytestconfig):
+    """The commands the suite prints (hints, usage errors, rerun prefixes): each names a module this
+    Python finds and options its program takes."""
+    commands = printed_commands()
+    assert len(commands) >= 10, commands  # the scan reads the code at all
+    wrong = wrong_commands(commands, pytestconfig)
+    assert not wrong, "\n".join(wrong)
+
+
+def test_a_printed_command_naming_what_is_gone_is_found(pytestconfig):
+    gone = [("x.py", "rerun: python -m stackcheck.gone_module"), ("y.py", "python -m pytest --gone-flag tests_math")]
+    found = wrong_commands(gone, pytestconfig)
+    assert len(found) == 2 and "gone_module" in found[0] and "--gone-flag" in found[1], found
