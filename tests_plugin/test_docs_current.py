@@ -2,7 +2,8 @@
 exists today. Read from every page of docs/ and the README: a path with a folder must exist in the
 checkout (a placeholder such as NAME or DIR aside), a bare test file's name must be a file of the
 suite, a claim id must be in the catalogue, and an option of a pytest, .ci or stackcheck command
-must be one that pytest (with this run's plugins) or stackcheck's CLI takes."""
+must be one that pytest (with this run's plugins) or stackcheck's CLI takes. The same for every
+command the suite's own code prints: its modules exist and its options are taken."""
 
 import ast
 import re
