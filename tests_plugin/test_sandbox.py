@@ -329,7 +329,7 @@ def test_a_submission_that_never_loads_is_stopped_at_the_wall_limit(tmp_path, mo
     assert time.monotonic() - start < 60
     row = next(csv.DictReader(open(tmp_path / "g.csv")))
     assert row["status"] == "timed out (20 s)" and row["percent"] == "0", row
-    assert (tmp_path / "g-feedback" / "zed.md").read_text() == "# zed\n\ntimed out (20 s)\n"
+    assert (tmp_path / "g-feedback" / "zed.md").read_text() == "# zed\n\nscore: 0 %\n\ntimed out (20 s)\n"
     assert json.loads((tmp_path / "g-feedback" / "zed.results.json").read_text())["score"] == 0
 
 
