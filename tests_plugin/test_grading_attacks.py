@@ -1,17 +1,21 @@
-"""Issue 50's attack corpus (tests_plugin/grading_attacks/: data, never collected): part-math submissions
-that attack ``stackcheck grade``, each honest work (or a stub, wrong work, borrowed work) plus one attack,
-described by its attack.toml. Built here (the solutions are never shipped: the honest work is the
-reference's source, as the grading trial of test_sandbox.py builds it; what git cannot hold, FIFOs,
-symlinks, devices, bad bytes, is made from the manifest), graded at --jobs 2 with a hidden test as
-root and again as an ordinary user, and judged: each attack earns what its work earns, no file
-outside its copy changes, nothing hidden reaches any feedback, grades.csv lists every submission in
-fixed columns, and the re-grade is byte-identical. Each grading runs the grader in a fresh process, as an
-instructor's command does: its sandboxed workers and another user's interpreter are the separation under
-test, which no in-process run has."""
+"""Issue 50's attack corpus (tests_plugin/grading_attacks/: data, never collected): part-math submissions that
+attack ``stackcheck grade``, each honest work (or a stub, wrong work, borrowed work) plus one attack,
+described by its attack.toml. Built here (the solutions are never shipped: the honest work is the reference's
+source, as the grading trial of test_sandbox.py builds it; what git cannot hold, FIFOs, symlinks, devices, bad
+bytes, is made from the manifest), graded at --jobs 2 with a hidden test as root and again as an ordinary
+user, and judged: each attack earns what its work earns, no file outside its copy changes, nothing hidden
+reaches any feedback, grades.csv lists every submission in fixed columns, and the re-grade is byte-identical.
+Attacks by class are generated too (issue 74 item 9, at the end of this file): Hypothesis builds batches of
+random names, secrets planted at random places of the host and an attacker that changes its copy at random,
+each graded end to end and judged the same way. Each grading runs the grader in a fresh process, as an
+instructor's command does: its sandboxed workers and another user's interpreter are the separation under test,
+which no in-process run has."""
 
 from __future__ import annotations
 
 import csv
+import fcntl
+import fnmatch
 import hashlib
 import json
 import marshal
@@ -24,6 +28,7 @@ import socket
 import stat
 import subprocess
 import sys
+import tarfile
 import threading
 import time
 import tomllib
@@ -32,6 +37,8 @@ from importlib.util import cache_from_source
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, Phase, given, settings
+from hypothesis import strategies as st
 
 from stackcheck import grading
 from stackcheck.claims import catalogue
@@ -644,3 +651,590 @@ def test_an_attack_knows_each_planted_secret_and_no_public_file_for_one():
     public = data.checkout_files(grading.suite_root()) or list(CORPUS.parent.glob("*.py"))
     flagged = [str(p) for p in public if p != key and secret(p.read_text(encoding="utf-8", errors="replace"))]
     assert not flagged, f"public files a detector takes for a secret: {flagged[:10]}"
+
+
+# ---- attacks by class, generated ------------------------------------------------------------------
+# Hypothesis builds batches of submissions, each graded end to end like the corpus above: folder names
+# of any bytes (up to 255, CP949, ``=2+3``, names of another student's outputs, case twins), secrets
+# planted at random places of the host (files of random modes, a folder, a unix socket that sends its
+# marker, a second copy of the key and of the reference), an attacker whose code, at import, in a graded
+# function or at exit, links its own copy to the secrets and its neighbour, makes FIFOs, deep chains,
+# closed folders and files up to 50 MB, and reads every secret and quotes what it read, a cheap folder
+# for each class of name (refused, unparsable or a stub), and one honest neighbour. Judged: no secret in
+# any output, the attacker read nothing, the neighbour earns what it earns graded alone, one row per
+# folder, nothing outside the copies changed, the grader exits 0.
+
+LIKELY = st.sampled_from(["carl", "Carl", "=2+3", "+1", "김철수", os.fsdecode("김철수".encode("cp949")), "a\u2028b"])
+
+
+def host_places() -> list[Path]:
+    """Writable folders of this host outside all a worker is shown, a second clone's place beside ours."""
+    found = [Path.home(), Path("/root"), Path("/home"), Path("/var/tmp"), Path("/opt"), Path("/run"), Path("/")]
+    return [p for p in dict.fromkeys([*found, Path("/etc"), data.ROOT.parent]) if p.is_dir() and os.access(p, os.W_OK)]
+
+
+EXAMPLES = 2  # batches a test grades: each a real grading, ~30 s on 2 cores
+FOUND = Path("/tmp/gen-found")  # where a batch that got through is kept, to reproduce
+BIG = 50 * 1024**2  # the largest file an attack writes
+MODES = (0o600, 0o644, 0o400, 0o000, 0o666)
+SAME_SCORE = ("percent", "earned", "claims", "checkpoints")  # of an honest row, in any batch or alone
+NAME_MAX = 255
+GENERATED = settings(
+    derandomize=True,
+    max_examples=EXAMPLES,
+    deadline=None,
+    database=None,
+    phases=[Phase.explicit, Phase.generate],  # no shrinking: each example costs a grading
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much, HealthCheck.data_too_large],
+)
+
+# ---- the batches ----------------------------------------------------------------------------------
+
+
+def fits(name: str) -> bool:
+    raw = os.fsencode(name)
+    return 0 < len(raw) <= NAME_MAX and b"/" not in raw and b"\0" not in raw and not name.startswith(".")
+
+
+def twins(name: str) -> list[str]:
+    """Names that would write ``name``'s outputs, or look like them: its feedback's suffixes, its case twin, its
+    stem spelled out, itself padded to 255 bytes."""
+    made = [f"{name}.results", f"{name}.instructor-only", name.swapcase(), f"{name}.json", names.stems([name])[name]]
+    made.append(name + "x" * (NAME_MAX - len(os.fsencode(name))))
+    return [n for n in dict.fromkeys(made) if n != name and fits(n)]
+
+
+def as_name(raw: bytes) -> str:
+    """Any bytes as a folder's name: '/' and NUL (which no name holds) and a leading '.' (a folder the grader
+    passes over) made '_'."""
+    raw = raw.replace(b"/", b"_").replace(b"\0", b"_")
+    return os.fsdecode(b"_" + raw[1:] if raw.startswith(b".") else raw)
+
+
+any_name = st.one_of(LIKELY.filter(fits), st.binary(min_size=1, max_size=NAME_MAX).map(as_name))
+long_name = st.binary(min_size=NAME_MAX - 15, max_size=NAME_MAX).map(as_name)
+cp949_name = st.text(st.characters(min_codepoint=0xAC00, max_codepoint=0xD7A3), min_size=1, max_size=60).map(
+    lambda text: os.fsdecode(text.encode("cp949"))  # Hangul as a Korean Windows zip holds it, unpacked on Linux
+)
+formula_name = st.sampled_from(["=2+3", "+1", "-1", "@SUM(A1)", '=HYPERLINK("http://x")', "=cmd|' -C calc'!A0"])
+in_copy = st.one_of(
+    st.sampled_from(["answers.toml", "homework.py", "notes/answers.toml", "__pycache__/homework.cpython-311.pyc"]),
+    st.text(st.characters(codec="utf-8", exclude_characters="/\0"), min_size=1, max_size=12).filter(fits),
+)
+# a host path by what it is: ("secret", i) the i-th planted secret; else the neighbour's folder or a file of it,
+# the key, the hidden test, grades.csv
+target = st.one_of(
+    st.tuples(st.just("secret"), st.integers(0, 99)),
+    st.sampled_from([("neighbour", ""), ("neighbour", "answers.toml"), ("key", ""), ("hidden", ""), ("out", "")]),
+)
+# each class of change to its own copy, as (kind, path in the copy, what): every batch makes one of each
+acts_by_class = [
+    st.tuples(st.just("link"), in_copy, target),  # then writes through it
+    # (not at homework.py: the worker's own traceback would wait on it, a timeout that quotes nothing)
+    st.tuples(st.just("fifo"), in_copy.filter(lambda p: p != "homework.py"), st.none()),
+    st.tuples(st.just("deep"), st.just(""), st.integers(1, 3000)),  # folders, a FIFO, a link and a closed folder
+    st.tuples(st.just("big"), in_copy, st.tuples(st.integers(0, BIG), st.booleans())),  # (bytes, sparse)
+    st.tuples(st.just("closed"), in_copy, st.none()),  # a folder no one may enter
+    st.tuples(st.just("write"), in_copy, st.none()),  # what it read, as a file
+]
+when = st.sampled_from(["import", "call", "exit"])
+place = st.integers(0, 99)  # where on the host, of the places a secret may be planted
+secret = st.tuples(place, st.sampled_from(["file", "folder", "socket", "key", "reference"]))
+extra = st.sampled_from(["link to a secret", "link to the neighbour", "fifo", "unparsable", "stub"])
+
+
+@st.composite
+def batches(draw) -> dict:
+    """A batch to grade: names, secrets and the attacker's acts, as data (its repr reproduces it)."""
+    neighbour = draw(any_name)
+    twin = st.one_of(st.sampled_from(twins(neighbour) or ["carl"]), any_name)
+    attacker = draw(twin.filter(lambda n: n != neighbour))
+    taken, extras = {os.fsencode(neighbour), os.fsencode(attacker)}, []
+    for names_of in (twin, long_name, cp949_name, formula_name, any_name):  # a cheap folder of each class of name
+        name = draw(names_of.filter(lambda n: os.fsencode(n) not in taken))
+        taken.add(os.fsencode(name))
+        extras.append((name, draw(extra)))
+    # one secret of each kind that must be there (a 0600 file, a socket, the key's and the reference's copies)
+    planted = [(draw(place), "file", 0o600)]
+    planted += [(draw(place), kind, draw(st.sampled_from(MODES))) for kind in ("socket", "key", "reference")]
+    planted += [(where, kind, draw(st.sampled_from(MODES))) for where, kind in draw(st.lists(secret, max_size=3))]
+    acts = [(draw(when), draw(made)) for made in acts_by_class]
+    acts = draw(st.permutations(acts + draw(st.lists(st.tuples(when, st.one_of(acts_by_class)), max_size=4))))
+    return {"neighbour": neighbour, "attacker": attacker, "extras": extras, "secrets": planted, "acts": acts}
+
+
+# ---- what the attacker runs in its worker ---------------------------------------------------------
+
+ATTACK = '''
+
+# ---- written by tests_plugin/test_grading_generated.py: a generated attack
+_ATTACK = {attack!r}
+_DONE = set()
+
+
+def _read():
+    """Every planted secret, the neighbour's files, the key, the hidden test and each link this copy holds:
+    what reading (or connecting) gave."""
+    import os
+    import socket
+    import stat
+
+    here = os.path.dirname(os.path.abspath(__file__))
+    links = [os.path.join(here, a[2]) for a in _ATTACK["acts"] if a[1] == "link"]
+    found = {{}}
+    for path in list(_ATTACK["reads"]) + [p for p in links if os.path.islink(p)]:
+        try:
+            kind = os.stat(path).st_mode
+            if stat.S_ISSOCK(kind):
+                with socket.socket(socket.AF_UNIX) as s:
+                    s.settimeout(5)
+                    s.connect(path)
+                    found[path] = s.recv(4096).decode(errors="replace")
+            elif stat.S_ISDIR(kind):
+                for name in sorted(os.listdir(path))[:20]:
+                    with open(os.path.join(path, name), errors="replace") as f:
+                        found[os.path.join(path, name)] = f.read(2000)
+            elif stat.S_ISREG(kind):
+                with open(path, errors="replace") as f:
+                    found[path] = f.read(2000)
+        except Exception:
+            pass
+    return found
+
+
+def _act(when):
+    """This phase's changes to the worker's own copy (each once), then a read of everything: printed."""
+    import os
+    import sys
+
+    here = os.path.dirname(os.path.abspath(__file__))
+    for number, (phase, kind, path, arg) in enumerate(_ATTACK["acts"]):
+        if phase != when or number in _DONE:
+            continue
+        _DONE.add(number)
+        path = os.path.join(here, path or f"d{{number}}")
+        try:
+            os.makedirs(os.path.dirname(path), exist_ok=True)
+            if os.path.lexists(path) and (os.path.islink(path) or not os.path.isdir(path)):
+                os.unlink(path)  # a file, a link or a FIFO (opened, it would wait for ever)
+            if kind == "link":
+                os.symlink(arg, path)
+                with open(path, "a") as f:
+                    f.write(_ATTACK["written"])
+            elif kind == "fifo":
+                os.mkfifo(path)
+            elif kind == "big":
+                with open(path, "wb") as f:
+                    if arg[1]:
+                        f.truncate(arg[0])
+                    for start in range(0, 0 if arg[1] else arg[0], 1 << 20):
+                        f.write(bytes(min(1 << 20, arg[0] - start)))
+            elif kind == "closed":
+                os.makedirs(path)
+                with open(os.path.join(path, "inside"), "w") as f:
+                    f.write(_ATTACK["written"])
+                os.chmod(path, 0)
+            elif kind == "write":
+                with open(path, "w") as f:
+                    f.write(repr(_read()))
+            elif kind == "deep":
+                fd = os.open(here, os.O_RDONLY)
+                try:
+                    os.mkdir(path, dir_fd=fd)
+                    for _ in range(arg):
+                        below = os.open(path, os.O_RDONLY, dir_fd=fd)
+                        os.close(fd)
+                        fd, path = below, "d"
+                        os.mkdir(path, dir_fd=fd)
+                    os.mkfifo("pipe", dir_fd=fd)
+                    os.symlink(_ATTACK["reads"][0], "secret", dir_fd=fd)
+                    os.mkdir("closed", mode=0, dir_fd=fd)
+                finally:
+                    os.close(fd)
+        except Exception:
+            pass
+    found = _read()
+    for stream in (sys.stdout, sys.stderr):
+        print(_ATTACK["canary"], when, found, file=stream, flush=True)
+    return found
+
+
+_AT_IMPORT = _act("import")
+__import__("atexit").register(_act, "exit")
+
+
+def numpy_forward(x, w, b):
+    """Quoted by the feedback where a test fails (its first line, 300 characters): the markers and tokens it read
+    at import and now, first, then where it read anything."""
+    import re
+
+    found = {{**_AT_IMPORT, **_act("call")}}
+    tokens = dict.fromkeys(re.findall(r"MARKER-[A-Za-z0-9_-]+|[0-9a-f]{{32}}", " ".join(found.values())))
+    raise AssertionError(f"{{_ATTACK['canary']}} found {{' '.join(tokens) or 'nothing'}} in {{sorted(found)}}")
+
+
+numpy_steps = numpy_forward
+'''
+
+
+# ---- one grading's folders ------------------------------------------------------------------------
+
+
+class Layout:
+    """A grading's folders under /var/tmp (where an ordinary user may read them: pytest's tmp_path is its owner's
+    alone): the submissions, the instructor's hidden test, grades.csv's folder, the grader's TMPDIR and the
+    ordinary user's home."""
+
+    def __init__(self, tag: str):
+        self.base = Path("/var/tmp") / f"stackcheck-gen-{tag[:12]}"
+        self.subs, self.out_dir, self.tmpdir = self.base / "subs", self.base / "out", self.base / "tmp"
+        self.home, self.hidden = self.base / "home", self.base / "instructor" / "test_hidden.py"
+        self.out = self.out_dir / "grades.csv"
+        self.base.mkdir(mode=0o755)
+        for folder in (self.subs, self.out_dir, self.tmpdir, self.home, self.hidden.parent):
+            folder.mkdir()
+        self.tmpdir.chmod(0o1777)
+        self.token, self.inputs = uuid.uuid4().hex, f"MARKER-hidden-inputs-{uuid.uuid4().hex}"
+        self.hidden.write_text(HIDDEN_TEST.format(token=self.token, inputs=self.inputs))
+        py_compile.compile(str(self.hidden), cfile=cache_from_source(str(self.hidden)))
+
+    def hand_in(self, name: str, code: str, answers: str | None) -> Path:
+        folder = self.subs / name
+        folder.mkdir()
+        (folder / "homework.py").write_text(code, encoding="utf-8")
+        if answers is not None:
+            (folder / "answers.toml").write_text(answers, encoding="utf-8")
+        return folder
+
+    def open_to_the_ordinary_user(self) -> None:
+        """Everything readable by uid NOBODY, grades.csv's folder and its home its own."""
+        for here, dirs, files in os.walk(self.base):
+            for path in [Path(here), *(Path(here, f) for f in files)]:
+                if path.is_relative_to(self.out_dir) or path.is_relative_to(self.home):
+                    if os.geteuid() == 0:
+                        os.chown(path, NOBODY, NOBODY, follow_symlinks=False)
+                elif path.is_file() and not path.is_symlink() or path.is_dir():
+                    path.chmod(path.stat().st_mode | (0o005 if path.is_dir() else 0o004))
+
+    def remove(self) -> None:
+        shutil.rmtree(self.base, ignore_errors=True)
+
+
+def rows_of(out: Path) -> dict[str, dict]:
+    """grades.csv's rows by their student cell ({} where the grading wrote none)."""
+    if not out.exists() or not out.stat().st_size:
+        return {}
+    with open(out, newline="", encoding="utf-8") as f:
+        return {r["student"]: r for r in csv.DictReader(f)}
+
+
+def graded_by(prefix: list[str], layout: Layout, home: Path) -> tuple[float, str]:
+    return grade(prefix, grader_env(home, layout.tmpdir), layout.subs, layout.out, layout.hidden)
+
+
+@pytest.fixture(scope="session")
+def alone(tmp_path_factory) -> dict:
+    """The honest work graded by itself as root: {"row": its row, "warm": the compile caches' folder the grading
+    made, or None}. Once a run: the first xdist worker grades it, the others wait for its result (the same
+    grading makes the warm caches every later grading starts from)."""
+    shared = tmp_path_factory.getbasetemp()
+    shared = shared.parent if os.environ.get("PYTEST_XDIST_WORKER") else shared
+    with open(shared / "generated-alone.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        kept = shared / "generated-alone.json"
+        if not kept.exists():
+            layout = Layout(uuid.uuid4().hex)
+            try:
+                layout.hand_in("carl", HONEST, right_answers())
+                seconds, said = graded_by([], layout, Path.home())
+                row = rows_of(layout.out).get("carl")
+            finally:
+                layout.remove()
+            warm = re.search(r"compile caches (/\S+) \(", said)
+            kept.write_text(json.dumps({"row": row, "warm": warm and warm[1], "said": said, "seconds": seconds}))
+        found = json.loads(kept.read_text())
+    assert found["row"] is not None and float(found["row"]["percent"]) == 100.0, found["said"]
+    return found
+
+
+# ---- planted secrets ------------------------------------------------------------------------------
+
+
+class Planted:
+    """Secrets at random places of the host, each holding (or, a socket, sending) a marker of its own; a socket
+    records every connection."""
+
+    def __init__(self, layout: Layout, plan: list[tuple[int, str, int]]):
+        where = [*host_places(), Path("/tmp"), layout.base, layout.subs, layout.hidden.parent]
+        self.plan = [(where[i % len(where)] / f".stackcheck-gen-{uuid.uuid4().hex[:12]}", k, m) for i, k, m in plan]
+        self.markers = {f"MARKER-gen-{kind}-{uuid.uuid4().hex}": path for path, kind, _ in self.plan}
+        self.servers: list[socket.socket] = []
+        self.reached: list[str] = []
+
+    @property
+    def paths(self) -> list[Path]:
+        return [path for path, _, _ in self.plan]
+
+    def plant(self) -> None:
+        for (path, kind, mode), marker in zip(self.plan, self.markers):
+            if kind == "socket":
+                server = socket.socket(socket.AF_UNIX)
+                server.bind(str(path))
+                server.listen(4)
+                self.servers.append(server)
+                threading.Thread(target=self._send, args=(server, marker), daemon=True).start()
+            elif kind == "folder":
+                path.mkdir()
+                (path / "inside.txt").write_text(f"{marker}\n")
+            else:
+                source = {"key": data.path(*checkpoints.KEY_FILE), "reference": Path(reference.__file__)}.get(kind)
+                path.write_text((source.read_text(encoding="utf-8") if source else "") + f"\n# {marker}\n")
+            path.chmod(mode)
+
+    def _send(self, server: socket.socket, marker: str) -> None:
+        while True:
+            try:
+                connection, _ = server.accept()
+            except OSError:
+                return
+            self.reached.append(marker)
+            with connection:
+                connection.sendall(marker.encode())
+
+    def remove(self) -> None:
+        for server in self.servers:
+            server.close()
+        for path in self.paths:
+            if path.is_dir() and not path.is_symlink():
+                shutil.rmtree(path, ignore_errors=True)
+            elif os.path.lexists(path):
+                path.unlink()
+
+
+# ---- judging a grading ----------------------------------------------------------------------------
+
+
+def leaks(out_dir: Path, said: str, secret: dict[str, str], may_show: dict[str, str]) -> list[str]:
+    """Each output of a grading (every file under ``out_dir``, the grader's own output ``said``) that holds a
+    ``secret`` ({text: whose it is}), unless ``may_show`` gives that text a glob of the files (relative to
+    ``out_dir``) where it may show: its owner's feedback, the instructor's record."""
+    outputs = {"the grader's output": said}
+    outputs |= {str(p.relative_to(out_dir)): p.read_text(errors="replace") for p in out_dir.rglob("*") if p.is_file()}
+    return [
+        f"{where} shows {whose}"
+        for where, text in sorted(outputs.items())
+        for s, whose in secret.items()
+        if s in text and not fnmatch.fnmatchcase(where, may_show.get(s, ""))
+    ]
+
+
+def build_batch(batch: dict, layout: Layout, planted: Planted) -> dict:
+    """The batch's folders under ``layout.subs``: {"stems", "secret", "may_show", "canary"}."""
+    neighbour, attacker = batch["neighbour"], batch["attacker"]
+    folders = [neighbour, attacker, *(name for name, _ in batch["extras"])]
+    stems = names.stems(folders)
+    mark = f"MARKER-neighbour-{uuid.uuid4().hex}"
+    layout.hand_in(neighbour, f"# {mark}\n{HONEST}", f"{right_answers()}# {mark}\n")
+    hosts = {
+        "neighbour": layout.subs / neighbour,
+        "key": data.path(*checkpoints.KEY_FILE),
+        "hidden": layout.hidden,
+        "out": layout.out,
+    }
+    secrets_at = [str(p) for p in planted.paths]
+
+    def host(place) -> str:
+        kind, which = place
+        if kind == "secret":
+            return secrets_at[which % len(secrets_at)]
+        return str(hosts[kind] / which if which else hosts[kind])
+
+    canary, written = f"CANARY-{uuid.uuid4().hex}", f"WRITTEN-{uuid.uuid4().hex}"
+    reads = [*secrets_at, *(str(layout.subs / neighbour / f) for f in ("homework.py", "answers.toml"))]
+    attack = {
+        "canary": canary,
+        "written": written,
+        "reads": reads + [str(hosts["key"]), str(layout.hidden)],
+        "acts": [(when, kind, path, host(arg) if kind == "link" else arg) for when, (kind, path, arg) in batch["acts"]],
+    }
+    layout.hand_in(attacker, HONEST + ATTACK.format(attack=attack), right_answers())
+    for name, kind in batch["extras"]:
+        stub = kind == "stub"
+        folder = layout.hand_in(name, assignment.stub_source(["math"]) if stub else HONEST, None)
+        if kind == "unparsable":
+            (folder / "homework.py").write_text("def (:\n")
+        elif kind == "fifo":
+            os.mkfifo(folder / "answers.toml")
+        elif kind.startswith("link"):
+            to = host(("secret", 0)) if kind == "link to a secret" else layout.subs / neighbour / "answers.toml"
+            (folder / "answers.toml").symlink_to(to)
+        else:
+            (folder / "answers.toml").write_text(checkpoints.template())
+    secret = {m: f"the planted {p.name} ({p.parent})" for m, p in planted.markers.items()}
+    secret |= secrets(layout.token, {}, {"tmpdir": str(layout.tmpdir)})
+    secret |= {layout.inputs: "the hidden test's inputs", mark: "the neighbour's marker", written: "what it wrote"}
+    may_show = {
+        mark: f"grades-feedback/{stems[neighbour]}.*",
+        written: f"grades-feedback/{stems[attacker]}.*",
+        layout.inputs: "grades-feedback/*.instructor-only.json",
+    }
+    return {"stems": stems, "secret": secret, "may_show": may_show, "canary": canary}
+
+
+def judged(batch: dict, built: dict, out: Path, alone: dict, said: str) -> list[str]:
+    """What went wrong in the grading of ``batch`` that wrote ``out`` and said ``said`` (empty: it held)."""
+    problems = [] if said.startswith("exit code 0\n") else [f"the grader exited: {said[:2000]}"]
+    stems, feedback = built["stems"], out.parent / f"{out.stem}-feedback"
+    rows = rows_of(out)
+    if not rows:
+        return problems + ["no grades.csv"]
+    shown = {n: names.cell(names.display(n)) for n in stems}
+    problems += csv_problems(out, sorted(shown.values()))
+    for name, stem in stems.items():
+        row = rows.get(shown[name])
+        problems += own_files(feedback, stem, float(row["percent"])) if row else [f"no row for {shown[name]}"]
+    honest = rows.get(shown[batch["neighbour"]], {})
+    if {k: honest.get(k) for k in SAME_SCORE} != {k: alone["row"][k] for k in SAME_SCORE}:
+        problems.append(f"the neighbour earned {[honest.get(k) for k in SAME_SCORE]}, alone {alone['row']['percent']}")
+    problems += leaks(out.parent, said, built["secret"], built["may_show"])
+    # what the attacker raised, quoted: "CANARY-… found <markers> in [<each path it read>]", where nothing is readable
+    quoted = feedback / f"{stems[batch['attacker']]}.results.json"
+    quoted = quoted.read_text(errors="replace") if quoted.exists() else ""
+    canary, empty = built["canary"], f"{built['canary']} found nothing in []"
+    if canary not in quoted:
+        problems.append("the attack never ran: its feedback quotes nothing it raised")
+    elif quoted.count(canary) != quoted.count(empty):
+        start = next(m.start() for m in re.finditer(canary, quoted) if not quoted.startswith(empty, m.start()))
+        problems.append(f"the attacker read a secret: {quoted[start : start + 600]}")
+    return problems
+
+
+def kept_to_reproduce(batch: dict, layout: Layout, planted: Planted, problems: list[str], said: str) -> Path:
+    """The batch, what it was built into and what the grading wrote, under FOUND."""
+    kept = FOUND / layout.base.name
+    kept.mkdir(parents=True, exist_ok=True)
+    with tarfile.open(kept / "handed-in.tar", "w") as tar:  # FIFOs and links as they are
+        tar.add(layout.subs, "subs")
+        tar.add(layout.hidden.parent, "instructor")
+    shutil.copytree(layout.out_dir, kept / "out", dirs_exist_ok=True)
+    planted_at = {m: str(p) for m, p in planted.markers.items()}
+    what = {"batch": repr(batch), "problems": problems, "said": said, "planted": planted_at}
+    (kept / "found.json").write_text(json.dumps(what, indent=1, default=str))
+    return kept
+
+
+def grade_generated(batch: dict, as_user: bool, alone: dict, pytestconfig) -> None:
+    """Build ``batch``, plant its secrets, grade it and judge it: as uid NOBODY where ``as_user`` (the test's own
+    user where that is not root), else as root."""
+    if os.geteuid() != 0 and not as_user:
+        pytest.skip(f"the test runs as uid {os.geteuid()}: the ordinary user's test grades as it")
+    layout = Layout(uuid.uuid4().hex)
+    planted = Planted(layout, batch["secrets"])
+    prefix, home = [], Path.home()
+    try:
+        built = build_batch(batch, layout, planted)
+        if as_user and os.geteuid() == 0:
+            prefix, why_not = as_nobody(layout.home)
+            if not prefix and "ordinary-user" in (pytestconfig.getoption("require", None) or []):
+                raise Missing(why_not, "ordinary-user")
+            if not prefix:
+                pytest.skip(why_not)
+            home = layout.home
+            if alone["warm"]:  # the warm caches an instructor's earlier `stackcheck homework warm` made
+                caches = layout.home / ".cache" / "stackcheck" / "grading-caches"
+                shutil.copytree(alone["warm"], caches / Path(alone["warm"]).name)
+        layout.open_to_the_ordinary_user()
+        planted.plant()
+        watched = (layout.subs, layout.hidden.parent, grading.suite_root() / "fixtures", *planted.paths)
+        before = snapshot(*watched)
+        seconds, said = graded_by(prefix, layout, home)
+        after = snapshot(*watched)
+        problems = judged(batch, built, layout.out, alone, said)
+        problems += [f"changed {p}" for p in sorted({*before, *after}) if before.get(p) != after.get(p)]
+        problems += [f"left in the grader's TMPDIR: {p}" for p in layout.tmpdir.iterdir()]
+        problems += [f"a worker reached the socket of {m}" for m in sorted(set(planted.reached))]
+        graded = ", ".join(f"{r['student']} {r['percent']} %" for r in rows_of(layout.out).values())
+        print(f"uid {NOBODY if prefix else os.geteuid()} graded in {seconds:.0f} s: {graded}\n  {batch!r:.600}")
+        if problems:
+            kept = kept_to_reproduce(batch, layout, planted, problems, said)
+            pytest.fail(f"kept in {kept}:\n" + "\n".join(problems[:40]), pytrace=False)
+    finally:
+        planted.remove()
+        layout.remove()
+
+
+@pytest.mark.grading_trial
+@pytest.mark.usefixtures("bubblewrap")
+@given(batch=batches())
+@GENERATED
+def test_a_generated_batch_graded_as_root_leaks_nothing_and_costs_its_neighbour_nothing(batch, alone, pytestconfig):
+    """Each generated batch graded by root: its workers are the slots' uids."""
+    grade_generated(batch, False, alone, pytestconfig)
+
+
+@pytest.mark.grading_trial
+@pytest.mark.usefixtures("bubblewrap")
+@given(batch=batches())
+@GENERATED
+def test_a_generated_batch_graded_by_an_ordinary_user_leaks_nothing_and_costs_its_neighbour_nothing(
+    batch, alone, pytestconfig
+):
+    """Each generated batch graded by uid 65534 (where the test runs as root): its workers in a user namespace.
+    Its first batch, Hypothesis's simplest, is root's first; the next is its own (drawn from the test's name)."""
+    grade_generated(batch, True, alone, pytestconfig)
+
+
+# ---- the judge can fail ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("where", ["grades.csv", "grades-feedback/carl.results.json", "grades-feedback/dora.md"])
+def test_a_marker_copied_into_any_output_is_a_leak(tmp_path, where):
+    """``leaks`` flags a planted marker copied into grades.csv or a feedback file, and a neighbour's marker in
+    another's feedback; its owner's own feedback and the instructor's record may show what is theirs."""
+    marker, own = f"MARKER-gen-file-{uuid.uuid4().hex}", f"MARKER-neighbour-{uuid.uuid4().hex}"
+    secret = {marker: "the planted file", own: "carl's marker"}
+    may_show = {own: "grades-feedback/carl.*"}
+    (tmp_path / "grades-feedback").mkdir()
+    for name in ("grades.csv", "grades-feedback/carl.results.json", "grades-feedback/dora.md"):
+        (tmp_path / name).write_text(f"score 100 %\n{own}\n" if name.startswith("grades-feedback/carl") else "ok\n")
+    assert leaks(tmp_path, "exit code 0\n", secret, may_show) == []
+    with open(tmp_path / where, "a") as f:
+        f.write(f"read: {marker!r}\n")
+    assert leaks(tmp_path, "exit code 0\n", secret, may_show) == [f"{where} shows the planted file"]
+    found = leaks(tmp_path, f"[1/2] dora: {own}", secret, may_show)
+    assert found == [f"{where} shows the planted file", "the grader's output shows carl's marker"]
+
+
+def test_the_judge_of_a_grading_flags_a_missing_row_a_changed_neighbour_and_an_attack_that_read_or_never_ran(
+    tmp_path,
+):
+    """``judged`` on a made-up grading: a neighbour that earned less than alone, a submission with no row, an
+    attacker whose feedback quotes nothing it raised and one that says it read a path are each a problem; the same
+    grading written right is none."""
+    out = tmp_path / "grades.csv"
+    (tmp_path / "grades-feedback").mkdir()
+    batch = {"neighbour": "carl", "attacker": "carl.results", "extras": []}
+    stems = names.stems(["carl", "carl.results"])
+    built = {"stems": stems, "secret": {}, "may_show": {}, "canary": "CANARY-x"}
+    row = {"percent": "100.0", "earned": "17.0", "claims": "S2.2-hand 2/2", "checkpoints": "Q1 2/2"}
+    alone = {"row": row}
+
+    def written(percent: str, rows: list[str], quoted: str) -> list[str]:
+        cells = {"carl": percent, names.cell(names.display("carl.results")): "0"}
+        with open(out, "w", newline="") as f:
+            table = csv.writer(f)
+            table.writerow(grading.COLUMNS)
+            for name in rows:
+                table.writerow([name, cells[name], row["earned"], 17, "graded", row["claims"], row["checkpoints"]])
+        for stem, score in ((stems["carl"], float(percent)), (stems["carl.results"], 0.0)):
+            results = {"score": score, "max_score": 100.0, "output": quoted if stem != "carl" else ""}
+            (tmp_path / "grades-feedback" / f"{stem}.results.json").write_text(json.dumps(results))
+        return judged(batch, built, out, alone, "exit code 0\nok")
+
+    both = ["carl", "carl.results"]
+    assert written("100.0", both, "CANARY-x found nothing in []\nCANARY-x found nothing in []") == []
+    found = written("90.0", ["carl"], "nothing")
+    assert any("neighbour earned" in p for p in found) and any("no row" in p for p in found), found
+    assert any("never ran" in p for p in found), found
+    found = written("100.0", both, "CANARY-x found nothing in []\nCANARY-x found nothing in ['/root/.key']")
+    assert len(found) == 1 and found[0].startswith("the attacker read a secret: CANARY-x found nothing in ['/"), found
