@@ -124,11 +124,18 @@ def with_checkpoints(result: dict, checkpoints: list[dict]) -> dict:
 GRADED_RERUN = "python -m pytest --homework=."  # read by the student later, in their own folder (the copy is gone)
 
 
+def rerun_line(item: dict, result: dict) -> str | None:
+    """The line that reruns a failing claim's first failure: the test's own (made for where it is
+    read, plugin.hooks), else the score's rerun command and the test's id."""
+    if not item.get("first_failure"):
+        return None
+    return item.get("rerun") or f"{result.get('rerun', 'python -m pytest')} {shlex.quote(item['first_failure'])}"
+
+
 def lines(result: dict) -> list[str]:
     """The terminal's and the Markdown's feedback: one block per claim, the course's words included."""
     if "no_score" in result:
         return [result["no_score"]]
-    rerun = result.get("rerun", "python -m pytest")
     out = [f"score: {result['percent']:g} % ({result['earned']:g} of {result['points']:g} points)"]
     if result["passport"]:
         out[0] += f" | checkpoints passport: {result['passport']}"
@@ -149,8 +156,7 @@ def lines(result: dict) -> list[str]:
                 f"     {item['ko']}",
                 f"     first failure: {item['feedback']}",
             ]
-            if item["first_failure"]:
-                out.append(f"     rerun: {item.get('rerun') or rerun + ' ' + shlex.quote(item['first_failure'])}")
+            out += [f"     rerun: {rerun_line(item, result)}"] if item["first_failure"] else []
             out += [f"     revisit first: {item['revisit']}"] if item.get("revisit") else []
     for name, source in sorted(result.get("borrowed", {}).items()):
         out.append(f"---- integrity: {name} uses {source}, the suite's own solution: 0 points for its tests")

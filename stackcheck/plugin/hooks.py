@@ -449,8 +449,12 @@ def importable(item: pytest.Item) -> bool:
 
 def module_id(item: pytest.Item) -> str:
     """``item`` as --pyargs reruns it: its module's dotted name, then its class and name."""
-    names = [node.name for node in item.listchain() if isinstance(node, (pytest.Class, pytest.Item))]
-    return "::".join([item.module.__name__, *names])
+    return "::".join([item.module.__name__, *inner_names(item)])
+
+
+def inner_names(item: pytest.Item) -> list[str]:
+    """``item``'s class (if any) and its own name, as a node id ends."""
+    return [node.name for node in item.listchain() if isinstance(node, (pytest.Class, pytest.Item))]
 
 
 def quoted(word: str) -> str:
@@ -468,5 +472,4 @@ def rerun_id(item: pytest.Item) -> str:
         where = str(item.path)
     if where.startswith(".."):
         where = str(item.path)
-    names = [node.name for node in item.listchain() if isinstance(node, (pytest.Class, pytest.Item))]
-    return "::".join([where, *names])
+    return "::".join([where, *inner_names(item)])

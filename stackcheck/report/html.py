@@ -13,6 +13,7 @@ import shlex
 
 from stackcheck.claims import catalogue, drift
 from stackcheck.claims.results import ClaimResult, Outcome, Report, Status, TestResult
+from stackcheck.homework import scoring
 from stackcheck.report import plots as plotting
 
 SYMBOLS = {
@@ -86,7 +87,7 @@ def page(
     body += _verdict(report, known, failures=not homework)
     body += _environment(report.environment)
     body += _summary(report)
-    body += _claims(report, known, _figures(report), homework)
+    body += _claims(report, known, _figures(report))
     if report.listings or report.errata:
         body += _listings(report)
     body += _slowest(report)
@@ -286,11 +287,7 @@ def _homework(result: dict) -> list[str]:
 def _to_fix(item: dict, result: dict) -> list[str]:
     """A failing claim of the score as the student acts on it: the course's sentence, the first
     failure's message, what to revisit and the line that reruns it."""
-    rerun = item.get("rerun") or (
-        f"{result.get('rerun', 'python -m pytest')} {shlex.quote(item['first_failure'])}"
-        if item.get("first_failure")
-        else None
-    )
+    rerun = scoring.rerun_line(item, result)
     return [
         f'<div class="fix" id="fix-{esc(slug(item["id"]))}">{status(item["status"])} '
         f"<strong>{esc(item['id'])}</strong> §{esc(item['section'])} {esc(item['title'])}",
@@ -316,7 +313,7 @@ def _figures(report: Report) -> dict[int, list]:
     return found
 
 
-def _claims(report: Report, known: dict, figures: dict[int, list], homework: bool = False) -> list[str]:
+def _claims(report: Report, known: dict, figures: dict[int, list]) -> list[str]:
     """Every claim the run selected under its course chapter: each chapter once, in the course's order
     (the claims of a chapter in the catalogue's order); the others named in one line. On a homework
     page a failure is said once, in the score's section: its claim links there."""
@@ -331,13 +328,14 @@ def _claims(report: Report, known: dict, figures: dict[int, list], homework: boo
     for c in report.claims:
         if c.tests:
             by_chapter.setdefault(chapter(c.section), []).append(c)
-    fixes = [i for i in (report.homework or {}).get("claims", []) if i.get("status") == "failed"]
+    homework = report.homework
+    fixes = None if homework is None else {i["id"] for i in homework.get("claims", []) if i.get("status") == "failed"}
     titles = catalogue.chapters()
     for ch in sorted(by_chapter, key=_chapter_order):
         title = f' <span lang="ko">{esc(titles[ch])}</span>' if ch in titles else ""
         out.append(f'<h3 id="chapter-{esc(ch)}">§{esc(ch)}{title}</h3>')
         for c in by_chapter[ch]:
-            out += _claim(c, known.get(c.id, {}), figures, {i["id"] for i in fixes} if homework else None)
+            out += _claim(c, known.get(c.id, {}), figures, fixes)
     out.append("</section>")
     return out
 
