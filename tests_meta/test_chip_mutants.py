@@ -43,6 +43,7 @@ def test_a_reader_that_sums_the_fma_pipe_as_tensor_work_is_caught():
         judges.assert_tensor_cores([FP32_GEMM], True, "fp32 GEMM claimed on Tensor Cores")
 
 
+@pytest.mark.meta
 @given(tensor=st.integers(0, 10**12), ffma=st.integers(0, 10**12))
 @settings(max_examples=200, deadline=None)
 def test_mc04_judges_and_records_a_share_never_a_ratio_over_a_zero(tensor, ffma):

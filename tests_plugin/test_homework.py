@@ -308,7 +308,10 @@ def test_checkpoints_are_graded_against_keys_analytics_and_measurements():
         q for q in checkpoints.grade(right_answers(), lambda fn, sync=None: reference.timed_call(fn)) if q["id"] == "Q2"
     )
     said = " ".join(unsynced["feedback"])
-    assert not unsynced["passed"] and "vs 100." in said and "NO  fixed_timer_agrees" in said, said
+    assert not unsynced["passed"] and "NO  fixed_timer_agrees" in said, said
+    synced = [float(ms) for ms in re.findall(r"vs (\d+\.\d) ms", said)]
+    assert len(synced) == len(checkpoints.ASYNC_WORK_S), said
+    assert all(ms >= 1e3 * seconds for ms, seconds in zip(synced, checkpoints.ASYNC_WORK_S)), said
     assert tomllib.loads(checkpoints.template())["Q1"] == {"always_stored": "", "eager_intermediates": ""}
 
 
