@@ -16,8 +16,8 @@ import shutil
 import sys
 from pathlib import Path
 
-from stackcheck import grading
 from stackcheck.claims.results import NotAReport, Report
+from stackcheck.grading import grader
 from stackcheck.homework import assignment, checkpoints
 from stackcheck.impl import contract
 from stackcheck.report import render as rendering
@@ -121,11 +121,11 @@ def main(argv: list[str] | None = None) -> int:
         if args.command == "watch":
             from stackcheck.homework import watch
 
-            return watch.watch(Path(args.dir), grading.suite_root(), args.keyword, runs=args.runs)
+            return watch.watch(Path(args.dir), grader.suite_root(), args.keyword, runs=args.runs)
         if args.command == "homework" and args.step == "init":
             return init_homework(Path(args.dir), args.part or ["math"], args.force)
         if args.command == "homework" and args.step == "warm":
-            return grading.prepare_caches(args.part, args.unsafe_no_sandbox)
+            return grader.prepare_caches(args.part, args.unsafe_no_sandbox)
         if args.command == "homework" and args.checkout:
             return strip_checkout(Path(args.checkout), args.part)
         if args.command == "homework":
@@ -135,7 +135,7 @@ def main(argv: list[str] | None = None) -> int:
             else:
                 sys.stdout.write(text)
             return 0
-        return grading.grade_all(
+        return grader.grade_all(
             Path(args.submissions),
             Path(args.out),
             args.part,

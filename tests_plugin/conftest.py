@@ -110,9 +110,9 @@ def stackcheck_run(request, monkeypatch):
 
 @pytest.fixture
 def bubblewrap():
-    """Grading's sandbox (stackcheck.homework.sandbox): skipped with the install hint where bwrap
+    """Grading's sandbox (stackcheck.grading.sandbox): skipped with the install hint where bwrap
     cannot make its namespaces, a failure under ``--require bubblewrap``."""
-    from stackcheck.homework import sandbox
+    from stackcheck.grading import sandbox
     from stackcheck.stacks.available import Missing
 
     exe, why = sandbox.bubblewrap()

@@ -40,9 +40,9 @@ import pytest
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
-from stackcheck import grading
 from stackcheck.claims import catalogue
-from stackcheck.homework import assignment, checkpoints, names
+from stackcheck.grading import grader, names
+from stackcheck.homework import assignment, checkpoints
 from stackcheck.impl import reference
 from stackcheck.paths import data
 from stackcheck.stacks.available import Missing
@@ -294,7 +294,7 @@ def as_nobody(home: Path) -> tuple[list[str], str]:
 
 def grader_env(home: Path, tmpdir: Path | None = None) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_", "STACKCHECK_"))}
-    paths = [str(grading.suite_root()), *filter(None, [env.get("PYTHONPATH")])]
+    paths = [str(grader.suite_root()), *filter(None, [env.get("PYTHONPATH")])]
     env.update(HOME=str(home), PYTHONPATH=os.pathsep.join(paths))
     if data.user_site() is not None:  # a user install: its packages, not HOME's
         env["PYTHONUSERBASE"] = site.getuserbase()
@@ -328,7 +328,7 @@ def fingerprints(planted: list[str]) -> list[str]:
 def git_key() -> str | None:
     """The key as the checkout's HEAD holds it (what ``git show`` would give a reader), None outside git."""
     done = subprocess.run(
-        ["git", "-C", str(grading.suite_root()), "show", f"HEAD:{'/'.join(checkpoints.KEY_FILE)}"],
+        ["git", "-C", str(grader.suite_root()), "show", f"HEAD:{'/'.join(checkpoints.KEY_FILE)}"],
         capture_output=True,
         text=True,
     )
@@ -458,7 +458,7 @@ def test_every_attack_of_the_corpus_earns_what_its_work_earns_as_root_and_as_an_
         shutil.rmtree(base, ignore_errors=True)
         for path in home_markers:
             path.unlink(missing_ok=True)
-        for root in (Path.home(), grading.suite_root() / "fixtures", data.cache_dir()):
+        for root in (Path.home(), grader.suite_root() / "fixtures", data.cache_dir()):
             for stray in root.rglob("ESCAPED-*") if root.is_dir() else ():
                 stray.unlink()
     table, lines = verdicts(graded, listeners)
@@ -487,7 +487,7 @@ def grade_corpus(
         "hidden": str(hidden),
         "hidden_dir": str(hidden.parent),
         "key": str(key),
-        "checkout": str(grading.suite_root()),
+        "checkout": str(grader.suite_root()),
         "submissions": str(subs),
         "victim": str(subs / "ana"),
         "out": str(out),
@@ -516,7 +516,7 @@ def grade_corpus(
                 os.chown(path, NOBODY, NOBODY)
         elif not stat.S_ISFIFO(path.stat().st_mode) and not stat.S_ISCHR(path.stat().st_mode):
             path.chmod(path.stat().st_mode | 0o004 | (0o001 if path.is_dir() else 0))
-    watched = (subs, hidden.parent, grading.suite_root() / "fixtures", *home_markers)
+    watched = (subs, hidden.parent, grader.suite_root() / "fixtures", *home_markers)
     before = snapshot(*watched)
     head = git_head()
     if os.geteuid() != 0:
@@ -552,7 +552,7 @@ def grade_corpus(
         after = snapshot(*watched)
         changed |= {p for p in {*before, *after} if before.get(p) != after.get(p)}
     changed = sorted(changed)
-    roots = (base, *(p.parent for p in home_markers), grading.suite_root() / "fixtures", *map(Path, places["caches"]))
+    roots = (base, *(p.parent for p in home_markers), grader.suite_root() / "fixtures", *map(Path, places["caches"]))
     escaped = sorted(str(p) for root in roots if root.is_dir() for p in root.rglob("ESCAPED-*"))
     return {
         "specs": specs,
@@ -566,7 +566,7 @@ def grade_corpus(
 
 
 def git_head() -> str:
-    done = subprocess.run(["git", "-C", str(grading.suite_root()), "rev-parse", "HEAD"], capture_output=True, text=True)
+    done = subprocess.run(["git", "-C", str(grader.suite_root()), "rev-parse", "HEAD"], capture_output=True, text=True)
     return done.stdout.strip()
 
 
@@ -648,7 +648,7 @@ def test_an_attack_knows_each_planted_secret_and_no_public_file_for_one():
     assert secret(key.read_text(encoding="utf-8"))
     other = HIDDEN_TEST.format(token=uuid.uuid4().hex, inputs=f"MARKER-hidden-inputs-{uuid.uuid4().hex}")
     assert not secret(other) and not secret(f"# MARKER-ana-{uuid.uuid4().hex}")
-    public = data.checkout_files(grading.suite_root()) or list(CORPUS.parent.glob("*.py"))
+    public = data.checkout_files(grader.suite_root()) or list(CORPUS.parent.glob("*.py"))
     flagged = [str(p) for p in public if p != key and secret(p.read_text(encoding="utf-8", errors="replace"))]
     assert not flagged, f"public files a detector takes for a secret: {flagged[:10]}"
 
@@ -1145,7 +1145,7 @@ def grade_generated(batch: dict, as_user: bool, alone: dict, pytestconfig) -> No
                 shutil.copytree(alone["warm"], caches / Path(alone["warm"]).name)
         layout.open_to_the_ordinary_user()
         planted.plant()
-        watched = (layout.subs, layout.hidden.parent, grading.suite_root() / "fixtures", *planted.paths)
+        watched = (layout.subs, layout.hidden.parent, grader.suite_root() / "fixtures", *planted.paths)
         before = snapshot(*watched)
         seconds, said = graded_by(prefix, layout, home)
         after = snapshot(*watched)
@@ -1223,7 +1223,7 @@ def test_the_judge_of_a_grading_flags_a_missing_row_a_changed_neighbour_and_an_a
         cells = {"carl": percent, names.cell(names.display("carl.results")): "0"}
         with open(out, "w", newline="") as f:
             table = csv.writer(f)
-            table.writerow(grading.COLUMNS)
+            table.writerow(grader.COLUMNS)
             for name in rows:
                 table.writerow([name, cells[name], row["earned"], 17, "graded", row["claims"], row["checkpoints"]])
         for stem, score in ((stems["carl"], float(percent)), (stems["carl.results"], 0.0)):

@@ -22,12 +22,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from stackcheck import grading
-from stackcheck.homework import names, sandbox
+from stackcheck.grading import copies, grader, names
 
 pytestmark = pytest.mark.meta
 
-SUFFIXES = (*grading.REPORT_FILES, ".results.json")  # every file a grading writes for a student
+SUFFIXES = (*grader.REPORT_FILES, ".results.json")  # every file a grading writes for a student
 NAME_MAX = 255  # bytes in one file name, on Linux's filesystems
 
 folder_names = st.binary(min_size=1, max_size=300).filter(lambda b: b"/" not in b and b"\0" not in b)
@@ -92,12 +91,12 @@ def test_grades_csv_has_a_row_for_each_submission_that_was_never_graded(tmp_path
     feedback (JSON, Markdown, HTML), saying so; a name's cells are text, whatever they start with."""
     folders = [tmp_path / "=2+3", tmp_path / "carl"]
     students = [
-        grading.Student(f, names.stems([f.name for f in folders])[f.name], names.display(f.name)) for f in folders
+        grader.Student(f, names.stems([f.name for f in folders])[f.name], names.display(f.name)) for f in folders
     ]
     rows = {folders[1]: {"student": "carl", "percent": 100, "points": 12, "status": "graded"}}
     out, feedback = tmp_path / "grades.csv", tmp_path / "feedback"
     feedback.mkdir()
-    grading._write_rows(out, feedback, students, rows, {})
+    grader._write_rows(out, feedback, students, rows, {})
     with open(out, newline="", encoding="utf-8") as f:
         table = list(csv.DictReader(f))
     assert [r["student"] for r in table] == ["'=2+3", "carl"]
@@ -152,7 +151,7 @@ def digest_of(folder: Path) -> str:
 
 def removed_in_time(path: Path, seconds: float = 60) -> bool:
     """Whether remove_tree returned within ``seconds`` (a FIFO opened would block it for ever)."""
-    done = threading.Thread(target=sandbox.remove_tree, args=(path,), daemon=True)
+    done = threading.Thread(target=copies.remove_tree, args=(path,), daemon=True)
     done.start()
     done.join(seconds)
     return not done.is_alive()
@@ -193,13 +192,13 @@ def test_a_chain_deeper_than_any_recursion_or_path_is_removed(tmp_path):
 
 
 def test_remove_tree_never_raises_and_removes_a_file_or_a_link_alone(tmp_path):
-    sandbox.remove_tree(tmp_path / "absent")
-    sandbox.remove_tree(Path("/proc/self/status"))  # a file it cannot remove: left, no error
+    copies.remove_tree(tmp_path / "absent")
+    copies.remove_tree(Path("/proc/self/status"))  # a file it cannot remove: left, no error
     target = tmp_path / "target"
     target.mkdir()
     link = tmp_path / "link"
     link.symlink_to(target)
-    sandbox.remove_tree(link)
+    copies.remove_tree(link)
     assert not os.path.lexists(link) and target.is_dir()
 
 
@@ -218,7 +217,7 @@ def test_a_handed_in_file_is_read_without_following_or_waiting(tmp_path, kind):
     elif kind == "folder":
         path.mkdir()
     start = time.monotonic()
-    read = sandbox.read_regular(path, 100)
+    read = copies.read_regular(path, 100)
     assert time.monotonic() - start < 5
     assert read == (b"[Q2]\n" if kind == "regular" else None)
 
@@ -228,25 +227,25 @@ def test_a_handed_in_file_is_read_without_following_or_waiting(tmp_path, kind):
 STOPPED = """
 import subprocess, sys, time
 from pathlib import Path
-from stackcheck import grading
+from stackcheck.grading import grader
 
-grading.warm_caches = lambda *a, **k: None
-grading._require_sandbox = lambda unsafe: None
+grader.warm_caches = lambda *a, **k: None
+grader._require_sandbox = lambda unsafe: None
 
 
 def slow(who, setup, feedback, scratch, uid=None):
     if who.folder.name == "carl":
         return {{"student": who.shown, "percent": 100, "earned": 1, "points": 1, "status": "graded"}}
     process = subprocess.Popen(["sleep", "600"], start_new_session=True)
-    grading._RUNNING.add(process)
+    grader._RUNNING.add(process)
     Path({started!r}).write_text(str(process.pid))
     process.wait()
-    grading._RUNNING.discard(process)
+    grader._RUNNING.discard(process)
     return {{"student": who.shown, "percent": 0, "earned": 0, "points": 1, "status": "killed"}}
 
 
-grading.grade_one = slow
-sys.exit(grading.grade_all(Path({subs!r}), Path({out!r}), ["math"], [], 60.0, jobs=1, unsafe=True))
+grader.grade_one = slow
+sys.exit(grader.grade_all(Path({subs!r}), Path({out!r}), ["math"], [], 60.0, jobs=1, unsafe=True))
 """
 
 
@@ -260,14 +259,14 @@ def test_a_grading_stopped_by_a_signal_writes_every_row_and_ends_its_judges(tmp_
         (subs / name).mkdir(parents=True)
         (subs / name / "homework.py").write_text("x = 1\n")
     code = STOPPED.format(started=str(started), subs=str(subs), out=str(out))
-    grader = subprocess.Popen([sys.executable, "-c", code], cwd=tmp_path, stdout=subprocess.PIPE, text=True)
+    stopping = subprocess.Popen([sys.executable, "-c", code], cwd=tmp_path, stdout=subprocess.PIPE, text=True)
     deadline = time.monotonic() + 120
-    while not started.exists() and time.monotonic() < deadline and grader.poll() is None:
+    while not started.exists() and time.monotonic() < deadline and stopping.poll() is None:
         time.sleep(0.1)
     assert started.exists(), "the slow judge never started"
     judge = int(started.read_text())
-    grader.send_signal(sig)
-    assert grader.wait(timeout=60) == 128 + sig
+    stopping.send_signal(sig)
+    assert stopping.wait(timeout=60) == 128 + sig
     with open(out, newline="", encoding="utf-8") as f:
         rows = {r["student"]: r["status"] for r in csv.DictReader(f)}
     assert rows["carl"] == "graded" and set(rows) == {"carl", "dora", "emil", "finn"}, rows
@@ -296,14 +295,14 @@ def test_the_grader_parses_no_large_submission_in_its_own_process(tmp_path, monk
     """From a determined student's attack: graded without --part, the grader parsed every homework.py
     itself to read its ASSIGNED (a 16 MB list literal: 12 GB, a minute, before any grading). It parses
     none over PARSE_BYTES; such a file adds no part, and its own judge reads it under its limits."""
-    from stackcheck import grading
+    from stackcheck.grading import grader
     from stackcheck.homework import assignment
 
     parsed = []
     monkeypatch.setattr(assignment, "parsed", lambda path: parsed.append(path) or None)
     small, large = tmp_path / "small", tmp_path / "large"
-    for folder, size in ((small, 100), (large, grading.PARSE_BYTES + 1)):
+    for folder, size in ((small, 100), (large, grader.PARSE_BYTES + 1)):
         folder.mkdir()
         (folder / "homework.py").write_text("x = [" + "1," * (size // 2) + "]\n")
-    grading.chosen_parts([small, large], None)
+    grader.chosen_parts([small, large], None)
     assert parsed == [str(small / "homework.py")]

@@ -1,4 +1,4 @@
-"""The grading's warm-up (stackcheck.grading.warm_caches): with --jobs N, N judges grade the course's
+"""The grading's warm-up (stackcheck.grading.grader.warm_caches): with --jobs N, N judges grade the course's
 solutions at once, each on its share of the tests (--homework-shard), and their compile caches and
 lists of ungradable tests are joined into the one template every submission starts from."""
 
@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from stackcheck import grading
+from stackcheck.grading import grader
 
 pytestmark = pytest.mark.meta
 
@@ -74,12 +74,12 @@ def test_the_shares_caches_and_ungradable_lists_are_joined(tmp_path, monkeypatch
         (cache / "inductor" / "fx" / "both").write_text("same")
         return cache, {f"tests_math/test_a.py::test_{shard}": "failed"}
 
-    monkeypatch.setattr(grading, "_warm_shard", share)
-    setup = grading.Setup(grading.suite_root(), ["math"], [], 60.0, {}, "visible", True, ())
-    made = grading.warm_caches(setup, ["math"], tmp_path / "scratch", shards=2)
+    monkeypatch.setattr(grader, "_warm_shard", share)
+    setup = grader.Setup(grader.suite_root(), ["math"], [], 60.0, {}, "visible", True, ())
+    made = grader.warm_caches(setup, ["math"], tmp_path / "scratch", shards=2)
     assert sorted(dealt) == [(1, 2), (2, 2)]
     files = sorted(p.name for p in (made / "inductor" / "fx").iterdir())
     assert files == ["both", "only-1", "only-2"]
-    listed = json.loads((made / grading.UNGRADABLE).read_text())
+    listed = json.loads((made / grader.UNGRADABLE).read_text())
     assert listed == {"tests_math/test_a.py::test_1": "failed", "tests_math/test_a.py::test_2": "failed"}
-    assert grading.warm_caches(setup, ["math"], tmp_path / "scratch2", shards=2) == made and len(dealt) == 2
+    assert grader.warm_caches(setup, ["math"], tmp_path / "scratch2", shards=2) == made and len(dealt) == 2

@@ -17,8 +17,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from stackcheck import cli, grading
+from stackcheck import cli
 from stackcheck.claims.results import Report
+from stackcheck.grading import grader
 from stackcheck.homework import assignment, checkpoints, gradescope, scoring
 from stackcheck.impl import contract, reference
 from stackcheck.impl.loader import Impl
@@ -214,7 +215,7 @@ def test_fresh_stubs_score_zero_and_the_solutions_score_100_percent(tmp_path, bu
     rows = {r["student"]: r for r in csv.DictReader(open(tmp_path / "grades.csv"))}
     assert float(rows["ana"]["percent"]) == 100.0 and float(rows["ben"]["percent"]) == 0.0, rows
     assert "S2.2-hand 2/2" in rows["ana"]["claims"].split("; "), rows["ana"]["claims"]
-    assert set(rows["ana"]) == set(grading.COLUMNS) | {c for c in rows["ana"] if c.startswith("Q")}, "fixed columns"
+    assert set(rows["ana"]) == set(grader.COLUMNS) | {c for c in rows["ana"] if c.startswith("Q")}, "fixed columns"
     feedback = (tmp_path / "grades-feedback" / "ben.md").read_text()
     assert "not attempted yet" in feedback and "checkpoints passport: 0/5" in feedback
     report = (tmp_path / "grades-feedback" / "ana.json").read_text()

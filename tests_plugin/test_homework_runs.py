@@ -377,7 +377,7 @@ def torch_steps(x, w, b):
 @pytest.mark.parametrize("graded", [False, True], ids=["pytest", "graded"])
 def test_the_compiled_steps_compile_the_students_own_function(homework, graded, graded_command):
     """§8.2's compiled path runs the student's torch_steps through torch.compile, graded too: there
-    the worker compiles it (stackcheck.impl.remote.compiled), since compiling the judge's proxy would
+    the worker compiles it (stackcheck.grading.judge.compiled), since compiling the judge's proxy would
     only run it eagerly. A slip that exists only in the compiled program fails the torch_compile test,
     and the eager test of the same function passes. Fresh processes, both runs: the graded one as `stackcheck
     grade` starts its judge, the student's as typed."""

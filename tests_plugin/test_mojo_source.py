@@ -16,7 +16,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from stackcheck.impl import mojo_source, wire
+from stackcheck.grading import wire
+from stackcheck.impl import mojo_source
 from stackcheck.impl.loader import JUDGE
 from stackcheck.impl.mojo_source import PackageRefused
 from stackcheck.paths import data
@@ -203,7 +204,7 @@ def test_a_graded_package_is_judged_on_what_the_launcher_built(tmp_path):
     assert bad[0] == "failed" and "custom ReLU" in bad[1], bad[1]
     borrowed = _outcome(_submission(tmp_path / "borrowed", suites), graded=False)
     assert borrowed[0] == "failed" and "borrowed" in borrowed[1], borrowed[1]
-    from stackcheck.homework import sandbox
+    from stackcheck.grading import sandbox
 
     if sandbox.bubblewrap()[0] is not None:
         hidden = _outcome(_submission(tmp_path / "suites", suites), graded=True)

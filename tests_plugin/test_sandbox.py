@@ -1,4 +1,4 @@
-"""Sandboxed grading (stackcheck.homework.sandbox): each limit proved on a tiny program, not a whole
+"""Sandboxed grading (stackcheck.grading.sandbox): each limit proved on a tiny program, not a whole
 grading run: the environment's allow-list, memory, CPU time, wall time, processes, the network, the
 namespaces (what outlives the run, writes outside, reads of what is hidden), the copy; and a whole
 grading of a submission that tries all of it, twice. Every test starts a fresh interpreter in the
@@ -18,8 +18,9 @@ from pathlib import Path
 
 import pytest
 
-from stackcheck import cli, grading
-from stackcheck.homework import checkpoints, sandbox
+from stackcheck import cli
+from stackcheck.grading import copies, grader, sandbox
+from stackcheck.homework import checkpoints
 from stackcheck.impl import reference
 from stackcheck.paths import data
 
@@ -82,7 +83,7 @@ def test_grading_works_on_a_copy(tmp_path):
     handed_in = tmp_path / "ana"
     handed_in.mkdir()
     (handed_in / "homework.py").write_text("x = 1\n")
-    copy = sandbox.working_copy(handed_in, tmp_path / "scratch" if (tmp_path / "scratch").mkdir() is None else None)
+    copy = copies.working_copy(handed_in, tmp_path / "scratch" if (tmp_path / "scratch").mkdir() is None else None)
     done = python("open('written.txt', 'w').write('x')", copy)
     assert done.returncode == 0 and (copy / "written.txt").exists() and not (handed_in / "written.txt").exists()
 
@@ -321,7 +322,7 @@ def test_nine_submissions_that_attack_grade_as_their_work_and_the_same_twice(tmp
 def test_a_submission_that_never_loads_is_stopped_at_the_wall_limit(tmp_path, monkeypatch):
     """A file that sleeps when imported: its run is stopped at --timeout, the row says so, and the
     student's feedback names no test (none had started)."""
-    monkeypatch.setattr(grading, "warm_caches", lambda *args, **kwargs: None)  # the wall limit, not the compile caches
+    monkeypatch.setattr(grader, "warm_caches", lambda *args, **kwargs: None)  # the wall limit, not the compile caches
     (tmp_path / "subs" / "zed").mkdir(parents=True)
     (tmp_path / "subs" / "zed" / "homework.py").write_text("import time\nASSIGNED = ('math',)\ntime.sleep(600)\n")
     start = time.monotonic()
@@ -353,10 +354,10 @@ def test_homework_warm_makes_the_caches_ahead_and_says_when_it_could_not(tmp_pat
     """`stackcheck homework warm --part P`: grading's compile caches made at set-up, by the warm-up
     grading runs when they are missing (the trial above runs it for real); a failed one says so."""
     made = []
-    monkeypatch.setattr(grading, "warm_caches", lambda setup, parts, *rest, **kw: made.append(parts) or tmp_path)
+    monkeypatch.setattr(grader, "warm_caches", lambda setup, parts, *rest, **kw: made.append(parts) or tmp_path)
     assert cli.main(["homework", "warm", "--part", "math"]) == 0 and made == [["math"]]
     assert capsys.readouterr().out.startswith(f"stackcheck homework warm: {tmp_path}")
-    monkeypatch.setattr(grading, "warm_caches", lambda *args, **kwargs: None)
+    monkeypatch.setattr(grader, "warm_caches", lambda *args, **kwargs: None)
     assert cli.main(["homework", "warm", "--part", "math"]) == 1 and "compile cold" in capsys.readouterr().err
 
 
@@ -577,11 +578,11 @@ def test_the_copy_takes_regular_files_only(tmp_path, kind):
     elif kind == "fifo":
         os.mkfifo(odd)
     elif kind == "too big":
-        odd.write_bytes(bytes(sandbox.COPY_BYTES + 1))
+        odd.write_bytes(bytes(copies.COPY_BYTES + 1))
     else:
         (handed_in / "more").symlink_to(tmp_path)
-    with pytest.raises(sandbox.Refused) as refused:
-        sandbox.working_copy(handed_in, tmp_path / "scratch")
+    with pytest.raises(copies.Refused) as refused:
+        copies.working_copy(handed_in, tmp_path / "scratch")
     assert ("answers.toml" in str(refused.value) or "more" in str(refused.value)) or kind == "too big", refused.value
 
 
@@ -590,7 +591,7 @@ def test_the_copy_copies_regular_files(tmp_path):
     (handed_in / "sub").mkdir(parents=True)
     (handed_in / "homework.py").write_text("x = 1\n")
     (handed_in / "sub" / "notes.txt").write_text("mine")
-    copy = sandbox.working_copy(handed_in, tmp_path / "scratch")
+    copy = copies.working_copy(handed_in, tmp_path / "scratch")
     assert (copy / "homework.py").read_text() == "x = 1\n" and (copy / "sub" / "notes.txt").read_text() == "mine"
 
 

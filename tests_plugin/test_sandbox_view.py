@@ -17,7 +17,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from stackcheck.homework import sandbox
+from stackcheck.grading import sandbox
 from stackcheck.paths import data
 
 pytestmark = [pytest.mark.meta, pytest.mark.usefixtures("bubblewrap")]

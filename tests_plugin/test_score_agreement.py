@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from stackcheck import grading
+from stackcheck.grading import grader
 from stackcheck.impl import reference
 
 pytestmark = [pytest.mark.meta, pytest.mark.usefixtures("bubblewrap")]
@@ -34,7 +34,7 @@ def test_pytest_watch_and_grade_give_one_file_the_same_score(tmp_path):
     wrong = source.replace("return a, z, np.maximum(z, 0)", "return a, z, np.abs(z)", 1)
     assert wrong != source
     (folder / "homework.py").write_text(wrong)
-    root = grading.suite_root()
+    root = grader.suite_root()
     run = subprocess.run(
         [sys.executable, "-m", "pytest", f"--homework={folder}", "-p", "no:cacheprovider"],
         cwd=root,

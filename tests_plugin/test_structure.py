@@ -17,8 +17,8 @@ pytestmark = pytest.mark.meta
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGE = ROOT / "stackcheck"
 # stackcheck's packages, lowest first: a module may import its own package and those before it, never
-# one after it. Top-level modules are commands and the renderer: the package __init__ (the pytest11
-# entry point), report, grading, cli and mojo_build come after every package they use.
+# one after it. Top-level modules are commands: the package __init__ (the pytest11 entry point), cli and
+# mojo_build come after every package they use, and so does the grader, a module of grading named apart.
 LAYERS = [
     "stackcheck.paths",
     "stackcheck.evidence",
@@ -27,12 +27,13 @@ LAYERS = [
     "stackcheck.toolchains",
     "stackcheck.judges",
     "stackcheck.impl",
+    "stackcheck.grading",
     "stackcheck.run",
     "stackcheck.homework",
     "stackcheck.course",
     "stackcheck.report",
     "stackcheck.plugin",
-    "stackcheck.grading",
+    "stackcheck.grading.grader",
     "stackcheck.cli",
     "stackcheck.mojo_build",
     "stackcheck",
@@ -77,10 +78,11 @@ MODULES = {module_name(p): p for p in sorted(PACKAGE.rglob("*.py"))}
 
 
 def layer(module: str) -> int:
-    """The index in LAYERS of the package (or top-level module) ``module`` belongs to."""
-    found = [i for i, name in enumerate(LAYERS) if module == name or module.startswith(name + ".")]
+    """The index in LAYERS of the package (or module) ``module`` belongs to: its longest entry, so a
+    module named there (the grader) sits apart from the rest of its package."""
+    found = [(len(name), i) for i, name in enumerate(LAYERS) if module == name or module.startswith(name + ".")]
     assert found, f"{module} belongs to no layer of LAYERS: add its package there"
-    return found[0]
+    return max(found)[1]
 
 
 def module_graph() -> dict[str, set[str]]:

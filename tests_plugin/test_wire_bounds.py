@@ -14,8 +14,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from stackcheck import grading
-from stackcheck.impl import remote, wire, worker
+from stackcheck.grading import grader, judge, wire, worker
 
 pytestmark = pytest.mark.meta
 
@@ -154,7 +153,7 @@ def own_worker(tmp_path):
                 command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=said, start_new_session=True
             )
 
-    held = remote.Worker(start, None, log)
+    held = judge.Worker(start, None, log)
     yield held
     held.stop()
 
@@ -176,15 +175,15 @@ def test_the_judge_keeps_its_own_arguments_and_takes_back_only_out(own_worker):
 
 
 def test_a_judge_that_allocates_past_its_memory_limit_fails_there(monkeypatch):
-    """``grading._limit_memory``: a judge's heap is limited as it starts (here to 256 MiB): its
+    """``grader._limit_memory``: a judge's heap is limited as it starts (here to 256 MiB): its
     allocation of 1 GiB fails in the judge, not on the machine. The judge stands in as a fresh Python
     process, since the limit binds the process it is set on."""
-    monkeypatch.setattr(grading, "JUDGE_MEMORY_BYTES", 256 * 1024**2)
+    monkeypatch.setattr(grader, "JUDGE_MEMORY_BYTES", 256 * 1024**2)
     code = (
         "import sys; sys.stdin.readline()\ntry:\n    b = bytearray(1 << 30)\nexcept MemoryError:\n    print('refused')"
     )
     process = subprocess.Popen([sys.executable, "-c", code], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
-    grading._limit_memory(process)
+    grader._limit_memory(process)
     said, _ = process.communicate("go\n", timeout=60)
     assert said.strip() == "refused"
 
@@ -196,7 +195,7 @@ def test_a_crash_quotes_what_its_own_call_printed_never_an_earlier_calls(own_wor
     hidden = np.full((2, 3), 1234.5, np.float32)
     own_worker.call("numpy_steps", (hidden, hidden.T, hidden[0]), {})
     visible = np.ones((4, 3), np.float32)
-    with pytest.raises(remote.isolation.Crashed) as crashed:
+    with pytest.raises(judge.isolation.Crashed) as crashed:
         own_worker.call("numpy_steps", (visible, visible.T, visible[0]), {})
     said = str(crashed.value)
     assert "given a new shape" in said and "code 3" in said, said
@@ -209,8 +208,8 @@ def test_checkpoint_2s_timer_is_judged_in_a_graded_worker_and_a_constant_fails_i
     A timer that answers a constant and never runs the work fails it."""
     from stackcheck.homework import checkpoints
 
-    agrees, said = checkpoints.fixed_timer_agrees(remote.proxy(own_worker, "timed_call"))
+    agrees, said = checkpoints.fixed_timer_agrees(judge.proxy(own_worker, "timed_call"))
     assert agrees, said
-    liar = remote.proxy(own_worker, "steady_state")
+    liar = judge.proxy(own_worker, "steady_state")
     agrees, said = checkpoints.fixed_timer_agrees(lambda fn, sync=None: liar(fn, sync, trials=1)[0])
     assert not agrees and "0 times" in said, said

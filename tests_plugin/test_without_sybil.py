@@ -10,10 +10,10 @@ import sys
 
 import pytest
 
-from stackcheck import grading
+from stackcheck.grading import grader
 
 pytestmark = pytest.mark.meta
-ROOT = grading.suite_root()
+ROOT = grader.suite_root()
 BLOCKER = "raise ImportError('No module named sybil (blocked by the self-test)')\n"
 
 

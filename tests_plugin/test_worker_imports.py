@@ -1,5 +1,5 @@
 """A graded submission's worker is a ``python -I`` given its judge's import path
-(stackcheck.impl.worker.imports): it imports as the judge does, a user install's packages
+(stackcheck.grading.worker.imports): it imports as the judge does, a user install's packages
 (``pip install --user``) too, whose site folder's .pth files -I would leave unprocessed. Each test
 starts a fresh Python, as the judge starts its worker: -I, and a user site folder of its own, cannot be
 had in this process."""
@@ -10,7 +10,7 @@ import sys
 
 import pytest
 
-from stackcheck.impl import worker
+from stackcheck.grading import worker
 
 pytestmark = pytest.mark.meta
 

@@ -1,6 +1,6 @@
 """Where a helper that traces, records or compiles a function reads it (course §2-§9: eager ops,
 Inductor's code, JAX's stages): here, or, for a graded submission's function, in the worker that
-runs it (stackcheck.impl.remote), which runs the same helper there and returns what it read. The
+runs it (stackcheck.grading.judge), which runs the same helper there and returns what it read. The
 report marks such evidence as measured by the worker."""
 
 from __future__ import annotations

@@ -8,7 +8,7 @@ from dataclasses import replace
 
 from stackcheck.claims import catalogue
 from stackcheck.claims.results import Outcome, Report, TestResult
-from stackcheck.homework.sandbox import INSTRUCTOR_TESTS
+from stackcheck.grading.sandbox import INSTRUCTOR_TESTS
 
 GRADED = ("passed", "failed", "interrupted")  # errors and timeouts are failures; interrupts count 0
 SUITE_FOLDERS = ("tests_", "course/")  # where the suite's own tests live (their node ids start so)

@@ -283,14 +283,14 @@ def _defined_in(value, module) -> bool:
     return isinstance(value, types.FunctionType) and value.__module__ == module.__name__
 
 
-STRIPPED = "borrowed: "  # how a stripped solution's error starts (stackcheck.impl.remote makes it contract.Borrowed)
+STRIPPED = "borrowed: "  # how a stripped solution's error starts (stackcheck.grading.judge makes it contract.Borrowed)
 
 
 def stripped_solutions(folder: Path) -> list[tuple[Path, Path]]:
     """Each solution module of SOLUTIONS written into ``folder`` without its solutions (their bodies
     raise NotImplementedError; signatures, docstrings and everything else kept): (stripped copy, the
     module's file), for a graded submission's worker to see in their place. Folders of solutions
-    (``tests_meta``) it never sees at all (stackcheck.homework.sandbox.covered)."""
+    (``tests_meta``) it never sees at all (stackcheck.grading.sandbox.covered)."""
     import importlib.util
 
     made = []

@@ -22,7 +22,8 @@ from pathlib import Path
 import pytest
 
 from stackcheck.claims.results import Report
-from stackcheck.homework import assignment, checkpoints, reach, sandbox, scoring
+from stackcheck.grading import sandbox
+from stackcheck.homework import assignment, checkpoints, reach, scoring
 from stackcheck.impl import contract, integrity, isolation, kernel_source
 from stackcheck.impl.loader import JUDGE, Impl, ImplError, check_names, deepest_frame_in, load_module
 from stackcheck.paths import data
@@ -53,7 +54,7 @@ class Late:
     folder: str | None
     assigned: frozenset[str]
     borrowing: object
-    worker: object  # stackcheck.impl.remote.Worker, loading the file while the judge collects
+    worker: object  # stackcheck.grading.judge.Worker, loading the file while the judge collects
 
 
 def select_impl(config: pytest.Config) -> Impl:
@@ -110,7 +111,7 @@ def _judge_only(config: pytest.Config) -> None:
 
 def load_late(session: pytest.Session) -> None:
     """A graded run, once its tests are collected: read whether the submission's worker (the only
-    process that imports it, stackcheck.impl.remote, sandboxed by stackcheck.homework.sandbox; started
+    process that imports it, stackcheck.grading.judge, sandboxed by stackcheck.grading.sandbox; started
     at configure, _worker_begun) loaded it, and grade its functions through it. A file that does not
     load is the run's one error, and its score's reason."""
     config = session.config
@@ -118,7 +119,7 @@ def load_late(session: pytest.Session) -> None:
     if late is None:
         return
     del config.stash[LATE]
-    from stackcheck.impl import remote
+    from stackcheck.grading import judge
 
     worker = late.worker
     answer = worker.load()
@@ -127,7 +128,7 @@ def load_late(session: pytest.Session) -> None:
         config.stash[NOT_LOADED] = _as_given(text, late.spec, late.folder)
         raise pytest.UsageError(config.stash[NOT_LOADED])
     _reset_with(worker, config)
-    module = remote.stand_in(
+    module = judge.stand_in(
         worker, [n for n in answer[1] if isinstance(n, str)], os.path.abspath(late.spec), str(answer[3])
     )
     impl = Impl(module, late.assigned, late.borrowing)
@@ -143,10 +144,10 @@ LAUNCHED = kernel_source.KERNEL_FUNCTIONS | {"mojo_package"}  # what the launche
 
 def _worker_begun(config: pytest.Config, spec: str, assigned: frozenset[str]):
     """The submission's worker, started and loading ``spec`` (its answer is read in load_late)."""
-    from stackcheck.impl import remote
+    from stackcheck.grading import judge
 
     start, log = _worker_start(config, spec)
-    worker = remote.Worker(start, assigned, log)
+    worker = judge.Worker(start, assigned, log)
     if assigned is None or assigned & LAUNCHED:  # the launcher: an empty file's worker
         empty = Path(tempfile.mkdtemp(prefix="stackcheck-launcher-"))
         config.add_cleanup(lambda: shutil.rmtree(empty, ignore_errors=True))
@@ -181,7 +182,7 @@ def _worker_start(config: pytest.Config, spec: str):
     """(start, its log): how the judge starts the submission's worker: ``--homework-worker=JSON`` (stackcheck grade's:
     the jail, the limits, whether unsafe), else the default jail around the folder of ``spec``. The
     worker sees its copy at sandbox.INSIDE, the suite without its solutions, nothing of the judge."""
-    from stackcheck.impl import worker
+    from stackcheck.grading import worker
 
     given = config.getoption("homework_worker", None)
     try:
@@ -468,11 +469,11 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
 
 
 def _worker_of(impl):
-    """The graded submission's worker behind ``impl`` (stackcheck.impl.remote), or None."""
-    from stackcheck.impl import remote
+    """The graded submission's worker behind ``impl`` (stackcheck.grading.judge), or None."""
+    from stackcheck.grading import judge
 
     for name in impl.provided:
-        found = remote.owner_of(getattr(impl.module, name, None))
+        found = judge.owner_of(getattr(impl.module, name, None))
         if found is not None:
             return found[0]
     return None

@@ -48,9 +48,9 @@ def calls(surface: str, convert_in: Callable, convert_out: Callable) -> Callable
 
 
 def _compiled_steps(impl, device, dtype, x, w, b):
-    from stackcheck.impl import remote
+    from stackcheck.grading import judge
 
-    steps = remote.compiled(impl.torch_steps, dynamic=True)  # in a graded run, compiled in its worker
+    steps = judge.compiled(impl.torch_steps, dynamic=True)  # in a graded run, compiled in its worker
     return tuple(torch_out(t, dtype) for t in steps(*torch_in((x, w, b), device, dtype)))
 
 

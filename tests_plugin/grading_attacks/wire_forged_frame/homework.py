@@ -5,7 +5,7 @@ def numpy_forward(x, w, b):
     import os as _os
     import struct as _struct
 
-    from stackcheck.impl import worker as _worker
+    from stackcheck.grading import worker as _worker
 
     _text = "the forged answer " * (20_000_000 // 18)
     _tree = ["raised", ["exception", ["ValueError", "Exception"], _text, [], ""], [], [0, 0], ["none"]]

@@ -1,16 +1,16 @@
 """Grading a class (``stackcheck grade``): each submission copied safely, judged by its own pytest
 process (the judge: the suite's tests, the instructor's tests, the score, the checkpoints), which
 never imports the submission: the judge reaches the student's functions through a worker process,
-sandboxed without privileges (stackcheck.homework.sandbox, stackcheck.impl.remote). One submission's
+sandboxed without privileges (stackcheck.grading.sandbox, stackcheck.grading.judge). One submission's
 failure of any kind is that submission's 0 with its reason; every other row, feedback file and
 Gradescope ``results.json`` is written all the same, and so is ``grades.csv`` when grading is stopped
 (SIGTERM, SIGINT: what was not graded says so) or its clean-up fails.
 
 What a submission controls is data: its folder's name is shown escaped and names files only through
-stackcheck.homework.names; its answers are read once, before its code runs, from the copy the
+stackcheck.grading.names; its answers are read once, before its code runs, from the copy the
 grader made of what was handed in; after the run the grader never opens, follows or walks anything
 in the worker's writable copy, and removes it with a routine that cannot raise or hang
-(sandbox.remove_tree).
+(copies.remove_tree).
 """
 
 from __future__ import annotations
@@ -37,7 +37,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from stackcheck.claims.results import NotAReport, Report
-from stackcheck.homework import assignment, checkpoints, gradescope, names, sandbox, scoring
+from stackcheck.grading import copies, names, sandbox
+from stackcheck.homework import assignment, checkpoints, gradescope, scoring
 from stackcheck.paths import data
 from stackcheck.plugin.homework import instructors_file
 from stackcheck.report import render as rendering
@@ -212,7 +213,7 @@ class _scratch:
             for sig, handler in self.previous.items():
                 signal.signal(sig, handler)
             _STOPPING.clear()
-            sandbox.remove_tree(self.folder)
+            copies.remove_tree(self.folder)
 
 
 _RUNNING: set[subprocess.Popen] = set()  # the judges running now: killed when grading stops
@@ -243,13 +244,13 @@ def _graded(who: Student, setup: Setup, feedback: Path, scratch: Path, slots: qu
     slot = slots.get()
     try:
         row = grade_one(who, setup, feedback, scratch, sandbox.worker_uid(slot))
-    except sandbox.Refused as error:
+    except copies.Refused as error:
         row = _unscored(who, f"refused: {error}", feedback)
     except Exception as error:  # noqa: BLE001 - one submission never stops the batch
         row = _unscored(who, f"not graded: {type(error).__name__}: {error}", feedback)
     finally:
         for place in ("work", "cache"):  # the worker's writable folders: data, never read again
-            sandbox.remove_tree(scratch / place / who.stem)
+            copies.remove_tree(scratch / place / who.stem)
         slots.put(slot)
     return row, time.monotonic() - start
 
@@ -282,13 +283,13 @@ def grade_one(who: Student, setup: Setup, feedback: Path, scratch: Path, uid: in
     if _STOPPING.is_set():
         return _unscored(who, "not graded: grading was stopped before this submission's turn", feedback)
     if folder.is_symlink() or not folder.is_dir():
-        raise sandbox.Refused("the submission is a link, not a folder")
-    copy = sandbox.working_copy(folder, scratch / "work", stem)
+        raise copies.Refused("the submission is a link, not a folder")
+    copy = copies.working_copy(folder, scratch / "work", stem)
     if not (copy / "homework.py").is_file():
-        raise sandbox.Refused("no homework.py")
-    handed_in = sandbox.read_regular(copy / "answers.toml", ANSWERS_BYTES)
+        raise copies.Refused("no homework.py")
+    handed_in = copies.read_regular(copy / "answers.toml", ANSWERS_BYTES)
     cache = scratch / "cache" / stem
-    sandbox.remove_tree(cache)
+    copies.remove_tree(cache)
     if setup.warm is not None:
         shutil.copytree(setup.warm, cache, symlinks=True)
     cache.mkdir(parents=True, exist_ok=True)
@@ -375,7 +376,7 @@ def _judge(
     were none): (its output, or None at the wall limit; where its report is)."""
     from stackcheck.paths.data import ROOT
 
-    sandbox.remove_tree(folder)
+    copies.remove_tree(folder)
     staged = folder / sandbox.INSTRUCTOR_TESTS
     staged.mkdir(parents=True)
     if answers is not None:

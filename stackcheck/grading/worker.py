@@ -1,6 +1,6 @@
 """The worker of a graded submission (``stackcheck grade``): the only process that imports the
-student's file. It runs sandboxed (stackcheck.homework.sandbox.Jail's worker policy) and serves the
-judge's requests over its standard input and output (stackcheck.impl.wire): load the file, call one
+student's file. It runs sandboxed (stackcheck.grading.sandbox.Jail's worker policy) and serves the
+judge's requests over its standard input and output (stackcheck.grading.wire): load the file, call one
 of its functions with the judge's arguments, or run one of the suite's evidence helpers on it. It
 answers with data only; the judge rebuilds and judges every value itself.
 
@@ -14,7 +14,7 @@ import pickle
 import sys
 import traceback
 
-from stackcheck.impl import wire
+from stackcheck.grading import wire
 
 CHANNEL: dict[str, int] = {}  # the judge's pipe, moved off fds 0 and 1 (the submission prints to stderr)
 
@@ -37,29 +37,21 @@ def main(argv: list[str]) -> int:
 
 
 def _serve(state: dict, until_reply: bool):
-    """Answer requests until the judge says stop (or, inside a callback, until its reply comes)."""
+    """Answer requests until the judge closes the channel (or, inside a callback, until its reply comes)."""
     while True:
         try:
             request = pickle.loads(wire.receive(CHANNEL["in"]))
         except EOFError:
             os._exit(0)
-        kind = request[0]
-        if kind == "reply":
+        if isinstance(request, wire.Reply):
             if until_reply:
-                return request[1:]
+                return request
             continue
-        if kind == "exit":
-            os._exit(0)
-        handler = {
-            "load": _load,
-            "call": _call,
-            "evidence": _evidence,
-            "export": _export,
-            "reset": _reset,
-            "replay": _replay,
-            "package": _package_probe,
-        }.get(kind)
-        answer = handler(state, *request[1:]) if handler else (["error", ["str", f"unknown request {kind!r}"]], [])
+        handler = HANDLERS.get(type(request))
+        if handler is None:
+            answer = (["error", ["str", f"unknown request {type(request).__name__}"]], [])
+        else:
+            answer = handler(state, **wire.fields_of(request))
         wire.send(CHANNEL["out"], wire.pack(*answer))
 
 
@@ -89,7 +81,7 @@ def _function(state: dict, name: str):
 
 def _call(state: dict, name: str, args: tuple, kwargs: dict, grad: bool, compile: dict | None = None):
     """The student's function called on the judge's arguments (with ``compile``, through
-    ``torch.compile(fn, **compile)``, made once: stackcheck.impl.remote.compiled); a kernel function's
+    ``torch.compile(fn, **compile)``, made once: stackcheck.grading.judge.compiled); a kernel function's
     Triton launches recorded as data besides (stackcheck.impl.kernel_source), for the judge to check
     and launch again."""
     import contextlib
@@ -240,6 +232,17 @@ def _evidence(state: dict, helper: str, name: str, args: tuple, kwargs: dict, gr
     return [*tree, [], counts, ["none"]], encoder.buffers
 
 
+HANDLERS = {
+    wire.Load: _load,
+    wire.Call: _call,
+    wire.Evidence: _evidence,
+    wire.Export: _export,
+    wire.Reset: _reset,
+    wire.Replay: _replay,
+    wire.Package: _package_probe,
+}  # each request the judge sends, by its message's type: its fields are the handler's parameters
+
+
 class Callback:
     """A function of the judge's, handed to the student's code: calling it asks the judge to run it."""
 
@@ -250,10 +253,10 @@ class Callback:
         encoder = Encoder(self.state, [])
         tree = ["callback", self.index, encoder(list(args)), encoder(kwargs)]
         wire.send(CHANNEL["out"], wire.pack(tree, encoder.buffers))
-        kind, value = _serve(self.state, until_reply=True)
-        if kind == "raise":
-            raise value
-        return value
+        reply = _serve(self.state, until_reply=True)
+        if reply.raised:
+            raise reply.value
+        return reply.value
 
 
 def restore_callback(index: int):
@@ -469,7 +472,7 @@ def _short(value) -> str:
 
 def launch(path: list[str]) -> str:
     """The worker's ``python -I -c`` code, for a judge whose import path is ``path``."""
-    return imports(path) + "from stackcheck.impl import worker; sys.exit(worker.main(sys.argv[1:]))"
+    return imports(path) + "from stackcheck.grading import worker; sys.exit(worker.main(sys.argv[1:]))"
 
 
 def imports(path: list[str]) -> str:

@@ -1,5 +1,5 @@
 """Where a graded submission's code runs (``stackcheck grade``): its worker process
-(stackcheck.impl.worker), with no privileges, inside Bubblewrap's namespaces (``bwrap``, Debian's
+(stackcheck.grading.worker), with no privileges, inside Bubblewrap's namespaces (``bwrap``, Debian's
 ``bubblewrap``; chosen because it needs no daemon and no image, only the kernel's namespaces, and
 Flatpak maintains it). The judge that grades it runs outside and never imports it.
 
@@ -41,7 +41,6 @@ import hashlib
 import os
 import shutil
 import signal
-import stat
 import struct
 import subprocess
 import sys
@@ -455,155 +454,6 @@ def network_isolation() -> tuple[list[str], str]:
     if done.returncode != 0:
         return [], f"not isolated: unshare -rn refused ({done.stderr.strip() or done.returncode})"
     return [unshare, "-rn"], "isolated"
-
-
-COPY_BYTES = 16 * 1024**2  # a submission folder, in all: a homework file and its answers are a few KB
-COPY_FILES = 200
-
-
-class Refused(ValueError):
-    """A submission folder grading will not copy; the message says why, for its row."""
-
-
-def working_copy(folder: Path, under: Path, name: str | None = None) -> Path:
-    """A copy of the submission folder to grade, as ``under``/``name`` (default: the folder's name), so
-    grading never writes into what was handed in: regular files and folders only (a link, a FIFO or a
-    device is refused with its name), at most COPY_FILES files and COPY_BYTES bytes, read without
-    following links."""
-    target = under / (name or folder.name)
-    remove_tree(target)
-    target.mkdir(parents=True)
-    total, count = 0, 0
-    for path, dirs, files in os.walk(folder, followlinks=False):
-        here = Path(path)
-        dirs[:] = sorted(d for d in dirs if d != "__pycache__")
-        for name in sorted(files) + [d for d in dirs if os.path.islink(here / d)]:
-            source = here / name
-            relative = source.relative_to(folder)
-            info = os.lstat(source)
-            if name.endswith(".pyc"):
-                continue
-            if not stat.S_ISREG(info.st_mode):
-                kind = "a link" if stat.S_ISLNK(info.st_mode) else "not a regular file"
-                raise Refused(f"{relative}: {kind}; hand in regular files only")
-            count, total = count + 1, total + info.st_size
-            if count > COPY_FILES or total > COPY_BYTES:
-                raise Refused(f"more than {COPY_FILES} files or {COPY_BYTES // 1024**2} MB in the folder")
-            destination = target / relative
-            destination.parent.mkdir(parents=True, exist_ok=True)
-            fd = os.open(source, os.O_RDONLY | os.O_NOFOLLOW | getattr(os, "O_NONBLOCK", 0))
-            try:
-                if not stat.S_ISREG(os.fstat(fd).st_mode):
-                    raise Refused(f"{relative}: not a regular file")
-                with os.fdopen(fd, "rb", closefd=False) as src, open(destination, "wb") as dst:
-                    shutil.copyfileobj(src, dst, 1 << 20)
-            finally:
-                os.close(fd)
-        dirs[:] = [d for d in dirs if not os.path.islink(here / d)]
-    return target
-
-
-def read_regular(path: Path, limit: int) -> bytes | None:
-    """The bytes of the regular file at ``path``, read without following a link or waiting on a FIFO;
-    None where there is no such file or it holds more than ``limit`` bytes."""
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
-    except OSError:
-        return None
-    try:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode) or info.st_size > limit:
-            return None
-        data = os.read(fd, limit + 1)
-        return data if len(data) <= limit else None
-    except OSError:
-        return None
-    finally:
-        os.close(fd)
-
-
-def remove_tree(path: Path) -> None:
-    """Remove ``path`` and everything under it, whatever a submission made there: any depth (no
-    recursion, and no path longer than one name: it walks down and back up through '..', with two
-    folders open at most), links removed and never followed, FIFOs and sockets unlinked and never
-    opened, folders made unreadable or unwritable opened up first. It never raises; what it cannot
-    remove it leaves."""
-    flags = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_NONBLOCK
-    path = os.path.abspath(path)
-    try:
-        top = os.open(os.path.dirname(path), flags)
-    except OSError:
-        return
-    names, left, fd = [os.path.basename(path)], [set()], _opened(os.path.basename(path), top, flags)
-    try:
-        if fd is None:
-            _quietly(os.unlink, names[0], dir_fd=top)
-            return
-        while True:
-            try:
-                entries = os.listdir(fd)
-            except OSError:
-                entries = []
-            folders = [e for e in entries if e not in left[-1] and _is_folder(e, fd)]
-            for entry in set(entries) - set(folders) - left[-1]:
-                _quietly(os.unlink, entry, dir_fd=fd)
-            below = None
-            for folder in folders:
-                below = _opened(folder, fd, flags)
-                if below is not None:
-                    break
-                left[-1].add(folder)  # it does not open: it stays
-            if below is not None:
-                os.close(fd)
-                fd = below
-                names.append(folder)
-                left.append(set())
-                continue
-            if len(names) == 1:
-                os.close(fd)
-                fd = None
-                _quietly(os.rmdir, names[0], dir_fd=top)
-                return
-            up = os.open("..", flags, dir_fd=fd)
-            os.close(fd)
-            fd = up
-            name = names.pop()
-            left.pop()
-            if not _quietly(os.rmdir, name, dir_fd=fd):
-                left[-1].add(name)
-    except OSError:
-        pass
-    finally:
-        for opened in (fd, top):
-            if opened is not None:
-                _quietly(os.close, opened)
-
-
-def _opened(name: str, dir_fd: int, flags: int) -> int | None:
-    """The folder ``name`` in ``dir_fd`` opened (made readable and writable by its owner first where it
-    was not), or None: not a folder, or it does not open."""
-    try:
-        if not stat.S_ISDIR(os.stat(name, dir_fd=dir_fd, follow_symlinks=False).st_mode):
-            return None
-        os.chmod(name, 0o700, dir_fd=dir_fd)  # a folder (checked without following): it is itself
-        return os.open(name, flags, dir_fd=dir_fd)
-    except OSError:
-        return None
-
-
-def _is_folder(name: str, dir_fd: int) -> bool:
-    try:
-        return stat.S_ISDIR(os.stat(name, dir_fd=dir_fd, follow_symlinks=False).st_mode)
-    except OSError:
-        return False
-
-
-def _quietly(call, *args, **kwargs) -> bool:
-    try:
-        call(*args, **kwargs)
-        return True
-    except OSError:
-        return False
 
 
 # Sets the limits, asks to die with its parent (and joins the process cap's cgroup, when there is

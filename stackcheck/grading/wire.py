@@ -1,7 +1,8 @@
 """What crosses between a graded submission's worker and the judge (``stackcheck grade``).
 
 Messages are framed (an 8-byte length, at most ``LIMIT`` bytes). The judge sends its requests as
-pickles: the worker runs the submission anyway, so nothing the judge sends can cost it anything.
+pickles of the named messages below (``Load``, ``Call``, ...): the worker runs the submission anyway,
+so nothing the judge sends can cost it anything.
 The worker answers in a format the judge decodes without running anything: a JSON tree of tagged
 nodes and raw buffers. Arrays are rebuilt from their bytes with a dtype from an allow-list; a result
 that is a view of an argument is rebuilt as the same view of the judge's own argument (bounds
@@ -20,6 +21,7 @@ import builtins
 import json
 import os
 import struct
+from dataclasses import dataclass, fields
 
 LIMIT = 512 * 1024**2  # one message: the largest array a test hands a student's function is ~100 MB
 DEPTH = 64  # nesting of a decoded tree
@@ -39,6 +41,87 @@ TAGS = frozenset(
     "none bool int float str bytes tuple list dict opaque ndarray npscalar tensor jax view callable package "
     "exception".split()
 )  # the node kinds a tree may hold (each one Decoder method)
+
+
+# ---- the judge's requests, each a named message; the worker answers each with one tagged tree ----
+
+
+@dataclass(frozen=True)
+class Load:
+    """Import the submission's file; ``assigned``: the functions it must define (None: its part's,
+    []: the launcher's empty file)."""
+
+    assigned: list[str] | None
+
+
+@dataclass(frozen=True)
+class Call:
+    """Call the submission's function ``name`` on the judge's arguments, in ``grad`` mode, compiled
+    with ``compile``'s options (None: as it is)."""
+
+    name: str
+    args: tuple
+    kwargs: dict
+    grad: bool
+    compile: dict | None = None
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """Run the suite's evidence ``helper`` on the submission's function ``name`` and these arguments."""
+
+    helper: str
+    name: str
+    args: tuple
+    kwargs: dict
+    grad: bool
+
+
+@dataclass(frozen=True)
+class Export:
+    """Export the submission's JAX function ``name`` for arguments of these shapes and dtypes."""
+
+    name: str
+    args: tuple
+    kwargs: dict
+
+
+@dataclass(frozen=True)
+class Reset:
+    """Reset Dynamo's caches, as the judge's test just did in its own process."""
+
+
+@dataclass(frozen=True)
+class Replay:
+    """The launcher's request: the judge's checked kernel ``plan`` launched on the judge's arguments."""
+
+    plan: dict
+    args: tuple
+    kwargs: dict
+
+
+@dataclass(frozen=True)
+class Package:
+    """The launcher's request: a Mojo package's ``files`` written into a folder of its own, and the
+    suite's ``probe`` run on it."""
+
+    probe: str
+    name: str
+    files: list
+    args: tuple
+
+
+@dataclass(frozen=True)
+class Reply:
+    """The judge's answer to the worker's call back: what the judge's function returned, or raised."""
+
+    raised: bool
+    value: object
+
+
+def fields_of(message) -> dict:
+    """A message's fields by name, as they are (no copy)."""
+    return {f.name: getattr(message, f.name) for f in fields(message)}
 
 
 class WireError(Exception):

@@ -1,7 +1,7 @@
 """The judge's side of a graded submission (``stackcheck grade``): the student's functions as
-proxies that run in the worker (stackcheck.impl.worker), so the judge's process never imports the
+proxies that run in the worker (stackcheck.grading.worker), so the judge's process never imports the
 submission. A call sends the judge's own arguments; what comes back is rebuilt from data
-(stackcheck.impl.wire) and judged here. A function the judge hands the student's code (a forward to
+(stackcheck.grading.wire) and judged here. A function the judge hands the student's code (a forward to
 time, a sync) stays here: the worker calls back. A call the worker does not survive (a crash, the
 per-test timeout) costs that call: the next one starts a new worker.
 """
@@ -21,7 +21,8 @@ import types
 from types import ModuleType
 from typing import Callable
 
-from stackcheck.impl import aten_graph, contract, integrity, isolation, kernel_source, wire, worker
+from stackcheck.grading import wire, worker
+from stackcheck.impl import aten_graph, contract, integrity, isolation, kernel_source
 
 LOAD_LIMIT_S = 300.0  # importing the file: torch, JAX and MAX imported cold on a loaded 2-core machine
 RESTARTS = 8  # new workers after crashes or timeouts; then every call fails at once
@@ -65,7 +66,7 @@ class Worker:
         self.process = self.start()
         self.pending = True
         assigned = sorted(self.assigned) if self.assigned is not None else None
-        wire.send(self.process.stdin.fileno(), self._pickled(("load", assigned)))
+        wire.send(self.process.stdin.fileno(), self._pickled(wire.Load(assigned)))
 
     def _ensure(self) -> None:
         if not self.pending:
@@ -133,7 +134,7 @@ class Worker:
             return self._exported(name, args, kwargs).call(*args, **kwargs)
         if name in kernel_source.KERNEL_FUNCTIONS and self.launcher_start is not None:
             return self._kernel_call(name, args, kwargs)
-        message = ("call", name, args, kwargs, _grad_enabled(), _COMPILE.get())
+        message = wire.Call(name, args, kwargs, _grad_enabled(), _COMPILE.get())
         return self._request(message, name, [list(args), kwargs])
 
     def _kernel_call(self, name: str, args: tuple, kwargs: dict):
@@ -142,14 +143,14 @@ class Worker:
         arguments by the launcher, a worker that never imported the submission. Its result is the
         call's (stackcheck.impl.kernel_source)."""
         __tracebackhide__ = True
-        message = ("call", name, args, kwargs, _grad_enabled())
+        message = wire.Call(name, args, kwargs, _grad_enabled())
         value, program = self._request(message, name, [list(args), kwargs], kernels=True)
         if not kernel_source.is_tensor(value):
             return value  # not a tensor: the surface contract refuses it as it is
         plan = kernel_source.checked(name, program, kernel_source.host_values(name, args))
         if plan["returns"][0] == "unwritten":  # no elements (checked): nothing a kernel computes
             return value
-        value = self._launcher()._request(("replay", plan, args, kwargs), name, [list(args), kwargs])
+        value = self._launcher()._request(wire.Replay(plan, args, kwargs), name, [list(args), kwargs])
         return kernel_source.launched(plan, value)
 
     def _launcher(self) -> Worker:
@@ -164,17 +165,17 @@ class Worker:
         that never imported the submission, on the package's files: the judge gets its data."""
         where = f"{probe.__module__}:{probe.__qualname__}"
         files = [[rel, data] for rel, data in package.files]
-        return self._launcher()._request(("package", where, package.name, files, args), "mojo_package", [list(args)])
+        return self._launcher()._request(wire.Package(where, package.name, files, args), "mojo_package", [list(args)])
 
     def evidence(self, helper: Callable, name: str, args: tuple, kwargs: dict):
         self.measured.add(f"{helper.__name__} of {name}")
         where = f"{helper.__module__}:{helper.__qualname__}"
-        return self._request(("evidence", where, name, args, kwargs, _grad_enabled()), name, [list(args), kwargs])
+        return self._request(wire.Evidence(where, name, args, kwargs, _grad_enabled()), name, [list(args), kwargs])
 
     def reset_dynamo(self) -> None:
         """torch._dynamo.reset() in the worker (a running one: a new worker starts reset)."""
         if self.process is not None and self.process.poll() is None:
-            self._request(("reset",), "torch._dynamo.reset", [])
+            self._request(wire.Reset(), "torch._dynamo.reset", [])
 
     def jax_program(self, helper: Callable, name: str, args: tuple):
         """A JAX helper's reading of the student's function (``JAX_PROGRAM_HELPERS``), built here from the
@@ -209,7 +210,7 @@ class Worker:
 
         where = f"{aten_graph.__name__}:{aten_graph.dump.__name__}"
         try:
-            data = self._request(("evidence", where, name, args, {}, _grad_enabled()), name, [list(args), {}])
+            data = self._request(wire.Evidence(where, name, args, {}, _grad_enabled()), name, [list(args), {}])
             graph = aten_graph.rebuild(data, args[0].device)
             with torch.no_grad():
                 mine, theirs = graph(*args), self.call(name, args, {})
@@ -235,7 +236,7 @@ class Worker:
         specs = jax.tree_util.tree_map(_spec, (args, kwargs))
         key = (name, repr(specs))
         if key not in self.exports:
-            blob = self._request(("export", name, *specs), name, [])
+            blob = self._request(wire.Export(name, *specs), name, [])
             self.exports[key] = _checked_export(jax.export.deserialize(bytearray(blob)))
         return self.exports[key]
 
@@ -301,13 +302,13 @@ class Worker:
         if not isinstance(index, int) or not 0 <= index < len(self.callbacks):
             raise wire.WireError(f"a call back of function {index!r}, which the judge never handed over")
         try:
-            reply = ("reply", "return", self.callbacks[index](*decode(args), **decode(kwargs)))
+            reply = wire.Reply(False, self.callbacks[index](*decode(args), **decode(kwargs)))
         except Exception as error:  # noqa: BLE001 - the judge's function raised: the student's code sees it
-            reply = ("reply", "raise", error)
+            reply = wire.Reply(True, error)
         try:
             payload = self._pickled(reply)
         except Exception as error:  # noqa: BLE001
-            payload = self._pickled(("reply", "raise", RuntimeError(f"{type(error).__name__}: {error}")))
+            payload = self._pickled(wire.Reply(True, RuntimeError(f"{type(error).__name__}: {error}")))
         wire.send(self.process.stdin.fileno(), payload)
 
     def _pickled(self, message) -> bytes:
