@@ -3,6 +3,7 @@ grading, one-line feedback for bad homework, the score, and batch grading."""
 
 import ast
 import csv
+import dataclasses
 import inspect
 import json
 import re
@@ -264,11 +265,11 @@ def test_score_gives_partial_credit_and_keeps_what_could_not_run_apart():
         ]
     }
     result = scoring.score(report_of(report["claims"]), [])
-    by_id = {c["id"]: c for c in result["claims"]}
-    assert by_id["S2.2-hand"]["earned"] == 1.0 and by_id["S2.2-hand"]["feedback"] == "wrong"
-    assert by_id["S2.1-shapes"]["status"] == "not attempted" and by_id["S2.1-shapes"]["earned"] == 0
-    assert [u["id"] for u in result["ungradable"]] == ["MC10"] and result["skipped_here"] == {"cuda": 1}
-    assert result["percent"] == round(100 * 1.0 / 5, 1), "MC10 could not run: it is not in the denominator"
+    by_id = {c.id: c for c in result.claims}
+    assert by_id["S2.2-hand"].earned == 1.0 and by_id["S2.2-hand"].feedback == "wrong"
+    assert by_id["S2.1-shapes"].status == "not attempted" and by_id["S2.1-shapes"].earned == 0
+    assert [u.id for u in result.ungradable] == ["MC10"] and result.skipped_here == {"cuda": 1}
+    assert result.percent == round(100 * 1.0 / 5, 1), "MC10 could not run: it is not in the denominator"
 
 
 def test_an_instructors_hidden_test_is_never_quoted_where_the_student_sees_it():
@@ -280,14 +281,14 @@ def test_an_instructors_hidden_test_is_never_quoted_where_the_student_sees_it():
     passed = {"nodeid": "tests_math/test_s2_2_hand.py::test_b", "outcome": "passed"}
     tests = [{**t, "device": "cpu", "student": ["numpy_steps"]} for t in (hidden, suite, passed)]
     report = report_of([{"id": "S2.2-hand", "section": "2.2", "title": "t", "tests": tests}])
-    report = report.with_(homework={**scoring.score(report, []), "graded": True, "rerun": scoring.GRADED_RERUN})
-    item = report.homework["claims"][0]
-    assert item["feedback"] == "wrong bias" and item["first_failure"] == suite["nodeid"]
+    report = report.with_(homework=scoring.score(report, []).with_(graded=True, rerun=scoring.GRADED_RERUN))
+    item = report.homework.claims[0]
+    assert item.feedback == "wrong bias" and item.first_failure == suite["nodeid"]
     report, withheld = scoring.withhold_instructor_tests(report)
     assert [t["nodeid"] for t in withheld] == [hidden["nodeid"]] and "secret" not in report.dumps()
     entries = gradescope.results(report, withheld, "after_due_date")["tests"]
-    assert sum(e["max_score"] for e in entries) == pytest.approx(item["points"])
-    assert sum(e["score"] for e in entries) == pytest.approx(item["earned"], abs=0.01)  # earned has 2 decimals
+    assert sum(e["max_score"] for e in entries) == pytest.approx(item.points)
+    assert sum(e["score"] for e in entries) == pytest.approx(item.earned, abs=0.01)  # earned has 2 decimals
     visible = [e for e in entries if e["visibility"] == "visible"]
     assert visible and not any("secret" in e["output"] or "hidden case" in e["output"] for e in visible), visible
     assert not any("hidden case" in e["output"] for e in entries), "its message (its inputs) is the instructor's alone"
@@ -295,21 +296,21 @@ def test_an_instructors_hidden_test_is_never_quoted_where_the_student_sees_it():
     text = "\n".join(scoring.lines(report.homework))
     assert "secret" not in text and "hidden case" not in text and "rerun: python -m pytest --homework=. " in text
     only_hidden = report_of([{"id": "S2.2-hand", "section": "2.2", "title": "t", "tests": [tests[0], tests[2]]}])
-    alone = scoring.score(only_hidden, [])["claims"][0]
-    assert alone["feedback"] == scoring.HIDDEN_FAILED and alone["first_failure"] is None
+    alone = scoring.score(only_hidden, []).claims[0]
+    assert alone.feedback == scoring.HIDDEN_FAILED and alone.first_failure is None
 
 
 def test_checkpoints_are_graded_against_keys_analytics_and_measurements():
     right = checkpoints.grade(right_answers(), reference.timed_call)
-    assert all(q["passed"] for q in right), [q["feedback"] for q in right if not q["passed"]]
+    assert all(q.passed for q in right), [q.feedback for q in right if not q.passed]
     wrong = {**right_answers(), "Q3": {"mb_after_fusion": 64}}
-    q3 = next(q for q in checkpoints.grade(wrong) if q["id"] == "Q3")
-    assert not q3["passed"] and "not right" in q3["feedback"][0] and "0.0" not in q3["feedback"][0], "no key shown"
+    q3 = next(q for q in checkpoints.grade(wrong) if q.id == "Q3")
+    assert not q3.passed and "not right" in q3.feedback[0] and "0.0" not in q3.feedback[0], "no key shown"
     unsynced = next(
-        q for q in checkpoints.grade(right_answers(), lambda fn, sync=None: reference.timed_call(fn)) if q["id"] == "Q2"
+        q for q in checkpoints.grade(right_answers(), lambda fn, sync=None: reference.timed_call(fn)) if q.id == "Q2"
     )
-    said = " ".join(unsynced["feedback"])
-    assert not unsynced["passed"] and "NO  fixed_timer_agrees" in said, said
+    said = " ".join(unsynced.feedback)
+    assert not unsynced.passed and "NO  fixed_timer_agrees" in said, said
     synced = [float(ms) for ms in re.findall(r"vs (\d+\.\d) ms", said)]
     assert len(synced) == len(checkpoints.ASYNC_WORK_S), said
     assert all(ms >= 1e3 * seconds for ms, seconds in zip(synced, checkpoints.ASYNC_WORK_S)), said
@@ -334,8 +335,8 @@ def test_checkpoints_are_graded_against_keys_analytics_and_measurements():
 def test_a_right_answer_in_any_stated_form_is_accepted(qid, field, answer):
     answers = right_answers()
     answers[qid][field] = answer
-    graded = next(q for q in checkpoints.grade(answers) if q["id"] == qid)
-    assert graded["passed"], graded["feedback"]
+    graded = next(q for q in checkpoints.grade(answers) if q.id == qid)
+    assert graded.passed, graded.feedback
 
 
 @pytest.mark.parametrize(
@@ -351,10 +352,10 @@ def test_a_right_answer_in_any_stated_form_is_accepted(qid, field, answer):
 def test_a_wrong_answer_is_rejected_without_showing_the_key(qid, field, answer):
     answers = right_answers()
     answers[qid][field] = answer
-    graded = next(q for q in checkpoints.grade(answers) if q["id"] == qid)
-    assert not graded["passed"]
+    graded = next(q for q in checkpoints.grade(answers) if q.id == qid)
+    assert not graded.passed
     key = str(checkpoints.expected_answers()[qid][field]).lower()
-    said = [line.lower().replace(f"you wrote {answer!r}".lower(), "") for line in graded["feedback"]]
+    said = [line.lower().replace(f"you wrote {answer!r}".lower(), "") for line in graded.feedback]
     assert all("expected" not in line and key not in line for line in said), said
 
 
@@ -363,7 +364,7 @@ def test_a_broken_answers_file_is_named_in_the_feedback(tmp_path):
     answers, problem = checkpoints.load_answers(tmp_path / "answers.toml")
     assert answers == {} and "not valid TOML" in problem
     result = scoring.score(report_of([]), checkpoints.grade(answers))
-    result["answers_problem"] = problem
+    result = result.with_(answers_problem=problem)
     assert any("not valid TOML" in line for line in scoring.lines(result)), scoring.lines(result)
 
 
@@ -399,16 +400,16 @@ def test_a_checkout_stripped_for_students_has_no_key_and_its_runs_say_answered(t
     answers = right_answers()
     expected = checkpoints.expected_answers()
     monkeypatch.setattr(checkpoints, "key", dict)
-    unkeyed = {q["id"]: q for q in checkpoints.grade(answers)}
-    pending = [name for name, (ok, _) in unkeyed["Q4"]["fields"].items() if ok is None]
-    assert pending == ["Dynamo", "StableHLO", "Inductor", "PJRT"] and unkeyed["Q4"]["earned"] == 0
-    assert all("answered; your instructor's copy grades it" in line for line in unkeyed["Q4"]["feedback"])
-    assert unkeyed["Q3"]["passed"], "a field judged without the key is judged here"
+    unkeyed = {q.id: q for q in checkpoints.grade(answers)}
+    pending = [name for name, (ok, _) in unkeyed["Q4"].fields.items() if ok is None]
+    assert pending == ["Dynamo", "StableHLO", "Inductor", "PJRT"] and unkeyed["Q4"].earned == 0
+    assert all("answered; your instructor's copy grades it" in line for line in unkeyed["Q4"].feedback)
+    assert unkeyed["Q3"].passed, "a field judged without the key is judged here"
     timer = {"fixed_timer_agrees": [False, "2.5x"]}  # measured in the run, for Q2 alone
-    timed = [dict(q, fields={**q["fields"], **(timer if q["id"] == "Q2" else {})}) for q in unkeyed.values()]
-    settled = {q["id"]: q for q in checkpoints.settle(timed, answers, expected)}
-    assert settled["Q4"]["passed"] and all(ok is True for ok, _ in settled["Q4"]["fields"].values())
-    assert not settled["Q2"]["passed"] and settled["Q2"]["fields"]["fixed_timer_agrees"] == [False, "2.5x"]
+    timed = [dataclasses.replace(q, fields={**q.fields, **(timer if q.id == "Q2" else {})}) for q in unkeyed.values()]
+    settled = {q.id: q for q in checkpoints.settle(timed, answers, expected)}
+    assert settled["Q4"].passed and all(ok is True for ok, _ in settled["Q4"].fields.values())
+    assert not settled["Q2"].passed and settled["Q2"].fields["fixed_timer_agrees"] == [False, "2.5x"]
 
 
 def test_a_failure_points_first_to_what_its_text_names_then_to_its_own_claims():
@@ -429,8 +430,8 @@ def test_a_stack_fact_earns_no_points_even_where_its_test_ran_a_students_functio
         for cid in ("S2.3-split", "S2.2-hand")
     ]
     result = scoring.score(report_of(claims), [])
-    assert [c["id"] for c in result["claims"]] == ["S2.2-hand"]
-    assert result["points"] == catalogue_entry("S2.2-hand")["points"]
+    assert [c.id for c in result.claims] == ["S2.2-hand"]
+    assert result.points == catalogue_entry("S2.2-hand")["points"]
 
 
 def test_the_claims_table_shows_the_stack_facts_last_in_an_area_of_their_own():

@@ -5,7 +5,6 @@ and of ``stackcheck watch`` (read in the student's terminal after watch has ende
 executed as printed, by a shell in a fresh Python (a student pastes it into a terminal), from where
 it is read; it must run that one test and fail it, as the view did."""
 
-import json
 import os
 import re
 import shutil
@@ -16,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from stackcheck.claims.results import Report
 from stackcheck.homework import scoring
 
 pytestmark = pytest.mark.meta
@@ -80,7 +80,7 @@ def test_graded_feedback_prints_lines_that_run_in_the_students_own_folder(homewo
     pytest_in(ROOT, *args, f"--rootdir={ROOT}", str(ROOT / "tests_math"))
     student = tmp_path / "student"
     shutil.copytree(homework, student)
-    feedback = "\n".join(scoring.lines(json.loads(report.read_text(encoding="utf-8"))["homework"]))
+    feedback = "\n".join(scoring.lines(Report.load(report).homework))
     for line in reruns(feedback):
         assert str(ROOT) not in line, f"a graded line names the grader's checkout: {line}"
         pasted(line, student)

@@ -6,8 +6,21 @@ import json
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from stackcheck.claims.results import NotAReport, Outcome, Report, Status, TestResult
+from stackcheck.claims.results import (
+    SCORE_FORMAT,
+    CheckpointScore,
+    ClaimScore,
+    NotAReport,
+    Outcome,
+    Report,
+    Score,
+    Status,
+    TestResult,
+    Ungradable,
+)
 
 pytestmark = pytest.mark.meta
 
@@ -73,6 +86,15 @@ def test_records_are_frozen():
             },
             "claim 0 A test 0: n: 'won' is not one of passed",
         ),
+        (
+            {"environment": {}, "claims": [], "homework": {"percent": 100.0}},
+            "homework: a homework score of format None",
+        ),
+        ({"environment": {}, "claims": [], "homework": {"format": 0}}, "homework: a homework score of format 0"),
+        (
+            {"environment": {}, "claims": [], "homework": {"format": 1, "claims": [{"id": "A"}]}},
+            "homework: claim 0: missing section",
+        ),
     ],
 )
 def test_a_file_that_is_not_a_report_is_refused_with_where_and_what(tmp_path, data, said):
@@ -80,3 +102,39 @@ def test_a_file_that_is_not_a_report_is_refused_with_where_and_what(tmp_path, da
     path.write_text(json.dumps(data), encoding="utf-8")
     with pytest.raises(NotAReport, match=f"^{path}: .*{said}"):
         Report.load(path)
+
+
+text = st.text(max_size=20)
+names = st.lists(text, max_size=3).map(tuple)
+number = st.floats(0, 100, allow_nan=False)
+claim_scores = st.builds(ClaimScore, text, text, text, text, number, number, st.integers(0, 9), st.integers(1, 9),
+                         names, st.sampled_from(["passed", "failed", "not attempted"]), names,
+                         st.none() | text, st.none() | text, st.none() | text, st.none() | text)  # fmt: skip
+checkpoint_scores = st.builds(
+    CheckpointScore, text, number, number, st.booleans(), st.booleans(), names,
+    st.dictionaries(text, st.tuples(st.none() | st.booleans(), text).map(list), max_size=3), text, text,
+)  # fmt: skip
+scores = st.builds(
+    Score,
+    percent=number,
+    claims=st.lists(claim_scores, max_size=3).map(tuple),
+    checkpoints=st.lists(checkpoint_scores, max_size=3).map(tuple),
+    ungradable=st.lists(st.builds(Ungradable, text, text, text, text), max_size=2).map(tuple),
+    skipped_here=st.dictionaries(text, st.integers(0, 99), max_size=2),
+    no_score=st.none() | text,
+    problems=names,
+    borrowed=st.dictionaries(text, text, max_size=2),
+    graded=st.booleans(),
+    rerun=st.none() | text,
+)
+
+
+@given(score=scores)
+@settings(max_examples=50, deadline=None)
+def test_any_score_round_trips_through_json_with_its_format(score):
+    """The homework score is a record with a format version: whatever it holds, written as JSON and
+    read back, it is the same score; a report holding it too."""
+    data = json.loads(json.dumps(score.to_json()))
+    assert data["format"] == SCORE_FORMAT and Score.from_json(data) == score
+    report = Report(environment={}, claims=(), homework=score)
+    assert Report.from_json(json.loads(report.dumps())) == report

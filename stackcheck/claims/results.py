@@ -9,7 +9,7 @@ from __future__ import annotations
 import enum
 import json
 from collections.abc import Iterator, Mapping
-from dataclasses import MISSING, dataclass, fields, replace
+from dataclasses import MISSING, dataclass, field, fields, replace
 from pathlib import Path
 
 
@@ -181,11 +181,141 @@ class ClaimResult:
         return [t for t in self.tests if t.counts]
 
 
+SCORE_FORMAT = 1  # the homework score's layout in a report; a report of another is refused, saying so
+
+
+def _record(cls, data, where: str, lists: tuple[str, ...] = ()):
+    """``cls`` made from ``data``: its ``lists`` fields lists (held as tuples); NotAReport otherwise."""
+    found = _fields(cls, data, where)
+    for name in lists:
+        if not isinstance(found.get(name) or (), (list, tuple)):
+            raise NotAReport(f"{where}: {name} must be a list, got {type(found[name]).__name__}")
+        if name in found:
+            found[name] = tuple(found[name])
+    return cls(**found)
+
+
+def _plain(record) -> dict:
+    """A record's fields as JSON's types (tuples as lists, records as objects)."""
+    out = {}
+    for f in fields(record):
+        value = getattr(record, f.name)
+        if isinstance(value, tuple):
+            value = [_plain(v) if hasattr(v, "__dataclass_fields__") else v for v in value]
+        out[f.name] = dict(value) if isinstance(value, Mapping) else value
+    return out
+
+
+@dataclass(frozen=True)
+class ClaimScore:
+    """A claim in a homework score: its points times the share of its graded tests that passed."""
+
+    id: str
+    section: str
+    title: str
+    ko: str
+    points: float
+    earned: float
+    passed: int
+    graded: int
+    functions: tuple[str, ...]
+    status: str  # "passed", "failed" or "not attempted"
+    not_attempted: tuple[str, ...] = ()  # the stubs its failing tests ran into
+    feedback: str | None = None  # the first failure's message (or that a hidden test failed)
+    first_failure: str | None = None  # that failure's node id; None where only a hidden test failed
+    rerun: str | None = None  # the line that reruns it, made for where it is read
+    revisit: str | None = None  # the course's place to reread first
+
+    @classmethod
+    def from_json(cls, data, where: str) -> ClaimScore:
+        return _record(cls, data, where, ("functions", "not_attempted"))
+
+
+@dataclass(frozen=True)
+class Ungradable:
+    """A claim whose tests all skipped before they reached the student's code: neither for nor against."""
+
+    id: str
+    section: str
+    title: str
+    why: str
+
+    @classmethod
+    def from_json(cls, data, where: str) -> Ungradable:
+        return _record(cls, data, where)
+
+
+@dataclass(frozen=True)
+class CheckpointScore:
+    """A checkpoint question's points: the share of its fields judged right, a feedback line each."""
+
+    id: str
+    points: float
+    earned: float
+    passed: bool
+    attempted: bool
+    feedback: tuple[str, ...]
+    fields: Mapping  # field -> [right: True, False or None (not judged here), how it was judged]
+    ko: str
+    en: str
+
+    @classmethod
+    def from_json(cls, data, where: str) -> CheckpointScore:
+        return _record(cls, data, where, ("feedback",))
+
+
+@dataclass(frozen=True)
+class Score:
+    """A homework run's score (``--homework``, ``stackcheck grade``, ``stackcheck watch``): or, with
+    ``no_score``, only why there is none. Written with its ``format``, which a reader checks."""
+
+    percent: float = 0.0
+    earned: float = 0.0
+    points: float = 0.0
+    claims: tuple[ClaimScore, ...] = ()
+    checkpoints: tuple[CheckpointScore, ...] = ()
+    ungradable: tuple[Ungradable, ...] = ()
+    skipped_here: Mapping = field(default_factory=dict)  # device -> tests that could not run here
+    passport: str | None = None  # "passed/asked" checkpoints
+    no_score: str | None = None
+    problems: tuple[str, ...] = ()  # what makes the run's exit status non-zero
+    parts: tuple[str, ...] = ()
+    file: str | None = None
+    answers_problem: str | None = None
+    borrowed: Mapping = field(default_factory=dict)  # function -> the suite's solution it uses
+    graded: bool = False  # a run of stackcheck grade's judge
+    rerun: str | None = None  # the command that reruns this run's tests, made for where it is read
+    format: int = SCORE_FORMAT
+
+    @classmethod
+    def from_json(cls, data, where: str = "homework") -> Score:
+        if not isinstance(data, Mapping) or data.get("format") != SCORE_FORMAT:
+            found = data.get("format") if isinstance(data, Mapping) else type(data).__name__
+            raise NotAReport(f"{where}: a homework score of format {found!r}; this stackcheck reads {SCORE_FORMAT}")
+        found = _record(cls, data, where, ("claims", "checkpoints", "ungradable", "problems", "parts"))
+        return replace(
+            found,
+            claims=tuple(ClaimScore.from_json(c, f"{where}: claim {i}") for i, c in enumerate(found.claims)),
+            checkpoints=tuple(
+                CheckpointScore.from_json(q, f"{where}: checkpoint {i}") for i, q in enumerate(found.checkpoints)
+            ),
+            ungradable=tuple(
+                Ungradable.from_json(u, f"{where}: ungradable {i}") for i, u in enumerate(found.ungradable)
+            ),
+        )
+
+    def to_json(self) -> dict:
+        return _plain(self)
+
+    def with_(self, **changes) -> Score:
+        return replace(self, **changes)
+
+
 @dataclass(frozen=True)
 class Report:
     """A run's curriculum report: its environment, every claim of the catalogue with its tests, the
     tests that prove no claim, and what the parts of the plugin added (the course's listings and
-    errata, drift since a baseline, the homework score), which stay as the JSON objects they are."""
+    errata, drift since a baseline), which stay as the JSON objects they are, and the homework score."""
 
     environment: Mapping
     claims: tuple[ClaimResult, ...]
@@ -193,7 +323,7 @@ class Report:
     listings: tuple[Mapping, ...] | None = None  # --course: one per listing
     errata: tuple[Mapping, ...] | None = None
     drift: Mapping | None = None  # --baseline
-    homework: Mapping | None = None  # --homework: the score
+    homework: Score | None = None  # --homework: the score
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "claims", tuple(self.claims))
@@ -216,6 +346,8 @@ class Report:
         other = [
             TestResult.from_json(t, f"{where}: other test {i}") for i, t in enumerate(found.get("other_tests", []))
         ]
+        if found.get("homework") is not None:
+            found["homework"] = Score.from_json(found["homework"], f"{where}: homework")
         return cls(**{**found, "claims": claims, "other_tests": other})
 
     @classmethod
@@ -236,9 +368,10 @@ class Report:
         for name in ("listings", "errata"):
             if getattr(self, name) is not None:
                 out[name] = list(getattr(self, name))
-        for name in ("drift", "homework"):
-            if getattr(self, name) is not None:
-                out[name] = getattr(self, name)
+        if self.drift is not None:
+            out["drift"] = self.drift
+        if self.homework is not None:
+            out["homework"] = self.homework.to_json()
         return out
 
     def dumps(self) -> str:

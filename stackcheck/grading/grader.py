@@ -308,10 +308,10 @@ def grade_one(who: Student, setup: Setup, feedback: Path, scratch: Path, uid: in
     if data is None:
         lines = [line for line in done.splitlines() if line.strip()]
         return _unscored(who, f"not graded: {lines[-1] if lines else 'the judge wrote no report'}", feedback)
-    if "no_score" in data:
-        return _unscored(who, _unparsed(_relative(data["no_score"], copy)), feedback)
+    if data.no_score is not None:
+        return _unscored(who, _unparsed(_relative(data.no_score, copy)), feedback)
     answers, _ = checkpoints.load_answers(judge / ANSWERS)
-    data = scoring.with_checkpoints(data, checkpoints.settle(data["checkpoints"], answers, setup.key))
+    data = scoring.with_checkpoints(data, checkpoints.settle(data.checkpoints, answers, setup.key))
     full = Report.from_json(json.loads(_relative(full.with_(homework=data).dumps(), copy)))
     written = feedback / f"{stem}.json"
     rendering.write(full, str(written), [("homework", scoring.lines(full.homework))])
@@ -323,12 +323,12 @@ def grade_one(who: Student, setup: Setup, feedback: Path, scratch: Path, uid: in
     data = full.homework
     return {
         "student": who.shown,
-        "percent": data["percent"],
-        "earned": data["earned"],
-        "points": data["points"],
+        "percent": data.percent,
+        "earned": data.earned,
+        "points": data.points,
         "status": f"graded (sandbox {_sandbox_kind()})",
-        "claims": "; ".join(f"{c['id']} {c['earned']:g}/{c['points']:g}" for c in data["claims"]),
-        "checkpoints": "; ".join(f"{q['id']} {q['earned']:g}/{q['points']:g}" for q in data["checkpoints"]),
+        "claims": "; ".join(f"{c.id} {c.earned:g}/{c.points:g}" for c in data.claims),
+        "checkpoints": "; ".join(f"{q.id} {q.earned:g}/{q.points:g}" for q in data.checkpoints),
         **checkpoint_key_columns(answers, setup.key),
     }
 

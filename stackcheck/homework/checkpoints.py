@@ -10,6 +10,7 @@ import time
 import tomllib
 import unicodedata
 
+from stackcheck.claims.results import CheckpointScore
 from stackcheck.paths import data
 from stackcheck.stacks import available
 
@@ -133,7 +134,7 @@ def key() -> dict[str, dict[str, object]]:
         return {}
 
 
-def grade(answers: dict, timed_call=None, expected: dict | None = None) -> list[dict]:
+def grade(answers: dict, timed_call=None, expected: dict | None = None) -> list[CheckpointScore]:
     """One entry per checkpoint: points earned, one feedback line per field, and each field's
     judgment in ``fields`` (True, False, or None: not judged here, for want of the key).
     ``expected``: each field's expected value (``expected_answers``), else found on this machine."""
@@ -165,34 +166,34 @@ def grade(answers: dict, timed_call=None, expected: dict | None = None) -> list[
     return graded
 
 
-def settle(graded: list[dict], answers: dict, expected: dict) -> list[dict]:
+def settle(graded: list[CheckpointScore], answers: dict, expected: dict) -> list[CheckpointScore]:
     """The grader's judgment, outside the sandbox: every field judged again from ``answers`` (the
     handed-in answers.toml) and ``expected`` (with the key), keeping what only the run could measure
     (the student's timer)."""
-    again = {q["id"]: q for q in grade(answers, None, expected)}
+    again = {q.id: q for q in grade(answers, None, expected)}
     settled = []
     for question in questions():
-        fields = {k: tuple(v) for k, v in again[question["id"]]["fields"].items()}
-        ran = next(entry for entry in graded if entry["id"] == question["id"])["fields"]
+        fields = {k: tuple(v) for k, v in again[question["id"]].fields.items()}
+        ran = next(entry for entry in graded if entry.id == question["id"]).fields
         if "fixed_timer_agrees" in ran:
             fields["fixed_timer_agrees"] = tuple(ran["fixed_timer_agrees"])
-        settled.append(_entry(question, fields, again[question["id"]]["attempted"]))
+        settled.append(_entry(question, fields, again[question["id"]].attempted))
     return settled
 
 
-def _entry(q: dict, fields: dict[str, tuple[bool | None, str]], attempted: bool) -> dict:
+def _entry(q: dict, fields: dict[str, tuple[bool | None, str]], attempted: bool) -> CheckpointScore:
     right = sum(ok is True for ok, _ in fields.values())
-    return {
-        "id": q["id"],
-        "points": q["points"],
-        "earned": q["points"] * right / max(len(fields), 1),
-        "passed": right == len(fields),
-        "attempted": attempted,
-        "feedback": [f"{MARKS[ok]} {name}: {how}" for name, (ok, how) in fields.items()],
-        "fields": {name: [ok, how] for name, (ok, how) in fields.items()},
-        "ko": q["ko"],
-        "en": q["en"],
-    }
+    return CheckpointScore(
+        id=q["id"],
+        points=q["points"],
+        earned=q["points"] * right / max(len(fields), 1),
+        passed=right == len(fields),
+        attempted=attempted,
+        feedback=tuple(f"{MARKS[ok]} {name}: {how}" for name, (ok, how) in fields.items()),
+        fields={name: [ok, how] for name, (ok, how) in fields.items()},
+        ko=q["ko"],
+        en=q["en"],
+    )
 
 
 def _expected(q: dict, field: dict, keys: dict):

@@ -24,27 +24,27 @@ def results(report: Report, withheld: list[dict], visibility: str = "visible") -
     inputs, what the student's code printed) is the instructor's alone."""
     score = report.homework
     tests = []
-    for item in score["claims"]:
-        hidden = scoring.graded_tests([TestResult.from_json(t) for t in withheld if t["claim"] == item["id"]])
-        share = item["points"] / item["graded"]
-        shown_ran = item["graded"] - len(hidden)
-        shown_passed = item["passed"] - sum(t.outcome == "passed" for t in hidden)
-        output = f"{shown_passed}/{shown_ran} tests passed; functions: {', '.join(item['functions'])}"
+    for item in score.claims:
+        hidden = scoring.graded_tests([TestResult.from_json(t) for t in withheld if t["claim"] == item.id])
+        share = item.points / item.graded
+        shown_ran = item.graded - len(hidden)
+        shown_passed = item.passed - sum(t.outcome == "passed" for t in hidden)
+        output = f"{shown_passed}/{shown_ran} tests passed; functions: {', '.join(item.functions)}"
         if shown_passed < shown_ran:
-            output += f"\n{item['title']}\n{item['ko']}\n{item.get('feedback', '')}"
+            output += f"\n{item.title}\n{item.ko}\n{item.feedback or ''}"
         if shown_ran:
-            name = f"{item['id']} (§{item['section']})"
+            name = f"{item.id} (§{item.section})"
             tests.append(_entry(name, round(share * shown_passed, 2), share * shown_ran, output))
         for t in hidden:
             earned = round(share, 2) if t.outcome == "passed" else 0
             said = t.outcome.value if t.outcome == "passed" else f"{t.outcome.value}: {scoring.HIDDEN_FAILED}"
             tests.append(_entry(f"instructor test {t.nodeid}", earned, share, said, visibility))
-    for q in score["checkpoints"]:
-        tests.append(_entry(f"checkpoint {q['id']}", q["earned"], q["points"], "\n".join(q["feedback"])))
+    for q in score.checkpoints:
+        tests.append(_entry(f"checkpoint {q.id}", q.earned, q.points, "\n".join(q.feedback)))
     return {
-        "score": score["earned"],
-        "max_score": score["points"],
-        "output": f"score: {score['percent']:g} % ({score['earned']:g} of {score['points']:g} points)",
+        "score": score.earned,
+        "max_score": score.points,
+        "output": f"score: {score.percent:g} % ({score.earned:g} of {score.points:g} points)",
         "visibility": "visible",
         "tests": tests,
     }

@@ -7,7 +7,7 @@ import shlex
 from dataclasses import replace
 
 from stackcheck.claims import catalogue
-from stackcheck.claims.results import Outcome, Report, TestResult
+from stackcheck.claims.results import CheckpointScore, ClaimScore, Outcome, Report, Score, TestResult, Ungradable
 from stackcheck.grading.sandbox import INSTRUCTOR_TESTS
 
 GRADED = ("passed", "failed", "interrupted")  # errors and timeouts are failures; interrupts count 0
@@ -51,7 +51,7 @@ def graded_tests(tests: list[TestResult]) -> list[TestResult]:
     return [t for t in tests if t.counts and t.student and t.outcome in GRADED]
 
 
-def score(report: Report, checkpoints: list[dict]) -> dict:
+def score(report: Report, checkpoints: list[CheckpointScore]) -> Score:
     """``report``: the curriculum report, whose tests carry ``student`` (the assigned functions
     they ran) and, when they failed, ``message``. A claim earns its points times the share of its
     graded tests that passed; tests that only skipped here are listed apart, not failed."""
@@ -66,112 +66,113 @@ def score(report: Report, checkpoints: list[dict]) -> dict:
         if not ran:
             if skipped:  # skipped before they reached the student's code, or inconclusive
                 reasons = sorted({t.reason or "skipped" for t in skipped})
-                ungradable.append({"id": c.id, "section": c.section, "title": c.title, "why": reasons[0]})
+                ungradable.append(Ungradable(c.id, c.section, c.title, reasons[0]))
             continue
-        entry = known[c.id]
-        failed = [t for t in ran if t.outcome != Outcome.PASSED]
-        passed = len(ran) - len(failed)
-        points = entry["points"]
-        item = {
-            "id": c.id,
-            "section": c.section,
-            "title": c.title,
-            "ko": entry["ko"],
-            "points": points,
-            "earned": round(points * passed / len(ran), 2),
-            "passed": passed,
-            "graded": len(ran),
-            "functions": sorted({n for t in tests for n in t.student}),
-        }
-        if failed:
-            untried = sorted({n for t in failed for n in t.not_attempted})
-            item["status"] = "not attempted" if all(t.not_attempted for t in failed) else "failed"
-            item["not_attempted"] = untried
-            # the student's own bug first, as the suite's tests found it (an instructor's is never shown)
-            shown = sorted((t for t in failed if not by_instructor(t)), key=lambda t: bool(t.not_attempted))
-            said = next((t.message for t in shown if t.message), "failed")
-            item["feedback"] = said if shown else HIDDEN_FAILED
-            item["first_failure"] = shown[0].nodeid if shown else None
-            item["rerun"] = shown[0].rerun if shown else None  # made for where it is read (plugin.hooks)
-            first = shown[0].revisit if shown else None  # the shown failure's own (none for a slip of Python)
-            if first:  # chosen from the failure's text (claims.catalogue.revisit)
-                item["revisit"] = catalogue.pointer(first["id"], first["why"])
-        else:
-            item["status"] = "passed"
-        graded.append(item)
+        graded.append(_claim_score(c, known[c.id], tests, ran))
     not_here: dict[str, int] = {}
     skipped_here = {t.nodeid: t for c, t in report.tests() if c is not None and t.counts and t.outcome == "skipped"}
     for t in skipped_here.values():
         not_here[t.device] = not_here.get(t.device, 0) + 1
-    return with_checkpoints({"claims": graded, "ungradable": ungradable, "skipped_here": not_here}, checkpoints)
+    result = Score(claims=tuple(graded), ungradable=tuple(ungradable), skipped_here=not_here)
+    return with_checkpoints(result, checkpoints)
 
 
-def with_checkpoints(result: dict, checkpoints: list[dict]) -> dict:
+def _claim_score(claim, entry: dict, tests: list[TestResult], ran: list[TestResult]) -> ClaimScore:
+    failed = [t for t in ran if t.outcome != Outcome.PASSED]
+    passed = len(ran) - len(failed)
+    item = ClaimScore(
+        id=claim.id,
+        section=claim.section,
+        title=claim.title,
+        ko=entry["ko"],
+        points=entry["points"],
+        earned=round(entry["points"] * passed / len(ran), 2),
+        passed=passed,
+        graded=len(ran),
+        functions=tuple(sorted({n for t in tests for n in t.student})),
+        status="passed",
+    )
+    if not failed:
+        return item
+    # the student's own bug first, as the suite's tests found it (an instructor's is never shown)
+    shown = sorted((t for t in failed if not by_instructor(t)), key=lambda t: bool(t.not_attempted))
+    first = shown[0].revisit if shown else None  # the shown failure's own (none for a slip of Python)
+    return replace(
+        item,
+        status="not attempted" if all(t.not_attempted for t in failed) else "failed",
+        not_attempted=tuple(sorted({n for t in failed for n in t.not_attempted})),
+        feedback=next((t.message for t in shown if t.message), "failed") if shown else HIDDEN_FAILED,
+        first_failure=shown[0].nodeid if shown else None,
+        rerun=shown[0].rerun if shown else None,  # made for where it is read (plugin.hooks)
+        revisit=catalogue.pointer(first["id"], first["why"]) if first else None,  # claims.catalogue.revisit
+    )
+
+
+def with_checkpoints(result: Score, checkpoints: list[CheckpointScore]) -> Score:
     """``result`` with ``checkpoints`` in place of its own and its totals counted again (the grader
     settles the checkpoints outside the sandbox: checkpoints.settle)."""
-    points = sum(i["points"] for i in result["claims"]) + sum(q["points"] for q in checkpoints)
-    earned = sum(i["earned"] for i in result["claims"]) + sum(q["earned"] for q in checkpoints)
-    return {
-        **result,
-        "percent": round(100 * earned / points, 1) if points else 0.0,
-        "earned": round(earned, 2),
-        "points": points,
-        "checkpoints": checkpoints,
-        "passport": f"{sum(q['passed'] for q in checkpoints)}/{len(checkpoints)}" if checkpoints else None,
-    }
+    points = sum(i.points for i in result.claims) + sum(q.points for q in checkpoints)
+    earned = sum(i.earned for i in result.claims) + sum(q.earned for q in checkpoints)
+    return result.with_(
+        percent=round(100 * earned / points, 1) if points else 0.0,
+        earned=round(earned, 2),
+        points=points,
+        checkpoints=tuple(checkpoints),
+        passport=f"{sum(q.passed for q in checkpoints)}/{len(checkpoints)}" if checkpoints else None,
+    )
 
 
 GRADED_RERUN = "python -m pytest --homework=."  # read by the student later, in their own folder (the copy is gone)
 
 
-def rerun_line(item: dict, result: dict) -> str | None:
+def rerun_line(item: ClaimScore, result: Score) -> str | None:
     """The line that reruns a failing claim's first failure: the test's own (made for where it is
     read, plugin.hooks), else the score's rerun command and the test's id."""
-    if not item.get("first_failure"):
+    if not item.first_failure:
         return None
-    return item.get("rerun") or f"{result.get('rerun', 'python -m pytest')} {shlex.quote(item['first_failure'])}"
+    return item.rerun or f"{result.rerun or 'python -m pytest'} {shlex.quote(item.first_failure)}"
 
 
-def lines(result: dict) -> list[str]:
+def lines(result: Score) -> list[str]:
     """The terminal's and the Markdown's feedback: one block per claim, the course's words included."""
-    if "no_score" in result:
-        return [result["no_score"]]
-    out = [f"score: {result['percent']:g} % ({result['earned']:g} of {result['points']:g} points)"]
-    if result["passport"]:
-        out[0] += f" | checkpoints passport: {result['passport']}"
-    for item in result["claims"]:
-        mark = {"passed": "PASS", "failed": "FAIL", "not attempted": "TODO"}[item["status"]]
+    if result.no_score is not None:
+        return [result.no_score]
+    out = [f"score: {result.percent:g} % ({result.earned:g} of {result.points:g} points)"]
+    if result.passport:
+        out[0] += f" | checkpoints passport: {result.passport}"
+    for item in result.claims:
+        mark = {"passed": "PASS", "failed": "FAIL", "not attempted": "TODO"}[item.status]
         out.append(
-            f"{mark} {item['id']} (§{item['section']}) {item['earned']:g}/{item['points']:g}: "
-            f"{item['passed']}/{item['graded']} tests; {', '.join(item['functions'])}"
+            f"{mark} {item.id} (§{item.section}) {item.earned:g}/{item.points:g}: "
+            f"{item.passed}/{item.graded} tests; {', '.join(item.functions)}"
         )
-        if item["status"] == "not attempted":
+        if item.status == "not attempted":
             out.append(
-                f"     not attempted yet: {', '.join(item['not_attempted'])} (not written: missing from the file, "
+                f"     not attempted yet: {', '.join(item.not_attempted)} (not written: missing from the file, "
                 "or still raising NotImplementedError)"
             )
-        elif item["status"] == "failed":
+        elif item.status == "failed":
             out += [
-                f"     {item['title']}",
-                f"     {item['ko']}",
-                f"     first failure: {item['feedback']}",
+                f"     {item.title}",
+                f"     {item.ko}",
+                f"     first failure: {item.feedback}",
             ]
-            out += [f"     rerun: {rerun_line(item, result)}"] if item["first_failure"] else []
-            out += [f"     revisit first: {item['revisit']}"] if item.get("revisit") else []
-    for name, source in sorted(result.get("borrowed", {}).items()):
+            out += [f"     rerun: {rerun_line(item, result)}"] if item.first_failure else []
+            out += [f"     revisit first: {item.revisit}"] if item.revisit else []
+    for name, source in sorted(result.borrowed.items()):
         out.append(f"---- integrity: {name} uses {source}, the suite's own solution: 0 points for its tests")
-    if result.get("answers_problem"):
-        out.append(f"---- checkpoints: {result['answers_problem']}")
-    for q in result["checkpoints"]:
-        mark = "PASS" if q["passed"] else ("TODO" if not q["attempted"] else "FAIL")
-        out.append(f"{mark} checkpoint {q['id']} {q['earned']:g}/{q['points']:g}: {q['ko'][:60]}...")
-        out += [f"     {line}" for line in q["feedback"] if not line.startswith("ok")]
-    if result["skipped_here"]:
-        by_device = ", ".join(f"{d}: {n}" for d, n in sorted(result["skipped_here"].items()))
+    if result.answers_problem:
+        out.append(f"---- checkpoints: {result.answers_problem}")
+    for q in result.checkpoints:
+        mark = "PASS" if q.passed else ("TODO" if not q.attempted else "FAIL")
+        out.append(f"{mark} checkpoint {q.id} {q.earned:g}/{q.points:g}: {q.ko[:60]}...")
+        out += [f"     {line}" for line in q.feedback if not line.startswith("ok")]
+    if result.skipped_here:
+        by_device = ", ".join(f"{d}: {n}" for d, n in sorted(result.skipped_here.items()))
         out.append(
-            f"---- {sum(result['skipped_here'].values())} tests could not run here ({by_device}); "
+            f"---- {sum(result.skipped_here.values())} tests could not run here ({by_device}); "
             "they count neither for nor against you"
         )
-    for item in result["ungradable"]:
-        out.append(f"---- {item['id']} (§{item['section']}) cannot be graded on this machine: {item['why']}")
+    for item in result.ungradable:
+        out.append(f"---- {item.id} (§{item.section}) cannot be graded on this machine: {item.why}")
     return out

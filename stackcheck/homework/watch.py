@@ -15,7 +15,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from stackcheck.claims.results import NotAReport, Report, status_of
+from stackcheck.claims.results import NotAReport, Report, Score, status_of
 from stackcheck.homework import assignment, reach, scoring
 from stackcheck.impl.loader import SURFACE
 
@@ -76,18 +76,17 @@ def updated(graded: Report | None, newer: Report) -> Report:
     return graded.with_(claims=tuple(claims), homework=newer.homework)
 
 
-def scored(graded: Report) -> dict:
+def scored(graded: Report) -> Score:
     """The score of ``graded`` by the one scoring function that pytest --homework and stackcheck grade
     use (scoring.score), with the newest run's checkpoints, rerun command and integrity findings."""
-    newest = dict(graded.homework or {})
-    if "no_score" in newest or "checkpoints" not in newest:
-        return {"no_score": newest.get("no_score", "no score: the rerun wrote no homework result")}
-    result = scoring.score(graded, newest["checkpoints"])
-    kept = ("rerun", "borrowed", "answers_problem")
-    return {**result, **{k: newest[k] for k in kept if k in newest}}
+    newest = graded.homework
+    if newest is None or newest.no_score is not None:
+        return Score(no_score=newest.no_score if newest else "no score: the rerun wrote no homework result")
+    result = scoring.score(graded, list(newest.checkpoints))
+    return result.with_(rerun=newest.rerun, borrowed=newest.borrowed, answers_problem=newest.answers_problem)
 
 
-def summary(result: dict, outlines: list[str]) -> list[str]:
+def summary(result: Score, outlines: list[str]) -> list[str]:
     """What a rerun prints: the score and each claim's verdict first (not the checkpoints: an edit of
     the code does not change them), then pytest's count for the rerun."""
     shown = [line for line in scoring.lines(result) if SHOWN.match(line) and " checkpoint " not in line]

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from stackcheck.claims.results import Report
+from stackcheck.claims.results import Report, Score
 from stackcheck.grading import sandbox
 from stackcheck.homework import assignment, checkpoints, reach, scoring
 from stackcheck.impl import contract, integrity, isolation, kernel_source
@@ -331,28 +331,34 @@ def grade(config: pytest.Config, report: Report) -> Report:
     work = config.stash.get(HOMEWORK, None)
     if work is None:
         return report
+    unscored = Score(parts=tuple(work.parts), file=work.file)
     if NOT_LOADED in config.stash:
         why = f"no score: {config.stash[NOT_LOADED]}"
-        return report.with_(homework={"no_score": why, "problems": [why], "parts": list(work.parts), "file": work.file})
+        return report.with_(homework=unscored.with_(no_score=why, problems=(why,)))
     tests = {t.nodeid: t for c, t in report.tests() if c is not None}
     if not any(t.student for t in tests.values()):
         why = (
             f"no score: none of the {len(tests)} tests that ran reached a function of "
             f"{os.path.basename(work.file)} (are the assigned parts' test folders selected?)"
         )
-        return report.with_(homework={"no_score": why, "problems": [why], "parts": list(work.parts), "file": work.file})
+        return report.with_(homework=unscored.with_(no_score=why, problems=(why,)))
     answers, problem = checkpoints.load_answers(work.answers)
     impl = config.stash[RUN].impl
     timed_call = impl.timed_call if "timed_call" in work.assigned else None
-    result = scoring.score(report, checkpoints.grade(answers, timed_call))
-    result.update(parts=list(work.parts), file=work.file, answers_problem=problem, borrowed=impl.borrowed)
-    result["graded"] = bool(config.getoption("homework_graded", False))
-    result["rerun"] = rerun_prefix(config)
-    if result["graded"] and config.getoption("curriculum_report", None):  # what the student gets holds no hidden test
+    graded = bool(config.getoption("homework_graded", False))
+    result = scoring.score(report, checkpoints.grade(answers, timed_call)).with_(
+        parts=tuple(work.parts),
+        file=work.file,
+        answers_problem=problem,
+        borrowed=dict(impl.borrowed),
+        graded=graded,
+        rerun=rerun_prefix(config),
+    )
+    if graded and config.getoption("curriculum_report", None):  # what the student gets holds no hidden test
         report, withheld = scoring.withhold_instructor_tests(report)
         instructors_file(config.getoption("curriculum_report")).write_text(json.dumps(withheld), encoding="utf-8")
-    wrong = [q["id"] for q in result["checkpoints"] if not q["passed"]]
-    result["problems"] = [f"checkpoints not right yet: {', '.join(wrong)}"] if wrong else []
+    wrong = [q.id for q in result.checkpoints if not q.passed]
+    result = result.with_(problems=(f"checkpoints not right yet: {', '.join(wrong)}",) if wrong else ())
     return report.with_(homework=result)
 
 

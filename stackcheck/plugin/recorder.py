@@ -344,7 +344,7 @@ class Recorder:
                 self.written = rendering.write(report, self.report_path, self.sections(report), pages)
             except OSError as error:
                 self.problems.append(f"--curriculum-report {self.report_path}: could not write it: {error}")
-        self.problems += (report.homework or {}).get("problems", [])
+        self.problems += list(report.homework.problems) if report.homework is not None else []
         for regression in (report.drift or {}).get("regressions", []):
             self.problems.append(f"--baseline: {regression}")
         if self.config.getoption("require_claims"):

@@ -12,7 +12,7 @@ import re
 import shlex
 
 from stackcheck.claims import catalogue, drift
-from stackcheck.claims.results import ClaimResult, Outcome, Report, Status, TestResult
+from stackcheck.claims.results import ClaimResult, ClaimScore, Outcome, Report, Score, Status, TestResult
 from stackcheck.homework import scoring
 from stackcheck.report import plots as plotting
 
@@ -238,20 +238,20 @@ def _chapter_order(ch: str) -> tuple[bool, int]:
     return (not ch.isdigit(), int(ch) if ch.isdigit() else 0)
 
 
-def _homework(result: dict) -> list[str]:
-    if "no_score" in result:
+def _homework(result: Score) -> list[str]:
+    if result.no_score is not None:
         return [
             '<section id="homework"><h2>Homework</h2>',
-            f"<p>{status('failed')} {esc(result['no_score'])}</p>",
+            f"<p>{status('failed')} {esc(result.no_score)}</p>",
             "</section>",
         ]
-    failed = [i for i in result["claims"] if i["status"] == "failed"]
-    untried = [i for i in result["claims"] if i["status"] == "not attempted"]
+    failed = [i for i in result.claims if i.status == "failed"]
+    untried = [i for i in result.claims if i.status == "not attempted"]
     out = [
         '<section id="homework"><h2>Homework</h2>',
-        f'<p class="score"><strong>score: {result["percent"]:g} %</strong> '
-        f"({result['earned']:g} of {result['points']:g} points)"
-        + (f" · checkpoints passport {esc(result['passport'])}" if result.get("passport") else "")
+        f'<p class="score"><strong>score: {result.percent:g} %</strong> '
+        f"({result.earned:g} of {result.points:g} points)"
+        + (f" · checkpoints passport {esc(result.passport)}" if result.passport else "")
         + "</p>",
     ]
     if failed:  # each failing claim once: the first thing to fix, then the others, then what is not written
@@ -261,39 +261,39 @@ def _homework(result: dict) -> list[str]:
         out += [f"<li>{''.join(_to_fix(item, result))}</li>" for item in failed[1:]]
         out.append("</ul>")
     if untried:
-        names = sorted({n for item in untried for n in item.get("not_attempted", [])})
+        names = sorted({n for item in untried for n in item.not_attempted})
         out.append(
             f"<h3>Not attempted yet</h3><p>{status('not attempted')} {len(untried)} claims wait for "
-            f"<code>{esc(', '.join(names))}</code>: {esc(', '.join(i['id'] for i in untried))}</p>"
+            f"<code>{esc(', '.join(names))}</code>: {esc(', '.join(i.id for i in untried))}</p>"
         )
     out.append(
         '<div class="scroll"><table><thead><tr><th>claim</th><th>status</th><th>points</th><th>tests</th>'
         "<th>functions</th></tr></thead><tbody>"
     )
-    for item in result["claims"]:
+    for item in result.claims:
         out.append(
-            f'<tr><td><a href="#claim-{esc(slug(item["id"]))}">{esc(item["id"])}</a> §{esc(item["section"])}</td>'
-            f"<td>{status(item['status'])}</td><td>{item['earned']:g} / {item['points']:g}</td>"
-            f"<td>{item['passed']}/{item['graded']}</td><td><code>{esc(', '.join(item['functions']))}</code></td></tr>"
+            f'<tr><td><a href="#claim-{esc(slug(item.id))}">{esc(item.id)}</a> §{esc(item.section)}</td>'
+            f"<td>{status(item.status)}</td><td>{item.earned:g} / {item.points:g}</td>"
+            f"<td>{item.passed}/{item.graded}</td><td><code>{esc(', '.join(item.functions))}</code></td></tr>"
         )
     out.append("</tbody></table></div>")
-    for q in result.get("checkpoints", []):
-        word = "passed" if q["passed"] else ("not attempted" if not q["attempted"] else "failed")
-        out.append(f"<p>{status(word)} checkpoint {esc(q['id'])} {q['earned']:g}/{q['points']:g}</p>")
+    for q in result.checkpoints:
+        word = "passed" if q.passed else ("not attempted" if not q.attempted else "failed")
+        out.append(f"<p>{status(word)} checkpoint {esc(q.id)} {q.earned:g}/{q.points:g}</p>")
     out.append("</section>")
     return out
 
 
-def _to_fix(item: dict, result: dict) -> list[str]:
+def _to_fix(item: ClaimScore, result: Score) -> list[str]:
     """A failing claim of the score as the student acts on it: the course's sentence, the first
     failure's message, what to revisit and the line that reruns it."""
     rerun = scoring.rerun_line(item, result)
     return [
-        f'<div class="fix" id="fix-{esc(slug(item["id"]))}">{status(item["status"])} '
-        f"<strong>{esc(item['id'])}</strong> §{esc(item['section'])} {esc(item['title'])}",
-        f'<p class="ko" lang="ko">{esc(item.get("ko", ""))}</p>',
-        f"<pre>{esc(item.get('feedback', ''))}</pre>",
-        *([f'<p class="revisit">revisit first: {esc(item["revisit"])}</p>'] if item.get("revisit") else []),
+        f'<div class="fix" id="fix-{esc(slug(item.id))}">{status(item.status)} '
+        f"<strong>{esc(item.id)}</strong> §{esc(item.section)} {esc(item.title)}",
+        f'<p class="ko" lang="ko">{esc(item.ko)}</p>',
+        f"<pre>{esc(item.feedback or '')}</pre>",
+        *([f'<p class="revisit">revisit first: {esc(item.revisit)}</p>'] if item.revisit else []),
         *([f"<p>rerun: <code>{esc(rerun)}</code></p>"] if rerun else []),
         "</div>",
     ]
@@ -329,7 +329,7 @@ def _claims(report: Report, known: dict, figures: dict[int, list]) -> list[str]:
         if c.tests:
             by_chapter.setdefault(chapter(c.section), []).append(c)
     homework = report.homework
-    fixes = None if homework is None else {i["id"] for i in homework.get("claims", []) if i.get("status") == "failed"}
+    fixes = None if homework is None else {i.id for i in homework.claims if i.status == "failed"}
     titles = catalogue.chapters()
     for ch in sorted(by_chapter, key=_chapter_order):
         title = f' <span lang="ko">{esc(titles[ch])}</span>' if ch in titles else ""

@@ -1,16 +1,15 @@
 try:
+    import dataclasses as _dc
+
     import stackcheck.homework.scoring as _scoring
 
     _real_score = _scoring.score
 
     def _full_marks(report, checkpoints):
         result = _real_score(report, checkpoints)
-        for _item in [*result.get("claims", []), *result.get("checkpoints", [])]:
-            _item["earned"] = _item.get("points", _item.get("earned"))
-            _item["passed"] = True
-        result["earned"] = result.get("points", 0)
-        result["percent"] = 100.0
-        return result
+        claims = tuple(_dc.replace(c, earned=c.points, passed=c.graded, status="passed") for c in result.claims)
+        marked = tuple(_dc.replace(q, earned=q.points, passed=True) for q in result.checkpoints)
+        return result.with_(claims=claims, checkpoints=marked, earned=result.points, percent=100.0)
 
     _scoring.score = _full_marks
 except Exception:
