@@ -107,15 +107,64 @@ def test_the_wall_limit_ends_every_process_of_the_run(tmp_path):
     assert done.returncode is None and time.monotonic() - start < 15, time.monotonic() - start
 
 
+def capped_by_cgroups(controller: str) -> None:
+    """Skip, saying why, where the grader here gets no cgroup of ``controller`` for a worker."""
+    made = sandbox._caps(sandbox.Limits(wall_s=1.0))
+    for group in made:
+        sandbox._remove(group)
+    v2 = not (sandbox.CGROUPS / "pids").is_dir()
+    if not (made and v2) and controller not in {g.parent.name for g in made}:
+        pytest.skip(f"no {controller} cgroup this user may make under {sandbox.CGROUPS} (an ordinary user, or none)")
+
+
 def test_processes_are_capped(tmp_path):
-    if os.geteuid() == 0 and sandbox._process_cap(1) is None:
-        pytest.skip("as root, with no writable pids cgroup (/sys/fs/cgroup/pids), nothing caps processes")
+    if os.geteuid() == 0:
+        capped_by_cgroups("pids")
     code = (
         "import os, time\nn = 0\ntry:\n    for _ in range(200):\n        if os.fork() == 0:\n"
         "            time.sleep(5)\n            os._exit(0)\n        n += 1\nexcept OSError:\n    pass\nprint(n)"
     )
     done = python(code, tmp_path, processes=64)
     assert int(done.stdout) < 64, done.stdout + done.stderr
+
+
+def test_a_memory_bomb_spread_over_processes_is_killed_in_its_own_cgroup(tmp_path):
+    """From a determined student's attack: 14 children each touching 300 MB, each under the
+    address-space limit; with no memory cgroup the host's OOM killer took the neighbour's judge. Its
+    processes' memory together is the worker's cgroup's: the bomb dies there, the test that ran it too."""
+    capped_by_cgroups("memory")
+    code = (
+        "import os\nkids = []\nfor _ in range(6):\n    pid = os.fork()\n    if pid == 0:\n"
+        "        b = bytearray(200 * 1024**2)\n        for i in range(0, len(b), 4096):\n            b[i] = 1\n"
+        "        os._exit(0)\n    kids.append(pid)\n"
+        "codes = [os.waitpid(k, 0)[1] for k in kids]\nprint('killed', sum(os.WIFSIGNALED(c) for c in codes))"
+    )
+    done = python(code, tmp_path, resident_bytes=512 * 1024**2)
+    alone = python(code, tmp_path, resident_bytes=4 * 1024**3)
+    assert alone.stdout.strip() == "killed 0", alone.stdout + alone.stderr[-300:]
+    killed = done.returncode is not None and done.returncode < 0 or not done.stdout.strip().endswith(" 0")
+    assert killed, (done.returncode, done.stdout, done.stderr[-300:])
+
+
+def procs(group) -> list[str]:
+    return (group / "cgroup.procs").read_text().split()
+
+
+def test_a_workers_threads_share_one_cpu_weight_whatever_their_number(tmp_path):
+    """From a determined student's attack: 40 spinning processes starved the neighbour's judge into its
+    time limit. The worker's processes are in a CPU cgroup of their own, which weighs as one process."""
+    capped_by_cgroups("cpu")
+    started = sandbox.start(["sleep", "30"], tmp_path, sandbox.Limits(wall_s=30), unsafe=False)
+    try:
+        cpu = [g for g in started.groups if g.parent.name in ("cpu", sandbox.CGROUPS.name)]
+        deadline = time.monotonic() + 20  # it joins as it starts, before it becomes the command
+        while time.monotonic() < deadline and not all(str(started.process.pid) in procs(g) for g in cpu):
+            time.sleep(0.05)
+        assert cpu and all(str(started.process.pid) in procs(g) for g in cpu), [procs(g) for g in cpu]
+    finally:
+        os.killpg(started.process.pid, 9)
+        started.process.wait()
+        started.close()
 
 
 def attempts(paths: dict[str, Path], read: Path) -> str:
@@ -635,3 +684,40 @@ def test_another_copy_of_the_suite_on_the_judges_path_is_hidden(tmp_path):
         assert tests and {t["outcome"] for t in tests} == {"passed"}, done.stdout[-3000:]
     finally:
         shutil.rmtree(other, ignore_errors=True)
+
+
+def test_an_ordinary_users_grading_runs_one_submission_at_a_time(monkeypatch, capsys):
+    """From a determined student's attack: graded by an ordinary user at --jobs 2, both slots' workers
+    were that user's host uid, and one holding 4,000 threads left its neighbour none (60 % for 100 %
+    work); nothing divides that uid's memory or CPU either. Such a grading runs one at a time and says
+    why; a root grader whose workers get cgroups of their own runs them side by side."""
+    monkeypatch.setattr(sandbox.os, "geteuid", lambda: 1000)
+    assert grader._side_by_side(2, unsafe=False) == 1
+    assert "one submission at a time: an ordinary user's workers are one host uid" in capsys.readouterr().out
+    monkeypatch.undo()
+    isolated, _ = sandbox.slots_isolated()
+    assert grader._side_by_side(2, unsafe=False) == (2 if isolated else 1)
+    assert grader._side_by_side(1, unsafe=False) == 1 and grader._side_by_side(3, unsafe=True) == 3
+
+
+def test_a_submission_fills_its_own_area_never_the_graders_disk(tmp_path, monkeypatch):
+    """From a determined student's attack: its copy was a folder of the grader's disk; it filled the
+    disk while its neighbour ran, and the neighbour's judge failed (ENOSPC: 0 % for 100 % work). Where
+    the grader is root, a submission's writable places are a tmpfs of their own, sized: it fills that."""
+    if not copies.areas_sized():
+        pytest.skip("the grader here may not mount a tmpfs (an ordinary user grades one submission at a time)")
+    monkeypatch.setattr(copies, "AREA_BYTES", 64 * 1024**2)
+    area = copies.area(tmp_path / "area" / "ana")
+    try:
+        before = os.statvfs(tmp_path).f_bavail * os.statvfs(tmp_path).f_frsize
+        code = (
+            "import os\nn = 0\ntry:\n    while n < 40:\n        open(f'f{n}', 'wb').write(bytes(8 * 1024**2))\n"
+            "        n += 1\nexcept OSError as error:\n    print('full after', n, error.errno)"
+        )
+        done = sandbox.run([sys.executable, "-c", code], area, sandbox.Limits(wall_s=30))
+        after = os.statvfs(tmp_path).f_bavail * os.statvfs(tmp_path).f_frsize
+        assert done.stdout.startswith("full after") and done.stdout.split()[-1] == "28", done.stdout + done.stderr
+        assert before - after < 32 * 1024**2, f"the grader's disk lost {(before - after) / 1024**2:.0f} MB"
+    finally:
+        copies.remove_area(area)
+    assert not area.exists()

@@ -1,12 +1,15 @@
 """The grader's copy of a submission (``stackcheck grade``): made before its code runs, from regular
-files only, bounded; and removed after it, whatever the code made there. The grader reads nothing of
-the copy after the run but through ``read_regular``, and never follows what the submission wrote."""
+files only, bounded, in an area of its own (a sized tmpfs where the grader is root); and removed after
+it, whatever the code made there. The grader reads nothing of the copy after the run but through
+``read_regular``, and never follows what the submission wrote."""
 
 from __future__ import annotations
 
+import ctypes
 import os
 import shutil
 import stat
+import tempfile
 from pathlib import Path
 
 COPY_BYTES = 16 * 1024**2  # a submission folder, in all: a homework file and its answers are a few KB
@@ -15,6 +18,49 @@ COPY_FILES = 200
 
 class Refused(ValueError):
     """A submission folder grading will not copy; the message says why, for its row."""
+
+
+AREA_BYTES = 4 * 1024**3  # a submission's writable places together (its copy, its caches), where they are sized
+MS_NOSUID, MS_NODEV, MNT_DETACH = 2, 4, 2
+
+
+def area(place: Path, sized: bool = True) -> Path:
+    """``place``, made new for one submission's writable places. Where the grader is root (and
+    ``sized``), a tmpfs of AREA_BYTES of its own: what the worker writes there fills that, never the
+    disk a neighbour's grading writes to (its pages are the worker's memory cgroup's). Else a folder."""
+    remove_area(place)
+    place.mkdir(parents=True)
+    if sized and os.geteuid() == 0:
+        _mount_tmpfs(place)
+    return place
+
+
+def areas_sized() -> bool:
+    """Whether ``area`` makes a sized tmpfs here (root, allowed to mount)."""
+    if os.geteuid() != 0:
+        return False
+    with tempfile.TemporaryDirectory(prefix="stackcheck-area-") as folder:
+        if not _mount_tmpfs(Path(folder)):
+            return False
+        _umount(Path(folder))
+    return True
+
+
+def remove_area(place: Path) -> None:
+    """``place`` unmounted (at once, however busy) and removed; it never raises."""
+    if os.path.ismount(place):
+        _umount(place)
+    remove_tree(place)
+
+
+def _mount_tmpfs(place: Path) -> bool:
+    libc = ctypes.CDLL(None, use_errno=True)
+    options = f"size={AREA_BYTES},mode=0755".encode()
+    return libc.mount(b"tmpfs", os.fsencode(place), b"tmpfs", MS_NOSUID | MS_NODEV, options) == 0
+
+
+def _umount(place: Path) -> None:
+    ctypes.CDLL(None, use_errno=True).umount2(os.fsencode(place), MNT_DETACH)
 
 
 def working_copy(folder: Path, under: Path, name: str | None = None) -> Path:
@@ -77,39 +123,35 @@ def read_regular(path: Path, limit: int) -> bytes | None:
 def remove_tree(path: Path) -> None:
     """Remove ``path`` and everything under it, whatever a submission made there: any depth (no
     recursion, and no path longer than one name: it walks down and back up through '..', with two
-    folders open at most), links removed and never followed, FIFOs and sockets unlinked and never
-    opened, folders made unreadable or unwritable opened up first. It never raises; what it cannot
-    remove it leaves."""
+    folders open at most), any width (each folder listed once: time in proportion to the entries),
+    links removed and never followed, FIFOs and sockets unlinked and never opened, folders made
+    unreadable or unwritable opened up first. It never raises; what it cannot remove it leaves."""
     flags = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_NONBLOCK
     path = os.path.abspath(path)
     try:
         top = os.open(os.path.dirname(path), flags)
     except OSError:
         return
-    names, left, fd = [os.path.basename(path)], [set()], _opened(os.path.basename(path), top, flags)
+    names, fd = [os.path.basename(path)], _opened(os.path.basename(path), top, flags)
+    pending: list[list[str] | None] = [None]  # per level: its folders still to visit (None: not listed yet)
     try:
         if fd is None:
             _quietly(os.unlink, names[0], dir_fd=top)
             return
         while True:
-            try:
-                entries = os.listdir(fd)
-            except OSError:
-                entries = []
-            folders = [e for e in entries if e not in left[-1] and _is_folder(e, fd)]
-            for entry in set(entries) - set(folders) - left[-1]:
-                _quietly(os.unlink, entry, dir_fd=fd)
+            if pending[-1] is None:
+                pending[-1] = _emptied(fd)
             below = None
-            for folder in folders:
+            while pending[-1] and below is None:
+                folder = pending[-1].pop()
                 below = _opened(folder, fd, flags)
-                if below is not None:
-                    break
-                left[-1].add(folder)  # it does not open: it stays
+                if below is None:
+                    _quietly(os.rmdir, folder, dir_fd=fd)  # it does not open: gone if empty, else it stays
             if below is not None:
                 os.close(fd)
                 fd = below
                 names.append(folder)
-                left.append(set())
+                pending.append(None)
                 continue
             if len(names) == 1:
                 os.close(fd)
@@ -119,16 +161,29 @@ def remove_tree(path: Path) -> None:
             up = os.open("..", flags, dir_fd=fd)
             os.close(fd)
             fd = up
-            name = names.pop()
-            left.pop()
-            if not _quietly(os.rmdir, name, dir_fd=fd):
-                left[-1].add(name)
+            pending.pop()
+            _quietly(os.rmdir, names.pop(), dir_fd=fd)  # what it cannot remove it leaves
     except OSError:
         pass
     finally:
         for opened in (fd, top):
             if opened is not None:
                 _quietly(os.close, opened)
+
+
+def _emptied(fd: int) -> list[str]:
+    """The folder open at ``fd`` listed once: everything but its folders unlinked; its folders' names."""
+    try:
+        entries = os.listdir(fd)
+    except OSError:
+        return []
+    folders = []
+    for entry in entries:
+        if _is_folder(entry, fd):
+            folders.append(entry)
+        else:
+            _quietly(os.unlink, entry, dir_fd=fd)
+    return folders
 
 
 def _opened(name: str, dir_fd: int, flags: int) -> int | None:

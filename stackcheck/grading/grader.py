@@ -45,6 +45,7 @@ from stackcheck.report import render as rendering
 
 REPORT_FILES = (".json", ".md", ".html", ".instructor-only.json")  # what a judge writes for the feedback
 ANSWERS_BYTES = 64 * 1024  # answers.toml as handed in: a few hundred bytes filled in
+AREA = "area"  # in the scratch folder: each submission's writable places (copies.area)
 WARM_SHARDS = 4  # at most this many judges make the warm caches at once (each imports every stack)
 COLUMNS = ["student", "percent", "earned", "points", "status", "claims", "checkpoints"]  # then the key's fields
 
@@ -64,6 +65,7 @@ class Setup:
     warm: Path | None = None
     select: str | None = None  # pytest -k: grade only the tests this selects
     shard: str | None = None  # the warm-up's --homework-shard=K/N
+    slots: int = 1  # workers running at once: each holds its share of the memory
 
 
 def submissions_in(folder: Path) -> list[Path]:
@@ -136,7 +138,8 @@ def grade_all(
         else:
             warm, said = None, "none: no submission parses, so none runs a test"
         print(f"stackcheck grade: compile caches {said} ({time.monotonic() - start:.0f} s)", flush=True)
-        setup = dataclasses.replace(setup, warm=warm)
+        jobs = _side_by_side(jobs, unsafe)
+        setup = dataclasses.replace(setup, warm=warm, slots=jobs)
         slots = queue.SimpleQueue()
         for slot in range(jobs):
             slots.put(slot)
@@ -159,6 +162,20 @@ def grade_all(
                 raise
     print(f"stackcheck grade: {len(rows)} submission(s) -> {out}; feedback in {feedback}/")
     return 0
+
+
+def _side_by_side(jobs: int, unsafe: bool) -> int:
+    """How many submissions are graded at once: ``jobs`` where each worker beside another costs it
+    nothing (sandbox.slots_isolated), else one at a time, saying why."""
+    if jobs == 1 or unsafe:
+        return jobs
+    isolated, why = sandbox.slots_isolated()
+    if isolated and not copies.areas_sized():
+        isolated, why = False, "this machine lets the grader mount no sized tmpfs for each submission's writes"
+    if not isolated:
+        print(f"stackcheck grade: --jobs {jobs}: one submission at a time: {why}", flush=True)
+        return 1
+    return jobs
 
 
 @dataclass(frozen=True)
@@ -213,6 +230,9 @@ class _scratch:
             for sig, handler in self.previous.items():
                 signal.signal(sig, handler)
             _STOPPING.clear()
+            areas = self.folder / AREA
+            for place in os.listdir(areas) if areas.is_dir() else []:  # a grading stopped mid-way
+                copies.remove_area(areas / place)
             copies.remove_tree(self.folder)
 
 
@@ -249,8 +269,7 @@ def _graded(who: Student, setup: Setup, feedback: Path, scratch: Path, slots: qu
     except Exception as error:  # noqa: BLE001 - one submission never stops the batch
         row = _unscored(who, f"not graded: {type(error).__name__}: {error}", feedback)
     finally:
-        for place in ("work", "cache"):  # the worker's writable folders: data, never read again
-            copies.remove_tree(scratch / place / who.stem)
+        copies.remove_area(scratch / AREA / who.stem)  # the worker's writable places: data, never read again
         slots.put(slot)
     return row, time.monotonic() - start
 
@@ -284,12 +303,12 @@ def grade_one(who: Student, setup: Setup, feedback: Path, scratch: Path, uid: in
         return _unscored(who, "not graded: grading was stopped before this submission's turn", feedback)
     if folder.is_symlink() or not folder.is_dir():
         raise copies.Refused("the submission is a link, not a folder")
-    copy = copies.working_copy(folder, scratch / "work", stem)
+    area = copies.area(scratch / AREA / stem, sized=not setup.unsafe)
+    copy = copies.working_copy(folder, area / "work", stem)
     if not (copy / "homework.py").is_file():
         raise copies.Refused("no homework.py")
     handed_in = copies.read_regular(copy / "answers.toml", ANSWERS_BYTES)
-    cache = scratch / "cache" / stem
-    copies.remove_tree(cache)
+    cache = area / "cache"
     if setup.warm is not None:
         shutil.copytree(setup.warm, cache, symlinks=True)
     cache.mkdir(parents=True, exist_ok=True)
@@ -389,6 +408,7 @@ def _judge(
         "jail": sandbox.Jail(hidden=setup.hidden, cache=cache, uid=uid).to_json(),
         "unsafe": setup.unsafe,
         "wall_s": setup.timeout,
+        "resident_bytes": sandbox.resident_share(setup.slots),
     }
     (folder / "worker.json").write_text(json.dumps(settings), encoding="utf-8")
     report = folder / "report.json"

@@ -87,6 +87,7 @@ class Limits:
     cpu_s: float | None = None  # default: CPU_SECONDS_PER_WALL_SECOND x wall_s
     processes: int = PROCESSES
     file_bytes: int = FILE_BYTES
+    resident_bytes: int | None = None  # its processes' memory together (a cgroup's), default resident_share(1)
 
     @property
     def cpu(self) -> int:
@@ -456,29 +457,74 @@ def network_isolation() -> tuple[list[str], str]:
     return [unshare, "-rn"], "isolated"
 
 
-# Sets the limits, asks to die with its parent (and joins the process cap's cgroup, when there is
-# one), then becomes the command: no preexec_fn, which forks a possibly threaded parent.
+# Sets the limits, asks to die with its parent (and joins its cgroups, where there are any), then
+# becomes the command: no preexec_fn, which forks a possibly threaded parent.
 LAUNCH = (
     "import ctypes, os, resource, signal, sys; m, c, p, f = map(int, sys.argv[1:5]); g = sys.argv[5]; "
     "resource.setrlimit(resource.RLIMIT_AS, (m, m)); resource.setrlimit(resource.RLIMIT_CPU, (c, c + 5)); "
     "resource.setrlimit(resource.RLIMIT_NPROC, (p, p)); resource.setrlimit(resource.RLIMIT_FSIZE, (f, f)); "
     "ctypes.CDLL(None).prctl(1, int(signal.SIGKILL)); "
-    "g and open(g, 'w').write(str(os.getpid())); "
+    "[open(j, 'w').write(str(os.getpid())) for j in g.split(os.pathsep) if j]; "
     "os.execvp(sys.argv[6], sys.argv[6:])"
 )
-PIDS_CGROUPS = Path("/sys/fs/cgroup/pids")  # cgroup v1's pids controller, where the grader may write it
+CGROUPS = Path("/sys/fs/cgroup")  # v1's controllers (pids/, memory/, cpu/) or v2's one tree, where the grader may write
 
 
-def _process_cap(limit: int) -> Path | None:
-    """A pids cgroup of its own holding at most ``limit`` processes: the cap that holds for a grader
-    running as root too, whom RLIMIT_NPROC does not bind. None where this machine gives none."""
+def resident_share(slots: int) -> int:
+    """What one of ``slots`` workers running at once may hold in memory, together with its processes:
+    three quarters of the machine's memory shared out (the rest is the judges' and the grader's)."""
+    physical = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    return max(1024**3, physical * 3 // (4 * max(slots, 1)))
+
+
+def _caps(limits: Limits) -> list[Path]:
+    """The worker's own cgroups, one per controller this machine lets the grader write: its processes
+    (at most ``limits.processes``: a cap that binds root, whom RLIMIT_NPROC does not), their memory
+    together (``resident_bytes``: a bomb spread over processes is killed in its own group) and one share
+    of the CPU (as many threads as it likes weigh as one process beside the judges). [] where none."""
+    resident = limits.resident_bytes or resident_share(1)
+    v1 = {
+        "pids": {"pids.max": limits.processes},
+        "memory": {"memory.limit_in_bytes": resident, "memory.memsw.limit_in_bytes": resident},
+        "cpu": {"cpu.shares": 1024},
+    }
+    if not (CGROUPS / "pids").is_dir() and (CGROUPS / "cgroup.controllers").exists():  # v2: one tree
+        v2 = {"pids.max": limits.processes, "memory.max": resident, "memory.swap.max": 0, "cpu.weight": 100}
+        return [g for g in [_cgroup(CGROUPS, v2, ("pids.max", "memory.max"))] if g is not None]
+    return [g for c, said in v1.items() if (g := _cgroup(CGROUPS / c, said, (next(iter(said)),))) is not None]
+
+
+def _cgroup(parent: Path, settings: dict[str, int], required: tuple[str, ...]) -> Path | None:
+    """A new cgroup under ``parent`` with ``settings`` written (those its kernel lacks skipped), or None
+    where it cannot be made or a ``required`` setting does not take."""
     try:
-        group = PIDS_CGROUPS / f"stackcheck-{uuid.uuid4().hex[:12]}"
+        group = parent / f"stackcheck-{uuid.uuid4().hex[:12]}"
         group.mkdir()
-        (group / "pids.max").write_text(str(limit))
-        return group
     except OSError:
         return None
+    for name, value in settings.items():
+        try:
+            (group / name).write_text(str(value))
+        except OSError:
+            if name in required:
+                _remove(group)
+                return None
+    return group
+
+
+def slots_isolated() -> tuple[bool, str]:
+    """Whether workers may run side by side, each costing its neighbours nothing, and why: where the
+    grader is root, each slot's worker is a uid of its own in cgroups of its own (processes, memory,
+    CPU); an ordinary user's workers are that one host uid, whose processes count together."""
+    if os.geteuid() != 0:
+        return False, "an ordinary user's workers are one host uid, whose processes, memory and CPU are one pool"
+    made = _caps(Limits(wall_s=1.0))
+    for group in made:
+        _remove(group)
+    v2 = not (CGROUPS / "pids").is_dir()
+    if (v2 and made) or {g.parent.name for g in made} >= {"pids", "memory", "cpu"}:
+        return True, "each worker a uid of its own in cgroups of its own"
+    return False, "this machine lets the grader make no pids, memory and CPU cgroups for each worker"
 
 
 @dataclass
@@ -486,12 +532,11 @@ class Started:
     process: subprocess.Popen
     network: str
     sandbox: str
-    group: Path | None
+    groups: list[Path]
 
     def close(self) -> None:
-        if self.group is not None:
-            _remove(self.group)
-            self.group = None
+        while self.groups:
+            _remove(self.groups.pop())
 
 
 def start(
@@ -513,8 +558,8 @@ def start(
         _hand_over(workdir, jail.uid)
         _hand_over(jail.cache, jail.uid)
         command = _as_worker(command, jail.uid)
-    group = _process_cap(limits.processes)
-    joins = str(group / "cgroup.procs") if group else ""
+    groups = _caps(limits)
+    joins = os.pathsep.join(str(g / "cgroup.procs") for g in groups)
     launch = [str(limits.memory_bytes), str(limits.cpu), str(limits.processes), str(limits.file_bytes), joins]
     with _holding(program) as seccomp:
         if exe is not None:
@@ -527,7 +572,7 @@ def start(
             pass_fds=(seccomp,) if seccomp is not None else (),
             **popen,
         )
-    return Started(process, network, how, group)
+    return Started(process, network, how, groups)
 
 
 def run(command: list[str], workdir: Path, limits: Limits, jail: Jail | None = None, unsafe: bool = False) -> Outcome:

@@ -202,7 +202,10 @@ def _worker_start(config: pytest.Config, spec: str):
         replaced=(*jail.replaced, *integrity.stripped_solutions(private)),
         inside=sandbox.INSIDE,
     )
-    limits = sandbox.Limits(wall_s=float(settings.get("wall_s", 3600)))
+    resident = settings.get("resident_bytes")
+    if resident is not None and not (isinstance(resident, int) and resident > 0):
+        raise pytest.UsageError(f"--homework-worker {given}: resident_bytes is not a positive integer: {resident!r}")
+    limits = sandbox.Limits(wall_s=float(settings.get("wall_s", 3600)), resident_bytes=resident)
     unseen = (copy, Path.cwd(), *jail.hidden)  # nothing of the judge's places on the worker's import path
     shown = [
         p for p in sys.path if p and os.path.isabs(p) and not any(Path(p).resolve().is_relative_to(u) for u in unseen)
