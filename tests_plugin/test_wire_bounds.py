@@ -109,7 +109,7 @@ def numpy_steps(x, w, b):
     import sys
 
     if x.shape != (2, 3):
-        print("given a new shape", file=sys.stderr, flush=True)
+        print("given a new shape; its stderr is", os.readlink("/proc/self/fd/2"), file=sys.stderr, flush=True)
         os._exit(3)
     print("given", x.tolist(), file=sys.stderr, flush=True)
     return x, x, x
@@ -147,11 +147,14 @@ def own_worker(tmp_path):
 
     log = tmp_path / "worker.log"
 
-    def start():
-        with open(log, "ab") as said:
+    def start():  # its standard error drained into the log, as the judge's worker's is
+        said = judge.stderr_into(log)
+        try:
             return subprocess.Popen(
                 command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=said, start_new_session=True
             )
+        finally:
+            os.close(said)
 
     held = judge.Worker(start, None, log)
     yield held
@@ -200,6 +203,9 @@ def test_a_crash_quotes_what_its_own_call_printed_never_an_earlier_calls(own_wor
     said = str(crashed.value)
     assert "given a new shape" in said and "code 3" in said, said
     assert "1234.5" not in said, said
+    # From a determined student's attack: its stderr was the log file, whose path (read through
+    # /proc/self/fd) named the grader's scratch folder. It is a pipe the judge drains into the log.
+    assert "its stderr is pipe:[" in said and str(own_worker.log) not in said, said
 
 
 def test_checkpoint_2s_timer_is_judged_in_a_graded_worker_and_a_constant_fails_it(own_worker):

@@ -17,6 +17,7 @@ import select
 import signal
 import subprocess
 import sys
+import threading
 import types
 from types import ModuleType
 from typing import Callable
@@ -119,6 +120,7 @@ class Worker:
         """The end of what the worker wrote to its standard error (the student's prints and tracebacks)
         since the call now running began: what it printed in an earlier test (an instructor's hidden
         test's inputs, say) is never quoted in a later one's failure."""
+        drained(self.log)
         try:
             with open(self.log, "rb") as f:
                 f.seek(max(self.said_from, os.fstat(f.fileno()).st_size - 4000))
@@ -358,11 +360,77 @@ class _Pickler(pickle.Pickler):
 
 
 def _length(path) -> int:
-    """The size of the worker's log (0 where there is none yet)."""
+    """The size of the worker's log, what its pipes hold drained first (0 where there is none yet)."""
+    drained(path)
     try:
         return os.stat(path).st_size
     except (OSError, TypeError):
         return 0
+
+
+LOG_BYTES = 16 * 1024**2  # what a log keeps of its workers' standard error; the rest is read and dropped
+_PIPES: dict[str, list[int]] = {}  # a log's path -> the read ends of its workers' standard error
+_DRAINING = threading.Lock()
+
+
+def stderr_into(path) -> int:
+    """The write end of a pipe for a worker's standard error, drained into the log at ``path`` by the
+    judge: the worker holds the pipe, never the file, whose path (/proc/self/fd shows it) names the
+    grader's scratch folder. The caller closes the write end once the worker holds it."""
+    read, write = os.pipe()
+    os.set_blocking(read, False)
+    with _DRAINING:
+        _PIPES.setdefault(str(path), []).append(read)
+    threading.Thread(target=_drain, args=(str(path), read), daemon=True).start()
+    return write
+
+
+def drained(path) -> None:
+    """Everything the workers of the log at ``path`` wrote so far, in the log (a call's last words are
+    measured from here, so none of an earlier call's output is ever quoted as this one's)."""
+    with _DRAINING:
+        for fd in list(_PIPES.get(str(path), [])):
+            _move(str(path), fd)
+
+
+def _drain(path: str, fd: int) -> None:
+    while True:
+        try:
+            select.select([fd], [], [], 1.0)
+        except (OSError, ValueError):  # closed by _move at its end
+            return
+        with _DRAINING:
+            if fd not in _PIPES.get(path, []) or not _move(path, fd):
+                return
+
+
+def _move(path: str, fd: int) -> bool:
+    """What the pipe ``fd`` holds now, appended to ``path`` (within LOG_BYTES); False at its end."""
+    chunks = []
+    while True:
+        try:
+            chunk = os.read(fd, 1 << 16)
+        except BlockingIOError:
+            break
+        except OSError:
+            chunk = b""
+        if not chunk:
+            _PIPES[path].remove(fd)
+            os.close(fd)
+            _append(path, b"".join(chunks))
+            return False
+        chunks.append(chunk)
+    _append(path, b"".join(chunks))
+    return True
+
+
+def _append(path: str, data: bytes) -> None:
+    if not data:
+        return
+    with open(path, "ab") as log:
+        room = LOG_BYTES - log.tell()
+        if room > 0:
+            log.write(data[:room])
 
 
 def _grad_enabled() -> bool:

@@ -182,7 +182,7 @@ def _worker_start(config: pytest.Config, spec: str):
     """(start, its log): how the judge starts the submission's worker: ``--homework-worker=JSON`` (stackcheck grade's:
     the jail, the limits, whether unsafe), else the default jail around the folder of ``spec``. The
     worker sees its copy at sandbox.INSIDE, the suite without its solutions, nothing of the judge."""
-    from stackcheck.grading import worker
+    from stackcheck.grading import judge, worker
 
     given = config.getoption("homework_worker", None)
     try:
@@ -216,7 +216,7 @@ def _worker_start(config: pytest.Config, spec: str):
         command[-1] = str(copy / "homework.py")
 
     def start() -> subprocess.Popen:
-        log = open(private / "worker.log", "ab")
+        log = judge.stderr_into(private / "worker.log")
         try:
             started = sandbox.start(
                 command, copy, limits, jail, unsafe, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=log
@@ -224,7 +224,7 @@ def _worker_start(config: pytest.Config, spec: str):
         except sandbox.NoSandbox as error:
             raise pytest.UsageError(f"{error}") from None
         finally:
-            log.close()
+            os.close(log)
         config.add_cleanup(started.close)
         return started.process
 
