@@ -512,17 +512,24 @@ def _cgroup(parent: Path, settings: dict[str, int], required: tuple[str, ...]) -
     return group
 
 
+def cgroup_controllers() -> set[str]:
+    """The controllers (pids, memory, cpu) in which a worker started here gets a cgroup of its own:
+    none for an ordinary user, or where this machine lets the grader make none."""
+    v2 = {"pids": "pids.max", "memory": "memory.max", "cpu": "cpu.weight"}
+    found = set()
+    for group in _caps(Limits(wall_s=1.0)):
+        found |= {group.parent.name} if group.parent != CGROUPS else {c for c, f in v2.items() if (group / f).exists()}
+        _remove(group)
+    return found
+
+
 def slots_isolated() -> tuple[bool, str]:
     """Whether workers may run side by side, each costing its neighbours nothing, and why: where the
     grader is root, each slot's worker is a uid of its own in cgroups of its own (processes, memory,
     CPU); an ordinary user's workers are that one host uid, whose processes count together."""
     if os.geteuid() != 0:
         return False, "an ordinary user's workers are one host uid, whose processes, memory and CPU are one pool"
-    made = _caps(Limits(wall_s=1.0))
-    for group in made:
-        _remove(group)
-    v2 = not (CGROUPS / "pids").is_dir()
-    if (v2 and made) or {g.parent.name for g in made} >= {"pids", "memory", "cpu"}:
+    if cgroup_controllers() >= {"pids", "memory", "cpu"}:
         return True, "each worker a uid of its own in cgroups of its own"
     return False, "this machine lets the grader make no pids, memory and CPU cgroups for each worker"
 
