@@ -717,3 +717,18 @@ def test_a_submission_fills_its_own_area_never_the_graders_disk(tmp_path, monkey
     finally:
         copies.remove_area(area)
     assert not area.exists()
+
+
+@pytest.mark.parametrize("mark", sandbox.ENVIRONMENT_MARKS)
+def test_a_venv_inside_the_checkout_adds_no_covers(tmp_path, mark):
+    """A newcomer's venv inside the clone holds some 1,600 __pycache__ folders: covered one by one,
+    bwrap refused the worker ("Exceeded maximum number of arguments 9000") and every graded run had
+    no score. An environment's folder holds libraries, never the course's bytecode: it adds none."""
+    root = tmp_path / "stackcheck"
+    (root / "tests_math" / "__pycache__").mkdir(parents=True)
+    (root / ".git").mkdir()
+    env = root / ".venv"
+    for i in range(50):
+        (env / "lib" / f"p{i}" / "__pycache__").mkdir(parents=True)
+    (env / mark).mkdir() if mark == "conda-meta" else (env / mark).write_text("home = /usr\n")
+    assert sorted(sandbox.covered(root)) == [root / ".git", root / "tests_math" / "__pycache__"]

@@ -319,11 +319,19 @@ def _unprivileged() -> list[str]:
     ]
 
 
+ENVIRONMENT_MARKS = ("pyvenv.cfg", "conda-meta")  # what a venv's or a conda environment's folder holds
+
+
 def covered(root: Path) -> list[Path]:
     """What of the checkout at ``root`` a submission never sees: its .git, the correct variants and
     every compiled-bytecode folder (one of them could hold an instructor's test, compiled)."""
     found = [root / ".git", root / "tests_meta"]
-    found += [p for p in root.rglob("__pycache__") if ".git" not in p.parts]
+    for here, dirs, _ in os.walk(root):
+        if any((Path(here) / mark).exists() for mark in ENVIRONMENT_MARKS):
+            dirs[:] = []  # an environment inside the checkout: its libraries' bytecode, thousands of folders
+            continue
+        found += [Path(here) / d for d in dirs if d == "__pycache__"]
+        dirs[:] = [d for d in dirs if d not in (".git", "__pycache__")]
     return [p for p in found if p.exists()]
 
 
