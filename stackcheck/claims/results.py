@@ -191,7 +191,7 @@ def _record(cls, data, where: str, lists: tuple[str, ...] = ()):
         if not isinstance(found.get(name) or (), (list, tuple)):
             raise NotAReport(f"{where}: {name} must be a list, got {type(found[name]).__name__}")
         if name in found:
-            found[name] = tuple(found[name])
+            found[name] = tuple(found[name] or ())  # as TestResult reads its lists: null is none
     return cls(**found)
 
 
