@@ -440,6 +440,36 @@ def test_drift_names_what_changed_and_fails_on_a_regression(pytester):
     assert json.loads((pytester.path / "new.json").read_text())["drift"]["regressions"]
 
 
+@pytest.mark.parametrize("mine", [True, False])
+def test_a_baseline_folder_compares_with_the_report_of_this_machines_gpus(pytester, mine):
+    """Issue 75: ``--baseline FOLDER`` (the GPU job's ``baselines/``) holds each GPU to its own record: the
+    report whose accelerator is this machine's, another GPU's never; none there runs without a baseline,
+    said in one line that names what the folder holds."""
+    from stackcheck.stacks.fingerprint import accelerator
+
+    pytester.makefile(".md", course=DOC)
+    here = accelerator()
+    listings = [{"id": "1.2-numpy", "outcome": "passed"}]
+    other = {"environment": {"accelerator": here + " (another card)"}, "claims": [], "listings": listings}
+    (pytester.path / "runs").mkdir()
+    (pytester.path / "runs" / "other.json").write_text(json.dumps(other))
+    if mine:
+        own = {"environment": {"accelerator": here, "versions": {"numpy": "0.1"}}, "claims": [], "listings": []}
+        (pytester.path / "runs" / "mine.json").write_text(json.dumps(own))
+    result = pytester.runpytest_inprocess(
+        "--course", "course.md", "-p", "no:cacheprovider", "--baseline", "runs", "--curriculum-report", "new.json"
+    )
+    drift = json.loads((pytester.path / "new.json").read_text()).get("drift")
+    if mine:
+        assert [v["was"] for v in drift["versions"] if v["package"] == "numpy"] == ["0.1"], drift
+    else:
+        assert drift is None
+        result.stdout.fnmatch_lines(
+            [f"*--baseline: no baseline in runs was recorded on {here} (other.json: *): this run is its first*"]
+        )
+    assert not any(c["id"] == "1.2-numpy" for c in (drift or {}).get("listings", [])), "another GPU's record"
+
+
 def test_a_baseline_that_is_not_a_report_is_a_usage_error(pytester):
     pytester.makefile(".json", old="[1, 2]")
     result = pytester.runpytest_inprocess("--baseline", "old.json", "-p", "no:cacheprovider")

@@ -180,9 +180,10 @@ def add(parser: pytest.Parser) -> None:
     group.addoption(
         "--baseline",
         default=None,
-        metavar="OLD.json",
+        metavar="OLD.json|FOLDER",
         help="a previous --curriculum-report JSON: report what changed (claims, listings, versions) "
-        "and fail when a verified claim or a working listing now fails",
+        "and fail when a verified claim or a working listing now fails; a FOLDER of them: the one "
+        "recorded on this machine's GPUs (none there: no comparison, and the report says so)",
     )
     group.addoption(
         "--gpu-table",

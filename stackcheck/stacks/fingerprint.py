@@ -47,6 +47,13 @@ def _nvidia_smi() -> tuple[str, str] | None:
     return f"{len(rows)} x {', '.join(names)}", rows[0][1]
 
 
+def accelerator() -> str:
+    """This machine's GPUs as a report's environment names them ("1 x NVIDIA H200")."""
+    gpu = _nvidia_smi()
+    return gpu[0] if gpu else NO_ACCELERATOR
+
+
+NO_ACCELERATOR = "none (no nvidia-smi)"
 FRAMEWORKS = ("torch", "jax")
 
 
@@ -66,7 +73,7 @@ def fingerprint(pinned_precision, frameworks: bool = True) -> dict:
         "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
         "os": platform.platform(),
         "cpu": _cpu_name(),
-        "accelerator": gpu[0] if gpu else "none (no nvidia-smi)",
+        "accelerator": gpu[0] if gpu else NO_ACCELERATOR,
         "driver": gpu[1] if gpu else "n/a",
         "python": platform.python_version(),
         "versions": {dist: _version(dist) for dist in dists},
