@@ -80,6 +80,7 @@ def test_the_shape_decides_too(evidence):
 @pytest.mark.cuda
 @pytest.mark.torch
 @pytest.mark.parametrize("dtype, tf32, tolerance", [numbers(c) for c in CASES])
+@pytest.mark.checks("each case's numbers, not which pipe computed them")
 def test_cublas_products_hold_their_tolerance_by_dtype_and_setting(dtype, tf32, tolerance):
     """The numbers of each case the counters read, held to its dtype's tolerance: no counters needed."""
     from stackcheck.toolchains import workloads

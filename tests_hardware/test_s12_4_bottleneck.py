@@ -31,6 +31,7 @@ def test_speed_of_light_tells_memory_bound_from_compute_bound(evidence):
 @pytest.mark.claim("S12.4-bottleneck")
 @pytest.mark.cuda
 @pytest.mark.triton
+@pytest.mark.checks("the numbers of the kernel the counters read, not which resource bounds it")
 def test_the_profiled_bias_relu_computes_relu_of_a_plus_b():
     """The numbers of the kernel the counters read: no counters needed."""
     torch = need("torch")

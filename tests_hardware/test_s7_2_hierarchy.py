@@ -36,6 +36,7 @@ def test_l2_keeps_what_fits(device, evidence):
 
 @pytest.mark.claim("S7.2-hierarchy")
 @pytest.mark.parametrize("device", device_params("torch", devices=("cuda",)))
+@pytest.mark.checks("the driver's sizes of each level and the workload's sums, not what a read from each costs")
 def test_each_level_is_larger_than_the_last(device, evidence):
     """The device's own properties and the reread workload's numbers: no counters needed."""
     torch = need("torch")
@@ -103,6 +104,7 @@ def test_each_level_out_is_slower_to_read(device, evidence):
 
 @pytest.mark.claim("S7.2-hierarchy")
 @pytest.mark.triton
+@pytest.mark.checks("the timing kernel's sums in Triton's interpreter, not the levels")
 def test_the_reread_kernel_sums_the_blocks_it_reads():
     """The kernel the levels are timed with, in Triton's interpreter on the CPU: its sums are right."""
     torch = need("torch")

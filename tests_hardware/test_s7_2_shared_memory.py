@@ -47,6 +47,7 @@ def test_each_value_brought_into_an_sm_is_reused_from_shared_memory(device, evid
 @pytest.mark.claim("S7.2-shared")
 @pytest.mark.parametrize("device", device_params("triton", devices=("cuda",)))
 @pytest.mark.gpu_tiles(*tiles.REUSED)
+@pytest.mark.checks("the tilings' numbers, not their reuse from shared memory")
 def test_the_reused_tiles_compute_the_line_on_the_gpu(device):
     """The numbers of the tilings whose reads are counted: no counters needed."""
     from stackcheck.toolchains import triton_kernels as tk

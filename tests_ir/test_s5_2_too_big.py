@@ -28,6 +28,7 @@ def checked(fm, h: int, device: str) -> None:
 
 @pytest.mark.claim("S5.2-too-big")
 @pytest.mark.triton
+@pytest.mark.checks("that the grown fusion spills (the cause), not that it loses to the unfused pair")
 def test_a_growing_fusion_spills(evidence):
     from stackcheck.toolchains import fused_mlp as fm
     from stackcheck.toolchains.triton_kernels import ptxas_usage

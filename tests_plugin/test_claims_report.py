@@ -6,9 +6,11 @@ import re
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from stackcheck.claims import catalogue
-from stackcheck.claims.results import status_of
+from stackcheck.claims.results import Outcome, Status, TestResult, lacks, status_of
 
 pytestmark = pytest.mark.meta
 ROOT = Path(__file__).resolve().parent.parent
@@ -122,14 +124,37 @@ def test_the_claims_table_lists_what_the_run_selected_with_the_status_a_column(p
         result.stdout.fnmatch_lines(["   listed: the 1 claim(s) this run selected; -v or --claims all lists all *"])
 
 
+def tests_of(*outcomes: str, checks: str | None = None) -> list[TestResult]:
+    return [TestResult(nodeid=f"t{i}", outcome=o, device="cpu", checks=checks) for i, o in enumerate(outcomes)]
+
+
 def test_status_rules():
     assert status_of([]) == "untested"
-    assert status_of(["skipped", "skipped"]) == "skipped"
-    assert status_of(["passed", "skipped"]) == "verified"
-    assert status_of(["passed", "failed"]) == "failed"
-    assert status_of(["passed", "interrupted"]) == "interrupted"
-    assert status_of(["xfailed"]) == "untested", "a known upstream defect neither verifies nor fails"
-    assert status_of(["passed", "xfailed"]) == "verified"
+    assert status_of(tests_of("skipped", "skipped")) == "skipped"
+    assert status_of(tests_of("passed", "skipped")) == "verified"
+    assert status_of(tests_of("passed", "failed")) == "failed"
+    assert status_of(tests_of("passed", "interrupted")) == "interrupted"
+    assert status_of(tests_of("xfailed")) == "untested", "a known upstream defect neither verifies nor fails"
+    assert status_of(tests_of("passed", "xfailed")) == "verified"
+    instrument = tests_of("passed", checks="the gathers return the table")
+    assert status_of(instrument + tests_of("skipped")) == "partly", "an instrument alone never verifies (issue 75)"
+    assert status_of(instrument + tests_of("passed")) == "verified"
+    assert status_of(tests_of("failed", checks="the product is exact") + tests_of("passed")) == "failed"
+    assert lacks(instrument + [TestResult("t9", "skipped", "cuda", reason="ncu's counters refused")]) == (
+        "ncu's counters refused"
+    )
+
+
+@given(st.lists(st.tuples(st.sampled_from(list(Outcome)), st.booleans()), max_size=6))
+def test_a_claim_is_verified_only_by_a_passing_test_that_shows_its_statement(drawn):
+    """Issue 75: whatever its tests' outcomes, a claim is verified exactly when nothing failed or was cut
+    short and some test that shows the statement (no ``checks``) passed."""
+    tests = [TestResult(f"t{i}", o, "cpu", checks="an instrument" if c else None) for i, (o, c) in enumerate(drawn)]
+    bad = {t.outcome for t in tests} & {Outcome.FAILED, Outcome.INTERRUPTED}
+    shown = any(t.outcome == Outcome.PASSED and not t.checks for t in tests)
+    assert (status_of(tests) == Status.VERIFIED) == (shown and not bad)
+    if status_of(tests) == Status.PARTLY:
+        assert not bad and not shown and any(t.outcome == Outcome.PASSED for t in tests)
 
 
 def test_require_claims_fails_the_run_when_claims_are_untested(pytester, suite_file):
@@ -143,6 +168,8 @@ def test_require_claims_fails_the_run_when_claims_are_untested(pytester, suite_f
 
 CLAIMED = """
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 @pytest.mark.claim("S2.2-hand")
 def test_hand(impl):
@@ -174,6 +201,8 @@ def test_a_strict_xfail_is_reported_as_xfailed_not_skipped(pytester):
 def test_a_demonstration_is_listed_but_never_counted(pytester):
     pytester.makepyfile("""
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 @pytest.mark.claim("S2.2-hand")
 @pytest.mark.demo

@@ -68,7 +68,7 @@ def test_records_are_frozen():
         ({"environment": {}, "claims": [{"id": "A", "section": "1", "title": "t", "area": "x"}]}, "missing status"),
         (
             {"environment": {}, "claims": [{"id": "A", "section": "1", "title": "t", "area": "x", "status": "ok"}]},
-            "'ok' is not one of verified, failed",
+            "'ok' is not one of verified, partly, failed",
         ),
         (
             {

@@ -266,6 +266,40 @@ def test_every_claim_with_tests_has_a_mutant_that_its_tests_catch():
         )
 
 
+def checks_tests(paths) -> dict[str, dict[str, bool]]:
+    """claim id -> each of its test functions (``file::name``) -> whether it shows the statement (no
+    ``@pytest.mark.checks``: an instrument or precondition check)."""
+    found: dict[str, dict[str, bool]] = {}
+    for path in paths:
+        for node in ast.walk(ast.parse(path.read_text())):
+            if not isinstance(node, ast.FunctionDef) or not node.name.startswith("test_"):
+                continue
+            marks = {ast.unparse(d.func) if isinstance(d, ast.Call) else ast.unparse(d): d for d in node.decorator_list}
+            claim = marks.get("pytest.mark.claim")
+            for cid in (ast.literal_eval(a) for a in claim.args) if isinstance(claim, ast.Call) else ():
+                found.setdefault(cid, {})[f"{relative(path)}::{node.name}"] = "pytest.mark.checks" not in marks
+    return found
+
+
+def test_a_claim_is_verified_only_by_a_test_that_shows_it_and_a_mutant_fails_that_test():
+    """Issue 75: a claim test that checks an instrument or a precondition (``@pytest.mark.checks``) never
+    verifies its claim alone, so every claim with tests has one that shows its statement, and a mutant
+    row's ``breaks`` names a test that shows it: a wrong implementation caught only by an instrument check
+    passes everything that shows the statement."""
+    tests = checks_tests(CLAIM_TESTS)
+    assert sum(not shows for by in tests.values() for shows in by.values()) >= 8, "the checks marks were found"
+    lone = sorted(cid for cid, by in tests.items() if not any(by.values()))
+    assert not lone, f"claims whose every test checks an instrument or precondition: {lone}"
+    with open(ROOT / "tests_meta" / "mutants.toml", "rb") as f:
+        rows = tomllib.load(f)["mutant"]
+    wrong = [
+        f"{row['name']}: {row['test']}::{row['breaks']}"
+        for row in rows
+        if not tests.get(row["claim"], {}).get(f"{row['test']}::{row['breaks']}", True)
+    ]
+    assert not wrong, f"mutants caught only by a test that checks an instrument or precondition: {wrong}"
+
+
 def test_one_registry_of_stacks():
     """Stacks are records of stackcheck.stacks.records; nothing else keeps a table of them."""
     from stackcheck.stacks.records import STACKS

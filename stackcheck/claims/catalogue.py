@@ -89,7 +89,7 @@ def build_report(results: list[tuple[list[str], TestResult]], environment: dict)
                 title=entry["title"],
                 area=entry["area"],
                 kind=entry.get("kind", "learner"),
-                status=status_of([t.outcome for t in tests if t.counts]),
+                status=status_of([t for t in tests if t.counts]),
                 tests=tests,
             )
         )

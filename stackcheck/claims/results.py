@@ -17,6 +17,7 @@ class Status(enum.StrEnum):
     """A claim's status, in the order the report lists them."""
 
     VERIFIED = "verified"
+    PARTLY = "partly"  # a test passed, but none that shows the statement: an instrument or precondition
     FAILED = "failed"
     INTERRUPTED = "interrupted"
     SKIPPED = "skipped"
@@ -25,7 +26,9 @@ class Status(enum.StrEnum):
     @property
     def mark(self) -> str:
         """The terminal table's one letter."""
-        return {"verified": "+", "failed": "F", "interrupted": "!", "skipped": "s", "untested": "."}[self.value]
+        return {"verified": "+", "partly": "~", "failed": "F", "interrupted": "!", "skipped": "s", "untested": "."}[
+            self.value
+        ]
 
     @property
     def failing(self) -> bool:
@@ -42,21 +45,29 @@ class Outcome(enum.StrEnum):
     INTERRUPTED = "interrupted"
 
 
-def status_of(outcomes: list[str]) -> Status:
+def status_of(tests: list[TestResult]) -> Status:
     """Of the tests that count: failed if any failed; interrupted if any was cut short; verified if
-    one passed; skipped if all were skipped; untested if none ran. An expected failure (a known
-    upstream defect, strict xfail) neither verifies nor fails a claim."""
-    outcomes = [o for o in outcomes if o != Outcome.XFAILED]
-    if not outcomes:
+    one that shows the statement passed; partly if only tests that check an instrument or a
+    precondition (``checks``) passed; skipped if all were skipped; untested if none ran. An expected
+    failure (a known upstream defect, strict xfail) neither verifies nor fails a claim."""
+    ran = [t for t in tests if t.outcome != Outcome.XFAILED]
+    if not ran:
         return Status.UNTESTED
-    for status, outcome in (
-        (Status.FAILED, Outcome.FAILED),
-        (Status.INTERRUPTED, Outcome.INTERRUPTED),
-        (Status.VERIFIED, Outcome.PASSED),
-    ):
-        if outcome in outcomes:
-            return status
-    return Status.SKIPPED
+    outcomes = {t.outcome for t in ran}
+    if Outcome.FAILED in outcomes:
+        return Status.FAILED
+    if Outcome.INTERRUPTED in outcomes:
+        return Status.INTERRUPTED
+    if any(t.outcome == Outcome.PASSED and not t.checks for t in ran):
+        return Status.VERIFIED
+    return Status.PARTLY if Outcome.PASSED in outcomes else Status.SKIPPED
+
+
+def lacks(tests: list[TestResult]) -> str:
+    """What a claim that is ``partly`` lacks: why the tests that show its statement did not pass."""
+    showing = [t for t in tests if t.counts and not t.checks]
+    reasons = dict.fromkeys(t.reason or t.outcome.value for t in showing if t.outcome != Outcome.PASSED)
+    return "; ".join(reasons) or "no test that shows the statement ran"
 
 
 class NotAReport(ValueError):
@@ -94,6 +105,7 @@ class TestResult:
     outcome: Outcome
     device: str
     counts: bool = True
+    checks: str | None = None  # what it checks instead of the statement (an instrument, a precondition)
     evidence: tuple = ()  # what the test measured, each record as the test wrote it
     reason: str | None = None  # a skip: why
     message: str | None = None  # a failure: its one line
@@ -121,6 +133,7 @@ class TestResult:
     def to_json(self) -> dict:
         out = {"nodeid": self.nodeid, "outcome": self.outcome.value, "device": self.device, "counts": self.counts}
         for name in (
+            "checks",
             "evidence",
             "reason",
             "message",

@@ -71,7 +71,7 @@ def updated(graded: Report | None, newer: Report) -> Report:
     for claim in graded.claims:
         tests = [fresh.pop(t.nodeid, t) for t in claim.tests]
         tests += [t for c, t in newer.tests() if c is not None and c.id == claim.id and t.nodeid in fresh]
-        counted = [t.outcome for t in tests if t.counts]
+        counted = [t for t in tests if t.counts]
         claims.append(dataclasses.replace(claim, tests=tuple(tests), status=status_of(counted)))
     return graded.with_(claims=tuple(claims), homework=newer.homework)
 

@@ -15,16 +15,13 @@ from __future__ import annotations
 import pytest
 
 from stackcheck.evidence import device_profile
+from stackcheck.plugin.marks import checks_of, claims_of
 from stackcheck.toolchains import tiles
 
 GATE = pytest.StashKey[str]()
 NO_LINE = pytest.StashKey[str]()
 TABLE = pytest.StashKey[list[str]]()
 NOT_RUN = "from the profile, not run"
-
-
-def _claims(item: pytest.Item) -> list[str]:
-    return [c for mark in item.iter_markers("claim") for c in mark.args]
 
 
 def outcome(item: pytest.Item, profile: device_profile.Profile) -> tuple[str, str]:
@@ -48,7 +45,7 @@ def gate(items: list[pytest.Item], is_cuda) -> None:
         return
     for item in gated:
         verdict, why = outcome(item, profile)
-        said = f"{', '.join(_claims(item)) or item.name}: {why}; this is {profile.sm} ({profile.name})"
+        said = f"{', '.join(claims_of(item)) or item.name}: {why}; this is {profile.sm} ({profile.name})"
         if verdict == "skipped":
             item.stash[GATE] = said
         elif verdict == "no line":
@@ -84,15 +81,17 @@ def pytest_runtest_call(item: pytest.Item):
     )
 
 
-def claim_cell(outcomes: list[tuple[str, str]]) -> str:
-    """One claim on one GPU, from its cuda tests' outcomes."""
-    runs = sum(verdict == "runs" for verdict, _ in outcomes)
-    reasons = sorted({why for verdict, why in outcomes if verdict != "runs"})
+def claim_cell(outcomes: list[tuple[str, str, bool]]) -> str:
+    """One claim on one GPU, from its cuda tests' (verdict, why, whether the test shows the statement)."""
+    runs = sum(verdict == "runs" for verdict, _, _ in outcomes)
+    reasons = sorted({why for verdict, why, _ in outcomes if verdict != "runs"})
     if runs == len(outcomes):
         return "verified"
+    if runs and not any(verdict == "runs" and shows for verdict, _, shows in outcomes):
+        return f"partly ({runs} of {len(outcomes)} tests check an instrument; what shows it: {'; '.join(reasons)})"
     if runs:
         return f"verified ({runs} of {len(outcomes)} tests; the rest: {'; '.join(reasons)})"
-    if any(verdict == "no line" for verdict, _ in outcomes):
+    if any(verdict == "no line" for verdict, _, _ in outcomes):
         return "no line here"
     return "skipped: " + "; ".join(reasons)
 
@@ -103,13 +102,15 @@ def table(items: list[pytest.Item], profiles: dict[str, device_profile.Profile],
     key is not in ``run_on`` is labelled as judged from its profile, not run."""
     claims: dict[str, list[pytest.Item]] = {}
     for item in items:
-        for claim in sorted(set(_claims(item))):
+        for claim in sorted(set(claims_of(item))):
             claims.setdefault(claim, []).append(item)
     head = [f"{p.name} ({p.sm}{'' if key in run_on else ', ' + NOT_RUN})" for key, p in profiles.items()]
     lines = ["| claim | " + " | ".join(head) + " |", "|---|" + "---|" * len(head)]
     everywhere = []
     for claim, members in sorted(claims.items()):
-        cells = [claim_cell([outcome(item, p) for item in members]) for p in profiles.values()]
+        cells = [
+            claim_cell([(*outcome(item, p), checks_of(item) is None) for item in members]) for p in profiles.values()
+        ]
         if set(cells) == {"verified"}:
             everywhere.append(claim)
         else:

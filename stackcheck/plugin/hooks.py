@@ -18,6 +18,7 @@ from stackcheck.claims import catalogue
 from stackcheck.claims.results import Report
 from stackcheck.evidence import gpus, numerics
 from stackcheck.plugin import course, gpu_gates, homework, options
+from stackcheck.plugin.marks import checks_of, claims_of
 from stackcheck.plugin.recorder import (
     DRAWN,
     MISSING,
@@ -49,6 +50,8 @@ DEVICE_HELP = {
 }
 MARKERS = {
     "claim(*ids)": "the course claims this test proves (fixtures/claims.toml)",
+    "checks(what)": "this claim test checks an instrument or a precondition of its claim, not its statement: "
+    "it fails the claim when it fails, and alone never verifies it (the claim is 'partly')",
     "meta": "a test of stackcheck itself; proves no course claim",
     "max_compiles": "a self-test that exists to compile MAX graphs (minutes cold): skipped unless --max-compiles",
     "grading_trial": "a self-test that grades a whole folder of submissions twice (minutes on 2 cores): skipped "
@@ -241,10 +244,6 @@ def item_device(item: pytest.Item) -> str:
     return "cpu"
 
 
-def item_claims(item: pytest.Item) -> list[str]:
-    return [cid for mark in item.iter_markers("claim") for cid in mark.args]
-
-
 def item_stacks(item: pytest.Item) -> list[str]:
     return [name for name in STACKS if item.get_closest_marker(name)]
 
@@ -283,7 +282,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             item.stash[MISSING_REASON] = missing
         if course.listing_of(item) is not None:
             continue  # a listing is course material, recorded apart from the claims
-        ids = item_claims(item)
+        ids = claims_of(item)
         run.unknown_claims.update(cid for cid in ids if cid not in known)
         # A claim counts only tests that exercise the implementation under test, or run a stack or
         # a device (a Mojo binary on the GPU has no Python stack to mark); a `demo` never counts.
@@ -297,6 +296,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
                     "claims": ids,
                     "device": device,
                     "counts": counts,
+                    "checks": checks_of(item),
                     "meta": item.get_closest_marker("meta") is not None,
                 },
             )
@@ -366,7 +366,7 @@ def _run_folder(config: pytest.Config) -> str | None:
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_runtest_setup(item: pytest.Item) -> None:
-    unknown = [cid for cid in item_claims(item) if cid not in catalogue.catalogue()]
+    unknown = [cid for cid in claims_of(item) if cid not in catalogue.catalogue()]
     if unknown:
         pytest.fail(f"unknown claim id(s) {unknown}: every id must be in {catalogue.catalogue_path()}", pytrace=False)
     if MISSING_REASON in item.stash:
@@ -399,9 +399,9 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
             report.longrepr = f"--require {needed}: {excinfo.value.msg}"
             report.user_properties.append((REQUIRED, needed))
             return report  # nothing of the course to revisit: the machine lacks what was required
-    if report.failed and item_claims(item):
+    if report.failed and claims_of(item):
         drawn = item.stash.get(DRAWN, [])
-        claimed = item_claims(item)
+        claimed = claims_of(item)
         own = homework.own_code(item, excinfo) if excinfo is not None else None
         # a slip of Python in the student's code (a misspelt name) is no course concept: no claim by default
         pointers = catalogue.revisit(failure_said(item, excinfo, report), [] if own and own.slip else claimed)

@@ -103,6 +103,7 @@ class TestRecord:
     device: str
     meta: bool
     counts: bool  # exercises the implementation under test or runs a stack
+    checks: str | None = None  # what it checks instead of the statement (hooks.checks_of)
     outcome: str = "interrupted"  # until a call (or a setup that skipped or failed) says otherwise
     evidence: list[dict] = field(default_factory=list)
     missing: str | None = None
@@ -123,6 +124,7 @@ class TestRecord:
             outcome=self.outcome,
             device=self.device,
             counts=self.counts,
+            checks=self.checks,
             evidence=self.evidence,
             reason=self.reason if self.outcome == "skipped" else None,
             message=self.message,

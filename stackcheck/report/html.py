@@ -12,12 +12,13 @@ import re
 import shlex
 
 from stackcheck.claims import catalogue, drift
-from stackcheck.claims.results import ClaimResult, ClaimScore, Outcome, Report, Score, Status, TestResult
+from stackcheck.claims.results import ClaimResult, ClaimScore, Outcome, Report, Score, Status, TestResult, lacks
 from stackcheck.homework import scoring
 from stackcheck.report import plots as plotting
 
 SYMBOLS = {
     "verified": "✓",
+    "partly": "◐",
     "failed": "✗",
     "interrupted": "!",
     "skipped": "–",
@@ -42,7 +43,7 @@ code, pre, .nodeid { font-family: ui-monospace, monospace; font-size: .85em; ove
 pre { white-space: pre-wrap; background: #f6f6f6; padding: 6px; }
 .status { font-weight: 600; white-space: nowrap; }
 .verified, .passed, .xfailed { color: var(--ok); } .failed, .error, .xpassed, .interrupted { color: var(--bad); }
-.skipped { color: var(--skip); } .untested, .not-attempted { color: var(--none); }
+.skipped, .partly { color: var(--skip); } .untested, .not-attempted { color: var(--none); }
 article.claim { border: 1px solid var(--line); border-left: 5px solid var(--none); padding: 6px 10px; margin: 8px 0; }
 article.claim[data-status=verified] { border-left-color: var(--ok); }
 article.claim[data-status=failed], article.claim[data-status=interrupted] { border-left-color: var(--bad); }
@@ -187,6 +188,12 @@ def _verdict(report: Report, known: dict, failures: bool = True) -> list[str]:
         if c.status is Status.SKIPPED:
             reason = next((t.reason for t in c.tests if t.reason), "skipped")
             why.setdefault(reason, []).append(c.id)
+    partly = [c for c in claims if c.status is Status.PARTLY]
+    if partly:
+        out.append("<h3>Partly shown here: only an instrument or a precondition passed</h3><ul>")
+        for c in partly:
+            out.append(f"<li>{esc(c.id)}: what shows it {esc(lacks(c.counted()))}</li>")
+        out.append("</ul>")
     if why:
         out.append("<h3>Skipped here, and why</h3><ul>")
         for reason, ids in sorted(why.items(), key=lambda kv: -len(kv[1])):

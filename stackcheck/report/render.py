@@ -11,7 +11,7 @@ import json
 import re
 from pathlib import Path
 
-from stackcheck.claims.results import Outcome, Report, Status
+from stackcheck.claims.results import Outcome, Report, Status, lacks
 
 
 def report_paths(path: str) -> tuple[Path, Path, Path]:
@@ -152,9 +152,12 @@ def terminal_table(report: Report, every: bool = False) -> list[str]:
                 f"{area:>9}  {c.status.mark} {c.status.value:<11}  {c.id:<{width}}  §{c.section:<{sections}}  {c.title}"
             )
             lines.append(row if len(row) <= TABLE_WIDTH else row[: TABLE_WIDTH - 1] + "…")
+            if c.status is Status.PARTLY:
+                lack = f"{'':>9}    only an instrument or precondition passed; what shows it: {lacks(c.counted())}"
+                lines.append(lack if len(lack) <= TABLE_WIDTH else lack[: TABLE_WIDTH - 1] + "…")
     lines.append(
         "   claims: "
-        + ", ".join(f"{n} {s}" for s, n in report.counts().items() if n or s != Status.INTERRUPTED)
+        + ", ".join(f"{n} {s}" for s, n in report.counts().items() if n or s not in (Status.INTERRUPTED, Status.PARTLY))
         + "   ("
         + ", ".join(f"{s.mark} {s}" for s in Status)
         + ")"
