@@ -113,6 +113,28 @@ def capped_by_cgroups(controller: str) -> None:
         pytest.skip(f"no {controller} cgroup this user may make under {sandbox.CGROUPS} (an ordinary user, or none)")
 
 
+def test_a_dead_judges_cgroups_are_swept_and_a_live_ones_stay():
+    """A judge killed before it closed its workers' cgroups (at its time limit, or with the grader) left
+    them behind, one set a grading. Each group is named after its maker: ``sweep_cgroups`` removes those
+    whose maker is gone, with any process left in them, and keeps a live maker's (another grading's)."""
+    capped_by_cgroups("pids")
+    made = subprocess.run(
+        [sys.executable, "-c", "from stackcheck.grading import sandbox; import time\n"
+         "groups = sandbox._caps(sandbox.Limits(wall_s=1.0)); print(*groups, sep='\\n')"],
+        capture_output=True, text=True, check=True, env={**os.environ, "PYTHONPATH": str(grader.suite_root())},
+    )  # fmt: skip
+    dead = [Path(line) for line in made.stdout.split()]
+    live = sandbox._caps(sandbox.Limits(wall_s=1.0))
+    try:
+        assert dead and all(g.is_dir() for g in dead), made.stdout + made.stderr
+        removed = sandbox.sweep_cgroups()
+        assert set(dead) <= set(removed) and not any(g.exists() for g in dead), removed
+        assert all(g.is_dir() for g in live) and not set(live) & set(removed)
+    finally:
+        for group in live:
+            sandbox._remove(group)
+
+
 def test_processes_are_capped(tmp_path):
     if os.geteuid() == 0:
         capped_by_cgroups("pids")

@@ -223,6 +223,7 @@ class _scratch:
 
     def __exit__(self, *exc) -> None:
         _stop_judges()
+        sandbox.sweep_cgroups()
         try:
             if self.finish is not None:
                 self.finish()
@@ -466,6 +467,7 @@ def _judge(
             said = None
         finally:
             _RUNNING.discard(process)
+            sandbox.sweep_cgroups()  # its workers' cgroups, where it ended before it closed them
     return said, report
 
 

@@ -502,11 +502,43 @@ def _caps(limits: Limits) -> list[Path]:
     return [g for c, said in v1.items() if (g := _cgroup(CGROUPS / c, said, (next(iter(said)),))) is not None]
 
 
+def sweep_cgroups() -> list[Path]:
+    """Remove the workers' cgroups whose maker is gone (a judge killed before it closed them: at its
+    time limit, or with the grader), killing what is left in them; those of a live maker, another
+    grading's included, stay. Each group is named after the process that made it. What was removed."""
+    removed = []
+    for parent in (CGROUPS, *(CGROUPS / c for c in ("pids", "memory", "cpu"))):
+        try:
+            groups = sorted(parent.glob(f"{GROUP_PREFIX}*"))
+        except OSError:
+            continue
+        for group in groups:
+            maker = group.name.removeprefix(GROUP_PREFIX).partition("-")[0]
+            if maker.isdigit() and not _alive(int(maker)):
+                _remove(group, tries=1)
+                removed += [] if group.exists() else [group]
+    return removed
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+GROUP_PREFIX = "stackcheck-"
+
+
 def _cgroup(parent: Path, settings: dict[str, int], required: tuple[str, ...]) -> Path | None:
     """A new cgroup under ``parent`` with ``settings`` written (those its kernel lacks skipped), or None
-    where it cannot be made or a ``required`` setting does not take."""
+    where it cannot be made or a ``required`` setting does not take. Named after this process, its
+    maker (``sweep_cgroups``)."""
     try:
-        group = parent / f"stackcheck-{uuid.uuid4().hex[:12]}"
+        group = parent / f"{GROUP_PREFIX}{os.getpid()}-{uuid.uuid4().hex[:12]}"
         group.mkdir()
     except OSError:
         return None
@@ -626,16 +658,18 @@ def capped(stream) -> str:
     return data.decode("utf-8", errors="replace")
 
 
-def _remove(group: Path) -> None:
-    """Kill what is left in the cgroup (an unsafe run's strays) and remove it."""
+def _remove(group: Path, tries: int = 50) -> None:
+    """Kill what is left in the cgroup (an unsafe run's strays) and remove it, trying ``tries`` times a
+    tenth of a second apart while its killed processes exit."""
     try:
         for pid in (group / "cgroup.procs").read_text().split():
             os.kill(int(pid), signal.SIGKILL)
     except (OSError, ValueError):
         pass
-    for _ in range(50):
+    for attempt in range(tries):
         try:
             group.rmdir()
             return
         except OSError:
-            time.sleep(0.1)
+            if attempt + 1 < tries:
+                time.sleep(0.1)
