@@ -61,7 +61,9 @@ def load_module(spec: str) -> ModuleType:
 
 def _kernels_for_either_device(module: ModuleType) -> ModuleType:
     """Each plain ``@triton.jit`` kernel of ``module`` launched by Triton's interpreter for CPU tensors
-    too (triton_kernels.EitherDevice): without it, such a kernel fails on a machine with no GPU."""
+    too (triton_kernels.EitherDevice): without it, such a kernel fails on a machine with no GPU. A
+    function another ``@triton.jit`` function calls (a helper) stays as it is: a kernel compiled for
+    the GPU calls it by its name, and the interpreted kernel calls its interpreted twin."""
     if "triton" not in sys.modules:
         return module
     from triton.runtime.jit import JITFunction
@@ -69,10 +71,21 @@ def _kernels_for_either_device(module: ModuleType) -> ModuleType:
     from stackcheck.toolchains.triton_kernels import EitherDevice
 
     for home in _homes(module):  # the module and those its functions were re-exported from
-        for name, value in list(vars(home).items()):
-            if type(value) is JITFunction:
+        jitted = {name: value for name, value in vars(home).items() if type(value) is JITFunction}
+        called = {name for value in jitted.values() for name in _names_used(value.fn.__code__)}
+        for name, value in jitted.items():
+            if name not in called:
                 setattr(home, name, EitherDevice(value))
     return module
+
+
+def _names_used(code) -> set[str]:
+    """The global names a function's code reads, its nested code's included."""
+    names = set(code.co_names)
+    for const in code.co_consts:
+        if hasattr(const, "co_names"):
+            names |= _names_used(const)
+    return names
 
 
 LIBRARIES = ("triton", "torch", "numpy", "jax", "jaxlib", "max", "stackcheck", "builtins")

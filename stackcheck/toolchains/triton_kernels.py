@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import os
+import types
 
 import torch
 import triton
@@ -63,6 +64,30 @@ def jit_both(fn):
 compiled_kernel, interpreted_kernel = jit_both(_bias_relu_kernel)
 
 
+def interpreted_twin(fn, made: dict | None = None):
+    """``fn`` decorated for Triton's interpreter, reading its globals from a copy of its module's in
+    which every ``@triton.jit`` function it may call (a helper, as Triton's tutorials write them, and
+    theirs in turn) is an interpreted twin too: the module's own functions stay compiled for the GPU,
+    and a helper called from an interpreted kernel runs there as the kernel does."""
+    from triton.runtime.jit import JITFunction
+
+    made = {} if made is None else made
+    if fn in made:
+        return made[fn]
+    scope = dict(fn.__globals__)
+    copy = types.FunctionType(fn.__code__, scope, fn.__name__, fn.__defaults__, fn.__closure__)
+    copy.__kwdefaults__, copy.__qualname__, copy.__module__ = fn.__kwdefaults__, fn.__qualname__, fn.__module__
+    copy.__annotations__ = dict(getattr(fn, "__annotations__", {}))
+    with interpreter(True):
+        made[fn] = twin = triton.jit(copy)
+    for name, value in scope.items():
+        if isinstance(value, EitherDevice):
+            scope[name] = value.interpreted
+        elif isinstance(value, JITFunction):
+            scope[name] = interpreted_twin(value.fn, made)
+    return twin
+
+
 class EitherDevice:
     """A kernel launched by its tensors' device: compiled for CUDA tensors, and for CPU ones by
     Triton's interpreter (the same source, decorated again unless given), so it runs on a machine
@@ -71,10 +96,7 @@ class EitherDevice:
 
     def __init__(self, compiled, interpreted=None):
         self.compiled = compiled
-        if interpreted is None:
-            with interpreter(True):
-                interpreted = triton.jit(compiled.fn)
-        self.interpreted = interpreted
+        self.interpreted = interpreted if interpreted is not None else interpreted_twin(compiled.fn)
 
     def __getitem__(self, grid):
         def launch(*args, **kwargs):
