@@ -138,16 +138,22 @@ def _position(node) -> int:
     return list(node.graph.nodes).index(node)
 
 
-def _evaluated_from(graph_module, source, target, probe):
-    """``target``'s value with ``source`` set to ``probe``, or None where ``target`` also reads an
-    input of the program by another path than through ``source``."""
+def _evaluated_from(graph_module, source, target, probe, values):
+    """``target``'s value with ``source`` set to ``probe`` and every other input of the program at the
+    value it had (``values``): the learner's arguments, and the state the program holds that the
+    capture lifted into inputs (a module's buffer, a parameter, a captured tensor), read from the
+    program's own example inputs."""
     import torch
 
     env = {source: probe}
     for node in graph_module.graph.nodes:
         if node is target.next:
             break
-        if node in env or node.op in ("placeholder", "output"):
+        if node in env or node.op == "output":
+            continue
+        if node.op == "placeholder":
+            if node in values:
+                env[node] = values[node]
             continue
         if not all(i in env for i in node.all_input_nodes):
             continue
@@ -178,7 +184,7 @@ def _relu_of(graph_module, node, values, depends):
         probe = probes.repeat(value.numel() // len(PROBES) + 1)[: value.numel()].reshape(value.shape)
         try:
             with torch.no_grad():
-                got = _evaluated_from(graph_module, source, node, probe.to(value.device))
+                got = _evaluated_from(graph_module, source, node, probe.to(value.device), values)
         except Exception:  # an op that cannot take the probe computes no ReLU of it
             continue
         if not isinstance(got, torch.Tensor) or got.shape != probe.shape:
