@@ -85,6 +85,30 @@ def test_a_tree_too_long_or_of_too_many_nodes_is_refused(tree, said):
         wire.Decoder(buffers)(values)
 
 
+JSONISH = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=8) | st.sampled_from(sorted(wire.TAGS)),
+    lambda inner: st.lists(inner, max_size=5) | st.dictionaries(st.text(max_size=4), inner, max_size=3),
+    max_leaves=30,
+)
+
+
+@given(tree=JSONISH)
+@settings(max_examples=400, deadline=None)
+def test_whatever_tree_a_worker_sends_the_judge_rebuilds_it_or_refuses_it(tree):
+    """A determined student's trees (an unhashable key, a tag with the wrong arity, JSON nested past
+    Python's recursion limit): the judge rebuilds what it can and refuses the rest as a WireError, the
+    worker's fault; never another exception from its own code."""
+    try:
+        wire.Decoder([])(tree)
+    except wire.WireError:
+        pass
+    with pytest.raises(wire.WireError):
+        wire.Decoder([])(["dict", [[["list", []], ["none"]]]])  # a list as a dict's key
+    deep = b"[" * 100_000 + b"]" * 100_000
+    with pytest.raises(wire.WireError):
+        wire.unpack(struct.pack("<II", len(deep), 2) + deep + b"[]")
+
+
 def test_an_answer_may_be_as_large_as_the_arrays_it_was_given_times_the_ratio():
     small, large = np.zeros(4, np.float32), np.zeros((wire.ANSWER_FLOOR // 4 // 2,), np.float32)
     assert wire.answer_limit([[small], {}]) == wire.ANSWER_FLOOR

@@ -219,8 +219,8 @@ def unpack(payload: bytes) -> tuple[object, list[memoryview]]:
         if start != len(payload):
             raise WireError("buffers do not fill the message")
         return json.loads(header), views
-    except (struct.error, ValueError, UnicodeDecodeError) as error:
-        raise WireError(f"not a message of this format: {error}") from None
+    except (struct.error, ValueError, UnicodeDecodeError, RecursionError) as error:
+        raise WireError(f"not a message of this format: {type(error).__name__}: {str(error)[:200]}") from None
 
 
 class Decoder:
@@ -234,6 +234,18 @@ class Decoder:
         self.left, self.limit, self.nodes = limit, limit, 0
 
     def __call__(self, node, depth: int = 0):
+        """``node`` rebuilt; whatever the tree makes rebuilding raise is a WireError (the worker's data,
+        never the judge's fault: an unhashable key, a wrong arity, a number out of range)."""
+        if depth:
+            return self._node(node, depth)
+        try:
+            return self._node(node, depth)
+        except WireError:
+            raise
+        except Exception as error:  # noqa: BLE001 - any tree the judge cannot rebuild
+            raise WireError(f"a tree the judge cannot rebuild: {type(error).__name__}: {str(error)[:200]}") from None
+
+    def _node(self, node, depth: int):
         if depth > DEPTH:
             raise WireError("nested too deeply")
         self.nodes += 1
