@@ -30,7 +30,7 @@ def allowed_mounts(jail: sandbox.Jail, workdir: Path) -> set[str]:
     python = {sys.prefix, sys.base_prefix, sys.exec_prefix, *filter(None, sys.path), *map(str, jail.readable)}
     named = {"/", "/dev", "/proc", "/dev/shm", str(sandbox.TMP), str(jail.inside or workdir)}
     named |= {p for p in sandbox.SYSTEM_READ} | {f"/etc/{n}" for n in (*sandbox.ETC_READ, *sandbox.identity())}
-    named |= {str(Path(p)) for p in python} | {str(t) for _, t in jail.replaced}
+    named |= {str(part) for p in python for part in sandbox._needed(Path(p))} | {str(t) for _, t in jail.replaced}
     named |= {str(h) for h in jail.hidden} | ({str(sandbox.CACHE)} if jail.cache else set())
     return named
 
@@ -130,3 +130,53 @@ def test_a_secret_planted_anywhere_else_on_the_host_is_not_there(tmp_path, where
             Path(made).unlink()
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.strip() == "[]", f"{kind} at {path}: {done.stdout.strip()}"
+
+
+READS = """
+import os
+said = []
+for pid in sorted((p for p in os.listdir('/proc') if p.isdigit()), key=int):
+    for name in ('cmdline', 'environ', 'mountinfo'):
+        try:
+            with open(f'/proc/{pid}/{name}', 'rb') as f:
+                said.append(f.read().decode('utf-8', 'replace'))
+        except OSError:
+            pass
+print('\\n'.join(said))
+"""
+
+
+@given(depth=st.integers(min_value=0, max_value=3), name=st.text("abcdefgh_-", min_size=1, max_size=12))
+@settings(max_examples=5, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+def test_what_the_worker_reads_of_its_processes_names_nothing_hidden_and_no_place_of_the_graders(tmp_path, depth, name):
+    """A determined student's find: bwrap is process 1 of the worker's PID namespace, and its command line
+    named every mount's source and every cover (an instructor's hidden test kept in the checkout, the
+    judge's private folder, the grader's home). Read from inside (every process's command line, environment
+    and mount table), none of them is there: bwrap's options come through a descriptor, the files it is
+    given as bytes, and of a checkout only its package and data are shown."""
+    marker = uuid.uuid4().hex[:12]
+    folder = data.ROOT.joinpath(*[f"{name}-{marker}-{i}" for i in range(depth)]) if depth else data.ROOT
+    hidden = folder / f"test_hidden_{marker}.py"
+    private = tmp_path / f"private-{marker}"
+    private.mkdir()
+    replaced = private / "reference.py"
+    replaced.write_text("stripped = True\n")
+    work = tmp_path / f"work-{uuid.uuid4().hex[:8]}"
+    work.mkdir()
+    folder.mkdir(parents=True, exist_ok=True)
+    hidden.write_text("def test_hidden(): pass\n")
+    try:
+        jail = sandbox.Jail(
+            readable=(data.ROOT,),
+            hidden=(hidden, private),
+            replaced=((replaced, data.ROOT / "stackcheck" / "impl" / "reference.py"),),
+            inside=sandbox.INSIDE,
+        )
+        done = sandbox.run([sys.executable, "-I", "-c", READS], work, sandbox.Limits(wall_s=60), jail)
+    finally:
+        hidden.unlink()
+        if depth:
+            shutil.rmtree(data.ROOT / folder.relative_to(data.ROOT).parts[0])
+    assert done.returncode == 0, done.stderr[-2000:]
+    found = [m for m in (marker, "sandbox-etc", "--ro-bind", "--tmpfs") if m in done.stdout]
+    assert not found, f"the worker read {found} of its processes: {done.stdout[:3000]}"

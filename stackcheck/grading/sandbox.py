@@ -186,10 +186,10 @@ def bubblewrap() -> tuple[str | None, str]:
         program = worker_filter()
         if program is None:
             return None, f"no seccomp filter for {os.uname().machine} here: grade as an ordinary user"
-        with tempfile.TemporaryDirectory() as work, _holding(program) as seccomp:
-            jailed = _jailed(exe, Path(work), Jail(), Limits(30), seccomp)
+        with tempfile.TemporaryDirectory() as work, _holding(program) as seccomp, _Passed() as passed:
+            jailed = _jailed(exe, Path(work), Jail(), Limits(30), seccomp, passed)
             worker = _as_worker([sys.executable, "-I", "-c", "import encodings"])
-            runs = subprocess.run([*jailed, *worker], capture_output=True, text=True, pass_fds=(seccomp,))
+            runs = subprocess.run([*jailed, *worker], capture_output=True, text=True, pass_fds=(seccomp, *passed.fds))
         if runs.returncode:
             said = (runs.stderr.strip().splitlines() or [f"exit code {runs.returncode}"])[-1][:200]
             return None, (
@@ -358,10 +358,19 @@ def other_suites(paths, own: Path) -> set[Path]:
     return found
 
 
-def _jailed(exe: str, workdir: Path, jail: Jail, limits: Limits, seccomp: int | None = None) -> list[str]:
-    """bwrap's arguments: a view built up from nothing (the module's docstring), each mount over the
-    ones before; ``seccomp``: a file descriptor holding worker_filter's program."""
-    args = [exe, *_namespaces(), "--dev", "/dev", "--proc", "/proc"]  # on bwrap's new, empty root
+def _jailed(exe: str, workdir: Path, jail: Jail, limits: Limits, seccomp: int | None, passed: _Passed) -> list[str]:
+    """bwrap's command line: a view built up from nothing (the module's docstring), each mount over the
+    ones before; ``seccomp``: a file descriptor holding worker_filter's program. Its options reach bwrap
+    through a descriptor of ``passed`` (``--args``), and the files it is given (the worker's /etc/passwd,
+    the stripped solutions) as their bytes (``--ro-bind-data``): bwrap is process 1 of the worker's PID
+    namespace, whose command line and mount table the worker reads, and neither names a path of the
+    grader's (its scratch folder, the judge's, its home) or what the view covers."""
+    args = _view(workdir, jail, seccomp, passed)
+    return [exe, "--args", str(passed.holding(b"".join(a.encode() + b"\0" for a in args)))]
+
+
+def _view(workdir: Path, jail: Jail, seccomp: int | None, passed: _Passed) -> list[str]:
+    args = [*_namespaces(), "--dev", "/dev", "--proc", "/proc"]  # on bwrap's new, empty root
     if seccomp is not None:
         args += ["--seccomp", str(seccomp)]
     for path in SYSTEM_READ:
@@ -374,11 +383,12 @@ def _jailed(exe: str, workdir: Path, jail: Jail, limits: Limits, seccomp: int | 
         if os.path.lexists(Path("/etc") / name):
             args += ["--ro-bind", f"/etc/{name}", f"/etc/{name}"]
     for name, text in identity(jail.uid if os.geteuid() == 0 else UID).items():
-        args += ["--ro-bind", str(text), f"/etc/{name}"]
+        args += ["--perms", "0444", "--ro-bind-data", str(passed.holding(text.read_bytes())), f"/etc/{name}"]
     for memory in (str(TMP), "/dev/shm"):
         args += ["--perms", "1777", "--size", str(TMP_BYTES), "--tmpfs", memory]
     python = {sys.prefix, sys.base_prefix, sys.exec_prefix, *filter(None, sys.path)}
     shown = [p for p in sorted({*map(Path, python), *jail.readable}) if _showable(p, jail.hidden)]
+    shown = sorted({part for p in shown for part in _needed(p)})
     inside = jail.inside or workdir
     targets = [*shown, *(t for _, t in jail.replaced), inside]
     for folder in _leading(targets, {TMP, Path("/dev/shm"), *map(Path, SYSTEM_READ)}):
@@ -392,12 +402,45 @@ def _jailed(exe: str, workdir: Path, jail: Jail, limits: Limits, seccomp: int | 
             elif path.exists():
                 args += ["--ro-bind", "/dev/null", str(target)]
     for source, target in jail.replaced:
-        args += ["--ro-bind", str(source), str(target)]
+        args += ["--perms", "0444", "--ro-bind-data", str(passed.holding(source.read_bytes())), str(target)]
     args += ["--bind", str(workdir), str(inside)]
     if jail.cache is not None:
         args += ["--bind", str(jail.cache), str(CACHE)]
     args += ["--remount-ro", "/"]
     return [*args, "--chdir", str(inside)]
+
+
+def _needed(folder: Path) -> list[Path]:
+    """What the worker is shown of a folder of its import path: a checkout of the suite as its package
+    and its data (``stackcheck/``, ``fixtures/``), never the rest (an instructor's tests kept beside
+    them, their names included); any other folder whole."""
+    if not (folder / "stackcheck" / "paths" / "data.py").is_file() or not (folder / "fixtures").is_dir():
+        return [folder]
+    return [folder / "stackcheck", folder / "fixtures"]
+
+
+class _Passed:
+    """Descriptors handed to bwrap, each holding bytes it reads (its options, a file's contents): made
+    in memory, inherited by bwrap (``fds``), closed on exit."""
+
+    def __init__(self) -> None:
+        self.fds: list[int] = []
+
+    def holding(self, data: bytes) -> int:
+        fd = os.memfd_create("stackcheck-bwrap", 0)
+        self.fds.append(fd)
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view) :]
+        os.lseek(fd, 0, os.SEEK_SET)
+        return fd
+
+    def __enter__(self) -> _Passed:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        while self.fds:
+            os.close(self.fds.pop())
 
 
 def _leading(targets: list[Path], made: set[Path]) -> list[Path]:
@@ -608,15 +651,15 @@ def start(
     groups = _caps(limits)
     joins = os.pathsep.join(str(g / "cgroup.procs") for g in groups)
     launch = [str(limits.memory_bytes), str(limits.cpu), str(limits.processes), str(limits.file_bytes), joins]
-    with _holding(program) as seccomp:
+    with _holding(program) as seccomp, _Passed() as passed:
         if exe is not None:
-            prefix = _jailed(exe, workdir, jail, limits, seccomp)
+            prefix = _jailed(exe, workdir, jail, limits, seccomp, passed)
         process = subprocess.Popen(
             [sys.executable, "-c", LAUNCH, *launch, *prefix, *command],
             cwd=workdir,
             env=environment(home, cache),
             start_new_session=True,  # its own process group, killed whole
-            pass_fds=(seccomp,) if seccomp is not None else (),
+            pass_fds=(*((seccomp,) if seccomp is not None else ()), *passed.fds),
             **popen,
         )
     return Started(process, network, how, groups)
