@@ -310,11 +310,27 @@ def test_checkpoints_are_graded_against_keys_analytics_and_measurements():
         q for q in checkpoints.grade(right_answers(), lambda fn, sync=None: reference.timed_call(fn)) if q.id == "Q2"
     )
     said = " ".join(unsynced.feedback)
-    assert not unsynced.passed and "NO  fixed_timer_agrees" in said, said
-    synced = [float(ms) for ms in re.findall(r"vs (\d+\.\d) ms", said)]
-    assert len(synced) == len(checkpoints.ASYNC_WORK_S), said
-    assert all(ms >= 1e3 * seconds for ms, seconds in zip(synced, checkpoints.ASYNC_WORK_S)), said
+    assert not unsynced.passed and "NO  fixed_timer_agrees" in said and "never waited" in said, said
+    measured = next(q for q in right if q.id == "Q2").fields["fixed_timer_agrees"][1]
+    synced = [float(ms) for ms in re.findall(r"vs (\d+\.\d) ms", measured)]
+    assert len(synced) == len(checkpoints.ASYNC_WORK_S), measured
+    assert all(ms >= 1e3 * seconds for ms, seconds in zip(synced, checkpoints.ASYNC_WORK_S)), measured
     assert tomllib.loads(checkpoints.template())["Q1"] == {"always_stored": "", "eager_intermediates": ""}
+
+
+def test_a_timer_that_never_waits_fails_checkpoint_2_whatever_numbers_it_returns():
+    """A determined student's find: a timer that never syncs and plays back the work's lengths, which
+    are public (checkpoints.ASYNC_WORK_S), agreed with the synced clock; now a timer must return only
+    once the work it timed has finished, so no number it knows in advance helps it."""
+    lengths = iter(checkpoints.ASYNC_WORK_S)
+
+    def playback(fn, sync=None):
+        fn()
+        return next(lengths)
+
+    agrees, said = checkpoints.fixed_timer_agrees(playback)
+    assert not agrees and "never waited" in said, said
+    assert checkpoints.fixed_timer_agrees(reference.timed_call)[0]
 
 
 @pytest.mark.parametrize(

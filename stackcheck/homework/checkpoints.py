@@ -77,9 +77,11 @@ def fixed_timer_agrees(timed_call) -> tuple[bool, str]:
     """Checkpoint 2, measured: the student's timed_call, given a sync, must agree (within 2x) with
     the suite's own synced clock on work that runs asynchronously, as a GPU's does: a thread that
     waits, submitted at once, its ticket (an int, which crosses to a graded run's worker and back)
-    synced by waiting for it. Each trial's work is another length, and each timed call must submit
-    it once. No framework starts, so this also runs in an xdist controller. A failure names the
-    error's type, never its message: the student's code has seen the hidden tests' inputs by now."""
+    synced by waiting for it. Each trial's work is another length; each timed call must submit it
+    once and return only once it has finished (a timer that never waits fails, whatever number it
+    returns: the lengths are public). No framework starts, so this also runs in an xdist
+    controller. A failure names the error's type, never its message: the student's code has seen
+    the hidden tests' inputs by now."""
     from concurrent.futures import ThreadPoolExecutor
 
     from stackcheck.evidence import timing
@@ -109,6 +111,8 @@ def fixed_timer_agrees(timed_call) -> tuple[bool, str]:
                 return False, f"your timed_call raised {type(error).__name__}: {said or 'your own run prints why'}"
             if len(futures) != before + 1:
                 return False, f"your timed_call ran the work it times {len(futures) - before} times, not once"
+            if not futures[before].done():  # a timer that returned a number while the work still ran
+                return False, "your timed_call returned before the work it timed had finished: it never waited for it"
             for future in futures:  # what the student's timer left running ends before the suite's clock starts
                 future.result()
             ours.append(timing.host_timer(submitting(seconds), sync)())
