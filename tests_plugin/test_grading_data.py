@@ -16,6 +16,7 @@ import subprocess
 import sys
 import threading
 import time
+import uuid
 from pathlib import Path
 
 import pytest
@@ -336,3 +337,54 @@ def test_the_grader_parses_no_large_submission_in_its_own_process(tmp_path, monk
         (folder / "homework.py").write_text("x = [" + "1," * (size // 2) + "]\n")
     grader.chosen_parts([small, large], None)
     assert parsed == [str(small / "homework.py")]
+
+
+# ---- what a student hands in that holds no homework.py at its top ----------------------------------
+
+
+@given(
+    kind=st.sampled_from(["nested", "case", "file", "empty"]),
+    name=st.text(st.characters(codec="utf-8", exclude_characters="/\x00."), min_size=1, max_size=20),
+)
+@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+def test_a_submission_without_homework_py_at_its_top_gets_a_row_saying_what_it_holds(tmp_path, kind, name):
+    """A determined student's find: a folder holding hw/homework.py, a Homework.py, a zip handed in as
+    it is, or an empty folder got no row in grades.csv at all (a student with no grade and no reason).
+    Each now gets a 0 with what it holds; the grading's own outputs written among the submissions are
+    never taken for one."""
+    from stackcheck.grading import grader
+
+    base = tmp_path / uuid.uuid4().hex[:8]
+    subs = base / "subs"
+    (subs / "carl").mkdir(parents=True)
+    (subs / "carl" / "homework.py").write_text("x = 1\n")
+    entry = subs / f"{name}-{kind}"
+    if kind == "file":
+        entry.write_bytes(b"PK\x03\x04")
+    else:
+        entry.mkdir()
+        if kind == "nested":
+            (entry / "hw").mkdir()
+            (entry / "hw" / "homework.py").write_text("x = 1\n")
+        elif kind == "case":
+            (entry / "Homework.py").write_text("x = 1\n")
+    (subs / ".DS_Store").write_text("")
+    out = subs / "grades.csv"
+    graded = []
+
+    def judged(who, setup, feedback, scratch, uid=None):
+        graded.append(who.folder.name)
+        return {"student": who.shown, "percent": 100, "earned": 1, "points": 1, "status": "graded"}
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(grader, "warm_caches", lambda *a, **k: None)
+        patch.setattr(grader, "_require_sandbox", lambda unsafe: None)
+        patch.setattr(grader, "grade_one", judged)
+        assert grader.grade_all(subs, out, ["math"], [], 60.0, jobs=1, unsafe=True) == 0
+        assert grader.grade_all(subs, out, ["math"], [], 60.0, jobs=1, unsafe=True) == 0  # its outputs beside
+    with open(out, newline="", encoding="utf-8") as f:
+        rows = {r["student"]: r["status"] for r in csv.DictReader(f)}
+    assert graded == ["carl", "carl"] and len(rows) == 2, rows
+    (status,) = [s for student, s in rows.items() if student != "carl"]
+    held = {"nested": "it holds hw/homework.py", "case": "Homework.py", "file": "a file", "empty": "none in it"}
+    assert status.startswith("refused:") and held[kind] in status, status

@@ -68,12 +68,29 @@ class Setup:
     slots: int = 1  # workers running at once: each holds its share of the memory
 
 
-def submissions_in(folder: Path) -> list[Path]:
-    """Every folder of ``folder`` that holds an entry named homework.py (of any kind: a link or a FIFO
-    is graded as refused, with its reason, never skipped)."""
+def submissions_in(folder: Path, besides: tuple[Path, ...] = ()) -> list[Path]:
+    """Every entry of ``folder`` a student handed in: each not hidden (a dot first: the system's
+    files) and not one of ``besides`` (the grading's own outputs, written there). One without a
+    ``homework.py`` at its top (of any kind: a link or a FIFO is refused with its reason) is graded
+    0 with what it holds, never skipped; none where no entry holds one (not a folder of submissions)."""
     if not folder.is_dir():
         return []
-    return sorted(p for p in folder.iterdir() if os.path.lexists(p / "homework.py") and p.name[:1] != ".")
+    own = {b.resolve() for b in besides}
+    found = sorted(p for p in folder.iterdir() if p.name[:1] != "." and p.resolve() not in own)
+    return found if any(os.path.lexists(p / "homework.py") for p in found) else []
+
+
+def misplaced(entry: Path) -> str | None:
+    """Why a handed-in entry has nothing to grade (no homework.py at its top: a file, a zip, a folder
+    holding it deeper), saying what it holds; None where it has one."""
+    if os.path.lexists(entry / "homework.py"):
+        return None
+    if not entry.is_dir() or entry.is_symlink():
+        return "refused: a file, not a folder holding homework.py (a zip or an archive is unpacked before grading)"
+    deeper = sorted(str(p.relative_to(entry)) for p in entry.rglob("homework.py"))[:3]
+    near = sorted(p.name for p in entry.iterdir() if p.name.lower() == "homework.py")
+    held = f"it holds {', '.join(deeper)}" if deeper else f"a name of another case: {near[0]}" if near else "none in it"
+    return f"refused: no homework.py at the folder's top ({held}); hand in homework.py itself, at the top"
 
 
 PARSE_BYTES = 1024**2  # a file the grader parses itself for its ASSIGNED: an honest one is ~30 KB
@@ -109,7 +126,8 @@ def grade_all(
     root: Path | None = None,
     select: str | None = None,
 ) -> int:
-    folders = submissions_in(submissions)
+    feedback = out.parent / f"{out.stem}-feedback"
+    folders = submissions_in(submissions, besides=(out, feedback))
     if not folders:
         raise ValueError(f"{submissions}: no submission folders (each needs a homework.py)")
     if jobs < 1:
@@ -119,7 +137,6 @@ def grade_all(
     absent = [str(p) for p in instructor if not p.exists()]
     if absent:
         raise ValueError(f"--tests {absent[0]}: no such file or folder")
-    feedback = out.parent / f"{out.stem}-feedback"
     feedback.mkdir(parents=True, exist_ok=True)
     out.touch()  # covered in every worker, as the folder of feedback is
     key = checkpoints.expected_answers()  # measured once here, not once a submission; with the key
@@ -143,10 +160,16 @@ def grade_all(
         slots = queue.SimpleQueue()
         for slot in range(jobs):
             slots.put(slot)
+        for who in students:  # nothing to grade: a row with what it holds
+            if (why := misplaced(who.folder)) is not None:
+                rows[who.folder] = _unscored(who, why, feedback)
+                print(f"stackcheck grade: [{len(rows)}/{len(folders)}] {who.shown}: 0 % ({names.printable(why)})")
+        before = len(rows)
         with ThreadPoolExecutor(jobs) as pool:
-            futures = {pool.submit(_graded, who, setup, feedback, scratch, slots): who for who in students}
+            graded = [who for who in students if who.folder not in rows]
+            futures = {pool.submit(_graded, who, setup, feedback, scratch, slots): who for who in graded}
             try:
-                for done, future in enumerate(as_completed(futures), 1):
+                for done, future in enumerate(as_completed(futures), before + 1):
                     who = futures[future]
                     row, seconds = future.result()
                     rows[who.folder] = row
