@@ -25,12 +25,13 @@ CPU_N_WITHOUT_UNITS = 256
 # 12 suite runs.
 SHAPES = {"skinny 16x131072x1024": (16, 131072, 1024), "square 4096^3": (4096, 4096, 4096)}
 # The line the best tile must win by: twice the scatter of the four series (timing.clear_line).
-# bf16 over fp32 on a CPU with bf16 units, on one thread (so other test workers on the host cannot
-# skew the two apart: the H200's 16-core host read 1.1-1.3x under -n 4 and -n 8 with every thread,
-# 3.6x idle). Recorded on one thread: an AMD EPYC with AVX512-BF16 2.34-2.67x over 5 runs (median /
-# line 1.6, spread squared 1.06). Where there are none: at most 2x (half the bytes). GPU lines:
+# bf16 over fp32 on a CPU, on one thread (so other test workers on the host cannot skew the two
+# apart: the H200's 16-core host read 1.1-1.3x under -n 4 and -n 8 with every thread, 3.6x idle).
+# Whether a CPU's bf16 units pay depends on the CPU and the library's kernels, not on the flag alone:
+# an AMD EPYC with AVX512-BF16 2.34-2.67x over 5 runs; an Intel Xeon with AVX512-BF16, its bf16
+# matmul in oneDNN 3.12's avx512_core_bf16 kernel, 0.60-0.66x. So a CPU with bf16 units reports its
+# measurement with no line; one without them is judged (at most 2x: half the bytes). GPU lines:
 # stackcheck.evidence.per_gpu.
-FAST_ON_CPU = 1.5
 SLOW_AT_MOST = 2.0  # no bf16 units: half the bytes, at most
 SHARED_PER_BLOCK = per_gpu.SHARED_PER_BLOCK  # bytes a block may use, by compute capability
 TILE_ARCHS = (75, 80, 86, 90)  # the generations the one tile is compiled for
@@ -72,7 +73,7 @@ def bf16_speedup(torch, device: str, n: int, evidence, line: dict) -> tuple[floa
 
     regime = "device-events" if device == "cuda" else "host-sync"
     threads = torch.get_num_threads()
-    torch.set_num_threads(1 if device == "cpu" else threads)  # one core: see FAST_ON_CPU
+    torch.set_num_threads(1 if device == "cpu" else threads)  # one core: see the CPU's lines above SLOW_AT_MOST
     try:
         runs = timing.interleaved({"fp32": timer(x, w), "bf16": timer(xb, wb)}, regime, trials=7, warmup=2)
     finally:
@@ -102,19 +103,25 @@ def bf16_speedup(torch, device: str, n: int, evidence, line: dict) -> tuple[floa
 @pytest.mark.gpu_needs(line=per_gpu.bf16_line)
 def test_bf16_pays_only_where_bf16_matrix_units_are(device, evidence):
     """A GPU's tensor cores: bf16 several times faster (a GPU without bf16 tensor cores: not much
-    faster). A CPU with bf16 dot-product instructions: faster. A CPU without them: not much faster."""
+    faster). A CPU without bf16 dot-product instructions: not much faster; one with them reports its
+    measurement (whether they pay depends on the CPU and the library's kernels)."""
     torch = need("torch")
     if device == "cuda":
         profile = device_profile.current()
         units = None if profile.lacks("bf16-tensor-cores") else "tensor cores"
         line = per_gpu.bf16_line(profile)
     else:
-        units, line = cpu_bf16_units(torch), FAST_ON_CPU
+        units, line = cpu_bf16_units(torch), None
     evidence(bf16_units=units)
-    judge = {} if line is None else {"at_least": line} if units is not None else {"at_most": SLOW_AT_MOST}
+    judge = {"at_most": SLOW_AT_MOST} if units is None else {"at_least": line} if line is not None else {}
     n = GPU_N if device == "cuda" else CPU_N if units is not None else CPU_N_WITHOUT_UNITS
     speedup, floor = bf16_speedup(torch, device, n, evidence, judge)
-    if line is None:
+    if line is None and units is not None and device == "cpu":
+        pytest.skip(
+            f"measured, no line for a CPU's bf16 units ({units}): bf16 {speedup:.2f}x fp32 on one thread "
+            f"(noise {floor:.2f}); whether they pay depends on the CPU and the library's kernels"
+        )
+    if line is None and device == "cuda":
         device_profile.no_line(profile, {"bf16_speedup": round(speedup, 2), "floor": round(floor, 2)})
     try:
         judges.assert_bf16_pays_where_units_are(
