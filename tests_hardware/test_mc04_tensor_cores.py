@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 from stackcheck import judges
+from stackcheck.evidence import device_profile, per_gpu
 from stackcheck.evidence.numerics import as_numpy, assert_matches_reference, make_inputs
 from stackcheck.stacks.available import need
 from stackcheck.toolchains import counters
@@ -65,14 +66,16 @@ TENSOR_CASES = [c for c in CASES if c.values[2]]
 @pytest.mark.cuda
 @pytest.mark.torch
 @pytest.mark.ncu(*(r for c in TENSOR_CASES for r in (gemm(*c.values[:2]), gemv(*c.values[:2]))))
-@pytest.mark.gpu_needs("bf16-tensor-cores", "tf32")
+@pytest.mark.gpu_needs("bf16-tensor-cores", "tf32", line=per_gpu.shape_decides)
 def test_the_shape_decides_too(evidence):
-    """Each dtype and setting whose N^3 GEMM is on Tensor Cores, at the shape 1 x N: in some case the
-    product leaves the tensor pipe for FFMAs (on the H200, TF32's)."""
+    """Each dtype and setting whose N^3 GEMM is on Tensor Cores, at the shape 1 x N: on the H200 the
+    TF32 product leaves the tensor pipe for FFMAs (per_gpu.SHAPE_DECIDES); a card without a recorded
+    case reports what it found."""
     by_case = {
         c.id: (counters.profile(gemm(*c.values[:2])), counters.profile(gemv(*c.values[:2]))) for c in TENSOR_CASES
     }
-    found = judges.assert_shape_decides(by_case)
+    profile = device_profile.current()
+    found = judges.assert_shape_decides(by_case, per_gpu.shape_decides(profile))
     evidence(**found)
 
 

@@ -70,15 +70,13 @@ TF32_GEMV = kernel("internal::kernel<float>", hmma=2112, ffma=4196352)
 @pytest.mark.meta
 @pytest.mark.mutant_for("MC04")
 def test_a_thin_product_read_as_its_gemm_is_not_a_shape_that_decides():
-    """The H200's TF32 GEMV is FFMA work, beside a bf16 case whose GEMV stays on the tensor pipe; read
-    with its GEMM's counters (or the GEMM off the tensor pipe too) the shape no longer decides anywhere."""
-    bf16 = ([TF32_GEMM], [TF32_GEMM])  # both on the tensor pipe: the dtype decided there
-    assert judges.assert_shape_decides({"bf16": bf16, "fp32-tf32": ([TF32_GEMM], [TF32_GEMV])})["shape_decides_in"] == [
-        "fp32-tf32"
-    ]
+    """The H200's TF32 GEMV is FFMA work; read with its GEMM's counters (or the GEMM off the tensor
+    pipe too) the shape no longer decides, and the card's recorded case fails."""
+    recorded = per_gpu.SHAPE_DECIDES["NVIDIA H200"]
+    judges.assert_shape_decides({recorded: ([TF32_GEMM], [TF32_GEMV])}, recorded)
     for wrong in (([TF32_GEMM], [TF32_GEMM]), ([FP32_GEMM], [TF32_GEMV])):
         with pytest.raises(AssertionError, match="1 x N product"):
-            judges.assert_shape_decides({"bf16": bf16, "fp32-tf32": wrong})
+            judges.assert_shape_decides({recorded: wrong}, recorded)
 
 
 @pytest.mark.meta

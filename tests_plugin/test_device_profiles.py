@@ -13,7 +13,6 @@ import pytest
 
 from stackcheck.claims import mutation
 from stackcheck.evidence import device_profile, per_gpu
-from stackcheck.evidence.device_profile import ANY_GPU
 
 pytestmark = pytest.mark.meta
 
@@ -155,32 +154,24 @@ def test_bf16_lines_exist_where_published_figures_set_them():
         "t4": 2.0,
         "l4": 1.5,
         "a100": 3.0,
-        "rtx4090": 1.3,
-        "rtx4060laptop": 1.3,
-        "rtx3070laptop": 1.3,
+        "rtx4090": None,
+        "rtx4060laptop": None,
+        "rtx3070laptop": None,
         "h100pcie": 3.0,
         "h200": 3.0,
     }
 
 
-def test_no_line_is_keyed_by_one_cards_name():
-    """Issue 75: a line follows from the statement (a count, a ratio against the same run's control, a
-    step sized from the device profile, a series' own noise) and judges every GPU, or from published
-    rates of a family (sm_80, sm_89-geforce); none is keyed by the card it was recorded on, whose name
-    another card of the same statement never has. Every table of per_gpu, found, not listed."""
-    family = re.compile(r"sm_\d+(-geforce)?")
-    tables = {
-        name: t
-        for name, t in vars(per_gpu).items()
-        if name.isupper() and isinstance(t, dict) and all(isinstance(k, str) for k in t)
-    }
-    assert "MANY_REQUESTS" in tables and "BF16_OVER_FP32" in tables, sorted(tables)
-    for name, table in tables.items():
-        named = [k for k in table if k != ANY_GPU and not family.fullmatch(k)]
-        assert not named, f"per_gpu.{name} is keyed by a card's name: {named}"
+def test_a_line_from_the_statement_judges_every_gpu_one_from_a_card_that_card_alone():
+    """Issue 75: S6.4-sync-idle's, S6.5's many requests', S7.2-shared's and S5.2-too-big's lines follow
+    from the statement (a count, a ratio against the same run's control, a step sized from the device
+    profile): every GPU has them. S10.5-block's and S12.5's tile margin were recorded on the H200 and
+    depend on the card: an H100 PCIe (the same sm_90, fewer SMs, HBM2e) or a GDDR card has none."""
     every = (per_gpu.sync_idle_lines, per_gpu.many_requests_line, per_gpu.tile_reads_window, per_gpu.fusion_loses_line)
     for line in every:
         assert all(line(p) is not None for p in PROFILES.values()), line.__name__
+    for line in (per_gpu.block_line, per_gpu.tile_margin):
+        assert {key for key, p in PROFILES.items() if line(p) is not None} == {"h200"}, line.__name__
 
 
 def test_the_sync_mutants_step_takes_on_each_gpu_what_it_took_on_the_h200():
@@ -236,19 +227,15 @@ def test_docs_publish_the_claim_by_gpu_table(gpu_table, key):
 def test_the_table_names_what_each_gpu_cannot_show(gpu_table):
     row = {line.split("|")[1].strip(): line for line in gpu_table[2:]}
     assert "skipped: needs flash attention" in row["S3.1-flash"].split("|")[2], "the T4 has no flash attention"
+    assert "no line for sm_89-geforce" in row["S12.5-perf-portability"], "a GeForce card's bf16 has no line"
     t4 = {claim: line.split("|")[2] for claim, line in row.items()}
     assert "needs TF32 tensor cores" in t4["S10.3-gpu"], "a T4 cannot show MAX's TF32"
     assert "needs bf16 in Triton kernels" in t4["X-numerics"], "nor run Triton's bf16"
     assert "the rest: ncu's counters refused (Colab" in t4["Q3"], "Colab refuses ncu's counters"
     shown = re.match(r"verified \((\d+) of (\d+)", t4["Q3"].strip())
     assert shown and 0 < int(shown[1]) < int(shown[2]), "and shows Q3's numbers without them (issue 53)"
-    for key, profile in PROFILES.items():  # issue 75: a line from the statement, on every card that can run it
-        if profile.capability >= (8, 0):
-            column = head_index(gpu_table, profile.name)
-            lacking = {
-                claim: line.split("|")[column] for claim, line in row.items() if "no line" in line.split("|")[column]
-            }
-            assert not lacking, f"{key} has no line for {lacking}"
+    h100 = head_index(gpu_table, PROFILES["h100pcie"].name)
+    assert row["S10.5-block"].split("|")[h100].strip() == "no line here", "the H200's line is not an H100 PCIe's"
 
 
 def head_index(table: list[str], name: str) -> int:

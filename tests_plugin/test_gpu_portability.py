@@ -76,11 +76,15 @@ def test_the_signs_find_what_the_gated_tests_need(cuda_tests):
 @pytest.mark.parametrize("key", list(PROFILES))
 def test_a_declared_line_comes_from_a_per_gpu_table(cuda_tests, key):
     """Each line a cuda test declares (gpu_needs(line=...)) is one of per_gpu's, and gives this GPU a
-    line only where its table has a key for it (its family's, or ANY_GPU)."""
+    line only where its table has a key for it: the H200's recorded lines judge the H200 alone."""
     profile = PROFILES[key]
     tables = {  # each line function of per_gpu and the table it reads
+        "block_line": per_gpu.BLOCK_256_BEATEN,
+        "tile_margin": per_gpu.TILE_MARGIN,
         "sync_idle_lines": per_gpu.SYNC_IDLE,
         "fusion_loses_line": per_gpu.FUSION_LOSES,
+        "shape_decides": per_gpu.SHAPE_DECIDES,
+        "level_lines": per_gpu.LEVELS_SLOWER,
         "many_requests_line": per_gpu.MANY_REQUESTS,
         "tile_reads_window": per_gpu.TILE_READS,
     }

@@ -171,14 +171,13 @@ class Profile:
         return f"{self.sm}-geforce" if self.geforce else self.sm
 
     def family_keys(self) -> tuple[str, ...]:
-        """The keys a line table may use for this GPU, most specific first: its family and its compute
-        capability (a line from published rates), and ANY_GPU (a line that follows from the statement
-        itself, a count's or a same-run ratio's, and holds on every GPU). Never a card's name: a line
-        recorded on one card judges no other card of the same statement."""
-        return tuple(dict.fromkeys((self.family, self.sm, ANY_GPU)))
+        """The keys a line table may use for this GPU, most specific first: the card's own name (a line
+        recorded on that card only), its family, its compute capability, and ANY_GPU (a line that
+        follows from the statement itself, a count's or a same-run ratio's, and holds on every GPU)."""
+        return tuple(dict.fromkeys((self.name, self.family, self.sm, ANY_GPU)))
 
     def line(self, table: dict[str, object]) -> object | None:
-        """This GPU's line from ``table`` (keyed "sm_89-geforce", "sm_90", ANY_GPU), None without one."""
+        """This GPU's line from ``table`` (keyed "NVIDIA H200", "sm_89-geforce", "sm_90", ...), None without one."""
         return next((table[k] for k in self.family_keys() if k in table), None)
 
     def describe(self) -> dict:

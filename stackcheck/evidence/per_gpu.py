@@ -1,13 +1,12 @@
 """What a GPU test sizes or judges by the GPU it runs on (stackcheck.evidence.device_profile): its
-workload's size, from the GPU's memory, L2 and FP32 rate, and its line. A line follows from the
+workload's size, from the GPU's memory, L2 and FP32 rate, and its line. A line that follows from the
 statement itself (a count's, or a ratio against the same run's own control, with its workload sized
-from the device profile) and holds on every card: it is keyed ANY_GPU; a statement that says only
-"slower" or "faster" is judged against its series' own noise (``timing.clear_line``), with no table
-here. Where the tensor cores' published rates set a line, it is keyed by family ("sm_80",
-"sm_89-geforce"); a GPU without one reports its measurement and is not counted
-(``device_profile.no_line``). ``None`` for a profile (no GPU here) gives the sizes the H200's lines
-were recorded at. The tests read these; tests_plugin/test_device_profiles.py checks them against
-every recorded GPU."""
+from the device profile) is keyed ANY_GPU and holds on every card; one that depends on the card is
+keyed by the card it was recorded on ("NVIDIA H200": an H100 PCIe, the same sm_90, is another card)
+or, where published figures set it, by its family ("sm_80", "sm_89-geforce"); a GPU without one
+reports its measurement and is not counted (``device_profile.no_line``). ``None`` for a profile (no GPU here)
+gives the sizes the H200's lines were recorded at. The tests read these;
+tests_plugin/test_device_profiles.py checks them against every recorded GPU."""
 
 from __future__ import annotations
 
@@ -72,9 +71,8 @@ def split_k(profile: Profile | None, n: int, m: int) -> int:
 # records them: the A100's bf16 tensor cores 312 over 19.5 TFLOP/s of fp32 (16x, as the H200's 990
 # over 67), so the H200's line; an L4's or an A10's 4x (121 over 30, 125 over 31), half of it. A
 # GeForce card's tensor cores accumulate fp32 at half rate, 2x its fp32 peak (an RTX 4090's 165
-# over 83, an RTX 3070's 40 over 20), with half the bytes: clearly faster, 1.3x, under both. A family
-# not listed (a new generation) reports its measurement, with no line.
-BF16_OVER_FP32 = {"sm_90": 3.0, "sm_80": 3.0, "sm_89": 1.5, "sm_86": 1.5, "sm_89-geforce": 1.3, "sm_86-geforce": 1.3}
+# over 83): no line, as for a GPU not listed.
+BF16_OVER_FP32 = {"sm_90": 3.0, "sm_80": 3.0, "sm_89": 1.5, "sm_86": 1.5, "sm_89-geforce": None, "sm_86-geforce": None}
 NO_BF16_UNITS_AT_MOST = 2.0  # without bf16 matrix units: half the bytes, at most 2x
 
 
@@ -84,6 +82,31 @@ def bf16_line(profile: Profile) -> float | None:
     if profile.lacks("bf16-tensor-cores"):
         return NO_BF16_UNITS_AT_MOST
     return profile.line(BF16_OVER_FP32)
+
+
+# S10.5, the course's bias_relu kernel: how much faster than its 256-thread blocks another block size
+# runs it at some element count. Recorded on the H200 (6 runs): 512 threads 1.217-1.227x faster at 2^22
+# elements (1.02-1.19x at 2^20; 256 wins from 2^24 on), the trials of 256 and 512 there within 1.03
+# of each other; the line sits under the least reading by over twice that spread. The best block
+# follows the SM count and the memory, so no other card (an H100 PCIe included) has a line.
+BLOCK_256_BEATEN = {"NVIDIA H200": 1.08}
+
+
+def block_line(profile: Profile) -> float | None:
+    """S10.5: this GPU's line for the example's block size beaten by another, None where none is set."""
+    return profile.line(BLOCK_256_BEATEN)
+
+
+# S12.5, the best tile differs between a skinny and a square matmul by at least this factor (median /
+# line). Recorded on the H200: the skinny shape's small tile 3.70-3.72x (6 series, idle GPU), the
+# square one's large tile 5.5-7.4x (12 suite runs): 1.85 and 3.3 over the line, past the spreads
+# squared (1.01 and 1.8). The skinny case is bandwidth-bound, so a GDDR card differs: no other line.
+TILE_MARGIN = {"NVIDIA H200": 2.0}
+
+
+def tile_margin(profile: Profile) -> float | None:
+    """S12.5: how much the best tile must beat the other on each shape, None where no line is set."""
+    return profile.line(TILE_MARGIN)
 
 
 # S5.2-too-big, the fused two-layer program at hidden width 256 (spilling) over the unfused pair, 2^16 rows.
@@ -97,6 +120,30 @@ FUSION_LOSES = {ANY_GPU: 2.0}
 def fusion_loses_line(profile: Profile) -> float | None:
     """S5.2-too-big: how many times the unfused pair's time the spilling fusion takes at least."""
     return profile.line(FUSION_LOSES)
+
+
+# MC04, the case whose 1 x N product leaves the tensor pipe while its N^3 GEMM uses it. Recorded on the
+# H200 (cuBLAS of CUDA 13): the TF32 GEMV is FFMA work (2112 stray HMMA against 4.2M FFMA: 5e-4 of the
+# line's 1e-3), its GEMM 0.0625; the bf16 and fp16 GEMVs stay on the tensor pipe. Other cards report.
+SHAPE_DECIDES = {"NVIDIA H200": "fp32-tf32"}
+
+
+def shape_decides(profile: Profile) -> str | None:
+    """MC04: the case (a test id of test_mc04_tensor_cores) where the shape decides on this card."""
+    return profile.line(SHAPE_DECIDES)
+
+
+# S7.2-hierarchy, the same bytes read from one SM's L1, a quarter of the L2 and 1 GiB of device memory
+# (stackcheck.toolchains.levels): L2 over L1 and device memory over L2, in device time. Recorded on the
+# H200 over 5 runs of the test (one under `-m cuda -n auto`): 2.07-2.44x and 1.91-2.05x (17-23, 8.4-9.3
+# and 4.4-4.6 TB/s); median / line 1.49 and 1.39, past the spreads squared (1.16 and 1.06). Another
+# card's levels differ: no other line.
+LEVELS_SLOWER = {"NVIDIA H200": (1.5, 1.4)}
+
+
+def level_lines(profile: Profile) -> tuple[float, float] | None:
+    """S7.2-hierarchy: (L2 over L1, device memory over L2) at least, None where no line is set."""
+    return profile.line(LEVELS_SLOWER)
 
 
 # S7.2-shared, what a tiled matmul's SMs read from L2 over one read of each input tile per program

@@ -188,14 +188,6 @@ def scatter(m: Measurement) -> float:
     return 1 + m.iqr / max(m.median, 1e-12)
 
 
-def clear_line(*runs: Measurement) -> float:
-    """The least ratio of ``runs``' medians that is more than their noise: the widest scatter squared,
-    a margin twice the spread. A line from the same run's own series, for a statement that says only
-    "slower" or "faster" (it holds on every card where the statement does); ``call_shortfall`` with it
-    skips a ratio past the scatter but short of twice it as inconclusive."""
-    return max(scatter(m) for m in runs) ** 2
-
-
 def ratio(slow: Measurement, fast: Measurement) -> float:
     return slow.median / max(fast.median, 1e-12)
 
