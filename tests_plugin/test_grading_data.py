@@ -388,3 +388,54 @@ def test_a_submission_without_homework_py_at_its_top_gets_a_row_saying_what_it_h
     (status,) = [s for student, s in rows.items() if student != "carl"]
     held = {"nested": "it holds hw/homework.py", "case": "Homework.py", "file": "a file", "empty": "none in it"}
     assert status.startswith("refused:") and held[kind] in status, status
+
+
+@pytest.mark.parametrize("kind", ["deep", "loop", "unhashable", "unknown part"])
+def test_no_entry_stops_the_batch_or_costs_a_neighbour(tmp_path, kind):
+    """A determined student's finds: an entry without homework.py holding a 1,500-deep chain (the
+    grader's search of it raised RecursionError outside any submission's own try), a link to itself
+    (its path resolved before any row could be written), ``ASSIGNED = {[]: 1}`` (a TypeError from
+    reading it) and ``ASSIGNED`` naming a part that does not exist (the warm-up failed for everyone,
+    and the neighbour's tests the course's own solution cannot pass here counted against it). Each
+    entry gets its own row; the neighbour is graded as alone; the warm-up's parts are the course's."""
+    from stackcheck.grading import grader
+
+    subs, out = tmp_path / "subs", tmp_path / "grades.csv"
+    (subs / "carl").mkdir(parents=True)
+    (subs / "carl" / "homework.py").write_text("ASSIGNED = ('math',)\n")
+    mallory = subs / "mallory"
+    if kind == "deep":
+        mallory.mkdir()
+        fd = os.open(mallory, os.O_RDONLY)
+        for _ in range(1500):  # one level at a time, by descriptor: no path is that long
+            os.mkdir("d", dir_fd=fd)
+            fd, parent = os.open("d", os.O_RDONLY, dir_fd=fd), fd
+            os.close(parent)
+        os.close(fd)
+    elif kind == "loop":
+        mallory.symlink_to(mallory)
+    else:
+        mallory.mkdir()
+        named = "{[]: 1}" if kind == "unhashable" else "('math', 'nosuchpart')"
+        (mallory / "homework.py").write_text(f"ASSIGNED = {named}\n")
+    graded, warmed = [], []
+
+    def judged(who, setup, feedback, scratch, uid=None):
+        graded.append(who.folder.name)
+        return {"student": who.shown, "percent": 100, "earned": 1, "points": 1, "status": "graded"}
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(grader, "warm_caches", lambda setup, parts, *a, **k: warmed.append(parts))
+        patch.setattr(grader, "_require_sandbox", lambda unsafe: None)
+        patch.setattr(grader, "grade_one", judged)
+        try:
+            assert grader.grade_all(subs, out, None, [], 60.0, jobs=1, unsafe=True) == 0
+        finally:
+            if kind == "deep":  # pytest's own clean-up recurses: the suite's removes any depth
+                copies.remove_tree(mallory)
+    with open(out, newline="", encoding="utf-8") as f:
+        rows = {r["student"]: r["status"] for r in csv.DictReader(f)}
+    assert set(rows) == {"carl", "mallory"} and rows["carl"] == "graded", rows
+    assert warmed == [["math"]], warmed
+    if kind in ("deep", "loop"):
+        assert rows["mallory"].startswith("refused:") and graded == ["carl"], rows

@@ -292,7 +292,8 @@ def test_an_instructors_hidden_test_is_never_quoted_where_the_student_sees_it():
     visible = [e for e in entries if e["visibility"] == "visible"]
     assert visible and not any("secret" in e["output"] or "hidden case" in e["output"] for e in visible), visible
     assert not any("hidden case" in e["output"] for e in entries), "its message (its inputs) is the instructor's alone"
-    assert [e["visibility"] for e in entries if "test_secret" in e["name"]] == ["after_due_date"]
+    assert not any("secret" in json.dumps(e) or "hidden" in json.dumps(e) for e in entries), "nor its name"
+    assert [e["visibility"] for e in entries if "instructor test" in e["name"]] == ["after_due_date"]
     text = "\n".join(scoring.lines(report.homework))
     assert "secret" not in text and "hidden case" not in text and "rerun: python -m pytest --homework=. " in text
     only_hidden = report_of([{"id": "S2.2-hand", "section": "2.2", "title": "t", "tests": [tests[0], tests[2]]}])

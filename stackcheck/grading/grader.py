@@ -75,8 +75,9 @@ def submissions_in(folder: Path, besides: tuple[Path, ...] = ()) -> list[Path]:
     0 with what it holds, never skipped; none where no entry holds one (not a folder of submissions)."""
     if not folder.is_dir():
         return []
-    own = {b.resolve() for b in besides}
-    found = sorted(p for p in folder.iterdir() if p.name[:1] != "." and p.resolve() not in own)
+    here = folder.resolve()
+    own = {b.name for b in besides if b.parent.resolve() == here}  # never resolve an entry: a link may loop
+    found = sorted(p for p in folder.iterdir() if p.name[:1] != "." and p.name not in own)
     return found if any(os.path.lexists(p / "homework.py") for p in found) else []
 
 
@@ -85,10 +86,14 @@ def misplaced(entry: Path) -> str | None:
     holding it deeper), saying what it holds; None where it has one."""
     if os.path.lexists(entry / "homework.py"):
         return None
-    if not entry.is_dir() or entry.is_symlink():
-        return "refused: a file, not a folder holding homework.py (a zip or an archive is unpacked before grading)"
-    deeper = sorted(str(p.relative_to(entry)) for p in entry.rglob("homework.py"))[:3]
-    near = sorted(p.name for p in entry.iterdir() if p.name.lower() == "homework.py")
+    if entry.is_symlink() or not entry.is_dir():
+        return "refused: a file or a link, not a folder holding homework.py (an archive is unpacked before grading)"
+    try:  # one level down, and its first 200 entries: a folder of any depth or size costs nothing
+        names = [e.name for _, e in zip(range(200), os.scandir(entry))]
+        deeper = [f"{n}/homework.py" for n in sorted(names) if os.path.lexists(entry / n / "homework.py")][:3]
+    except OSError as error:
+        return f"refused: its folder cannot be read ({type(error).__name__})"
+    near = sorted(n for n in names if n.lower() == "homework.py")
     held = f"it holds {', '.join(deeper)}" if deeper else f"a name of another case: {near[0]}" if near else "none in it"
     return f"refused: no homework.py at the folder's top ({held}); hand in homework.py itself, at the top"
 
@@ -106,11 +111,14 @@ def chosen_parts(folders: list[Path], parts: list[str] | None) -> list[str]:
     declared, parsed = set(), False
     for folder in folders:
         path = folder / "homework.py"
-        if path.is_file() and not path.is_symlink() and path.stat().st_size <= PARSE_BYTES:
-            tree = assignment.parsed(str(path))
-            if tree is not None:
-                parsed = True
-                declared.update(assignment.declared(str(path), tree) or ())
+        try:  # a submission's file: whatever it holds adds at most the course's parts it names
+            if path.is_file() and not path.is_symlink() and path.stat().st_size <= PARSE_BYTES:
+                tree = assignment.parsed(str(path))
+                if tree is not None:
+                    parsed = True
+                    declared.update(p for p in assignment.declared(str(path), tree) or () if p in assignment.PARTS)
+        except Exception:  # noqa: BLE001 - one file never stops the batch: its own judge says what is wrong
+            continue
     return sorted(declared) or (["all"] if parsed else [])
 
 
@@ -350,12 +358,13 @@ def grade_one(who: Student, setup: Setup, feedback: Path, scratch: Path, uid: in
     data = full.homework if full is not None else None
     if data is None:
         lines = [line for line in done.splitlines() if line.strip()]
-        return _unscored(who, f"not graded: {lines[-1] if lines else 'the judge wrote no report'}", feedback)
+        said = _relative(lines[-1], copy, scratch) if lines else "the judge wrote no report"
+        return _unscored(who, f"not graded: {said}", feedback)
     if data.no_score is not None:
-        return _unscored(who, _unparsed(_relative(data.no_score, copy)), feedback)
+        return _unscored(who, _unparsed(_relative(data.no_score, copy, scratch)), feedback)
     answers, _ = checkpoints.load_answers(judge / ANSWERS)
     data = scoring.with_checkpoints(data, checkpoints.settle(data.checkpoints, answers, setup.key))
-    full = Report.from_json(json.loads(_relative(full.with_(homework=data).dumps(), copy)))
+    full = Report.from_json(json.loads(_relative(full.with_(homework=data).dumps(), copy, scratch)))
     written = feedback / f"{stem}.json"
     rendering.write(full, str(written), [("homework", scoring.lines(full.homework))])
     kept = instructors_file(str(report))
@@ -402,10 +411,13 @@ def _sandbox_kind() -> str:
     return f"none (unsafe); network {sandbox.network_isolation()[1]}"
 
 
-def _relative(text: str, copy: Path) -> str:
-    """Feedback names the student's own files as the student knows them, never the grader's scratch."""
+def _relative(text: str, copy: Path, scratch: Path | None = None) -> str:
+    """Feedback names the student's own files as the student knows them, never the grader's scratch
+    (any other path under it reads as ``<grading>``)."""
     for shown in (json.dumps(str(copy))[1:-1], str(copy)):
         text = text.replace(shown + "/", "").replace(shown, ".")
+    for shown in (json.dumps(str(scratch))[1:-1], str(scratch)) if scratch is not None else ():
+        text = text.replace(shown, "<grading>")
     return text
 
 

@@ -45,7 +45,7 @@ def declared(path: str, tree: ast.Module | None = None) -> tuple[str, ...] | Non
         if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "ASSIGNED" for t in node.targets):
             try:
                 value = ast.literal_eval(node.value)
-            except ValueError:
+            except Exception:  # noqa: BLE001 - any literal it cannot make ({[]: 1}: TypeError; depth: RecursionError)
                 return None
             value = (value,) if isinstance(value, str) else value
             return tuple(value) if isinstance(value, (tuple, list)) and all(isinstance(v, str) for v in value) else None

@@ -35,10 +35,10 @@ def results(report: Report, withheld: list[dict], visibility: str = "visible") -
         if shown_ran:
             name = f"{item.id} (§{item.section})"
             tests.append(_entry(name, round(share * shown_passed, 2), share * shown_ran, output))
-        for t in hidden:
+        for k, t in enumerate(hidden, 1):  # named by its place, never its name: the student's file shows it
             earned = round(share, 2) if t.outcome == "passed" else 0
             said = t.outcome.value if t.outcome == "passed" else f"{t.outcome.value}: {scoring.HIDDEN_FAILED}"
-            tests.append(_entry(f"instructor test {t.nodeid}", earned, share, said, visibility))
+            tests.append(_entry(f"{item.id}: instructor test {k}", earned, share, said, visibility))
     for q in score.checkpoints:
         tests.append(_entry(f"checkpoint {q.id}", q.earned, q.points, "\n".join(q.feedback)))
     return {
